@@ -1,0 +1,56 @@
+// Package chime is a persistent, clustered job scheduler with Quartz's
+// semantics: jobs and triggers identified by (group, name) keys, cron,
+// simple, calendar-interval and daily-time-interval schedules, exclusion
+// calendars, misfire instructions, listeners, non-concurrent jobs and
+// recovery of a dead node's work.
+//
+// # Jobs and job types
+//
+// A job type is Go code registered on a Scheduler under a stable name
+// (Scheduler.Register). A job (JobDetail) names its type and carries a JSON
+// data map; it is stored, so after a restart the stored job finds its code
+// again by that name. There are no package-level registries.
+//
+// # Triggers and schedules
+//
+// A Trigger fires one job on a schedule from package schedule: a Quartz or
+// standard cron expression (schedule.NewCron, see package
+// schedule/cron), a simple repeat (schedule.Simple), a calendar interval or a
+// daily time interval. Fire times are computed in the schedule's IANA time
+// zone exactly as Quartz 2.3.2 computes them, across DST gaps and overlaps. A
+// trigger may name an exclusion calendar (package calendar) added with
+// Scheduler.AddCalendar; excluded instants are skipped.
+//
+// # Firing
+//
+// Start joins the cluster and starts the firing loop: it claims triggers due
+// soon, fires each at its instant on a bounded pool of workers, and records
+// the outcome. A trigger added or changed while the loop sleeps wakes it. A
+// trigger later than Config.MisfireThreshold gets its misfire instruction
+// applied. Jobs see a JobContext and a context.Context cancelled on
+// interrupt, timeout or stop. A job's error can ask to refire at once or to
+// unschedule its triggers (RefireImmediately, UnscheduleFiringTrigger,
+// UnscheduleAllTriggers); a panic is recovered and recorded as a failure.
+//
+// # Clusters
+//
+// Schedulers that share a store form a cluster with no further
+// configuration. Each node holds a lease with an epoch on the store's clock;
+// a node that stops checking in is declared dead by the others, its claimed
+// triggers return to the pool, its jobs that request recovery re-run on a
+// live node, and anything it still writes under its old epoch is refused.
+// A unique key on (trigger, scheduled fire time) makes a second firing of one
+// instant impossible. Nodes fire on the store's clock, corrected for their
+// own clock's measured offset, so node clocks need not agree.
+//
+// # Listeners
+//
+// JobListener and TriggerListener run on the worker that runs the job and
+// may veto it; SchedulerListener receives every scheduler event on its own
+// goroutine. No listener can stall the firing loop.
+//
+// # Stopping
+//
+// Standby pauses firing; Stop(ctx) stops claiming, waits for running jobs
+// until ctx is done, then cancels them and leaves the cluster.
+package chime

@@ -1,0 +1,3 @@
+module github.com/chime-scheduler/chime
+
+go 1.26

@@ -1,0 +1,85 @@
+package chime
+
+import "context"
+
+// JobListener is told about the executions of the jobs its Matcher selects.
+// Its functions run on the worker that runs the job, never on the firing
+// loop; nil functions are skipped.
+type JobListener struct {
+	// Name identifies the listener for RemoveJobListener.
+	Name string
+	// Matcher selects jobs; nil selects every job.
+	Matcher Matcher[JobKey]
+	// ToBeExecuted is called just before the job runs.
+	ToBeExecuted func(ctx context.Context, jc *JobContext)
+	// ExecutionVetoed is called instead when a trigger listener vetoed the
+	// execution.
+	ExecutionVetoed func(ctx context.Context, jc *JobContext)
+	// WasExecuted is called after the job ran, with its error.
+	WasExecuted func(ctx context.Context, jc *JobContext, err error)
+}
+
+// TriggerListener is told about the firings of the triggers its Matcher
+// selects, and may veto them. Fired, VetoExecution and Completed run on the
+// worker that runs the job; Misfired runs on the scheduler's event
+// goroutine. Nil functions are skipped.
+type TriggerListener struct {
+	// Name identifies the listener for RemoveTriggerListener.
+	Name string
+	// Matcher selects triggers; nil selects every trigger.
+	Matcher Matcher[TriggerKey]
+	// Fired is called when the trigger fired, before the job runs.
+	Fired func(ctx context.Context, jc *JobContext)
+	// VetoExecution is called after Fired; returning true stops the job
+	// from running this time.
+	VetoExecution func(ctx context.Context, jc *JobContext) bool
+	// Misfired is called after the trigger's misfire instruction was
+	// applied.
+	Misfired func(ctx context.Context, t TriggerInfo)
+	// Completed is called after the job ran, with its error.
+	Completed func(ctx context.Context, jc *JobContext, err error)
+}
+
+// SchedulerListener is told about scheduler events. It runs on the
+// scheduler's event goroutine, one event at a time, in order; a slow
+// listener delays only later events, never firing.
+type SchedulerListener func(ctx context.Context, ev SchedulerEvent)
+
+// EventType names a scheduler event.
+type EventType string
+
+// Scheduler events: every event Quartz's SchedulerListener has.
+const (
+	EventJobAdded               EventType = "JOB_ADDED"
+	EventJobDeleted             EventType = "JOB_DELETED"
+	EventJobScheduled           EventType = "JOB_SCHEDULED"
+	EventJobUnscheduled         EventType = "JOB_UNSCHEDULED"
+	EventTriggerFinalized       EventType = "TRIGGER_FINALIZED"
+	EventTriggerPaused          EventType = "TRIGGER_PAUSED"
+	EventTriggersPaused         EventType = "TRIGGERS_PAUSED"
+	EventTriggerResumed         EventType = "TRIGGER_RESUMED"
+	EventTriggersResumed        EventType = "TRIGGERS_RESUMED"
+	EventJobPaused              EventType = "JOB_PAUSED"
+	EventJobsPaused             EventType = "JOBS_PAUSED"
+	EventJobResumed             EventType = "JOB_RESUMED"
+	EventJobsResumed            EventType = "JOBS_RESUMED"
+	EventSchedulerError         EventType = "SCHEDULER_ERROR"
+	EventSchedulerInStandbyMode EventType = "SCHEDULER_IN_STANDBY_MODE"
+	EventSchedulerStarting      EventType = "SCHEDULER_STARTING"
+	EventSchedulerStarted       EventType = "SCHEDULER_STARTED"
+	EventSchedulerShuttingDown  EventType = "SCHEDULER_SHUTTING_DOWN"
+	EventSchedulerShutdown      EventType = "SCHEDULER_SHUTDOWN"
+	EventSchedulingDataCleared  EventType = "SCHEDULING_DATA_CLEARED"
+)
+
+// SchedulerEvent is one scheduler event. Only the fields that apply to its
+// Type are set.
+type SchedulerEvent struct {
+	Type       EventType
+	JobKey     JobKey
+	TriggerKey TriggerKey
+	// Group is the group paused or resumed; "" with an all-groups event.
+	Group string
+	// Err is the error of EventSchedulerError.
+	Err error
+}

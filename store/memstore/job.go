@@ -1,0 +1,132 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/chime-scheduler/chime/store"
+)
+
+// JobUpsert stores a job. Without Replace an existing key fails with
+// [store.ErrJobExists]. Replacing keeps the job's triggers.
+func (s *Store) JobUpsert(ctx context.Context, p *store.JobUpsertParams) error {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	j := copyJob(&p.Job)
+	old, ok := s.jobs[j.Key]
+	if ok && !p.Replace {
+		return fmt.Errorf("%w: %s", store.ErrJobExists, j.Key)
+	}
+	j.Version = 1
+	if ok {
+		j.Version = old.Version + 1
+	}
+	s.jobs[j.Key] = &j
+	return nil
+}
+
+// JobGet returns a job or [store.ErrJobNotFound].
+func (s *Store) JobGet(ctx context.Context, key store.Key) (*store.JobRecord, error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	j, ok := s.jobs[key]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", store.ErrJobNotFound, key)
+	}
+	c := copyJob(j)
+	return &c, nil
+}
+
+// JobDelete deletes a job and all its triggers, and reports whether the job
+// existed.
+func (s *Store) JobDelete(ctx context.Context, key store.Key) (bool, error) {
+	if err := s.lock(ctx); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	if _, ok := s.jobs[key]; !ok {
+		return false, nil
+	}
+	for tk := range s.jobTriggers[key] {
+		s.deleteTrigger(s.triggers[tk])
+	}
+	delete(s.jobs, key)
+	return true, nil
+}
+
+// JobList returns the jobs of a group ("" for all), ordered by key.
+func (s *Store) JobList(ctx context.Context, p *store.JobListParams) ([]store.JobRecord, error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []store.JobRecord
+	for k, j := range s.jobs {
+		if p.Group == "" || k.Group == p.Group {
+			out = append(out, copyJob(j))
+		}
+	}
+	slices.SortFunc(out, func(a, b store.JobRecord) int { return keyCompare(a.Key, b.Key) })
+	return out, nil
+}
+
+// deleteJobIfOrphan deletes a job that is not durable and has no trigger.
+func (s *Store) deleteJobIfOrphan(key store.Key) {
+	j, ok := s.jobs[key]
+	if ok && !j.Durable && len(s.jobTriggers[key]) == 0 {
+		delete(s.jobs, key)
+	}
+}
+
+// jobBusy reports whether the job disallows concurrency and has a running
+// (EXECUTING or RECOVERABLE) execution, so its triggers must stay blocked.
+func (s *Store) jobBusy(key store.Key) bool {
+	j, ok := s.jobs[key]
+	return ok && j.DisallowConcurrent && s.runningJobs[key] > 0
+}
+
+// unpausedState is the state of a trigger of the job that may fire: BLOCKED
+// while the job is busy, WAITING otherwise.
+func (s *Store) unpausedState(job store.Key) store.TriggerState {
+	if s.jobBusy(job) {
+		return store.StateBlocked
+	}
+	return store.StateWaiting
+}
+
+// blockJob moves the job's WAITING triggers to BLOCKED and its PAUSED ones
+// to PAUSED_BLOCKED. Triggers other nodes acquired keep their claim: firing
+// them reports Blocked.
+func (s *Store) blockJob(key store.Key) {
+	for tk := range s.jobTriggers[key] {
+		t := s.triggers[tk]
+		switch t.rec.State {
+		case store.StateWaiting:
+			s.setState(t, store.StateBlocked)
+		case store.StatePaused:
+			s.setState(t, store.StatePausedBlocked)
+		}
+	}
+}
+
+// unblockJob moves the job's BLOCKED triggers to WAITING and PAUSED_BLOCKED
+// ones to PAUSED, unless the job is still busy.
+func (s *Store) unblockJob(key store.Key) {
+	if s.jobBusy(key) {
+		return
+	}
+	for tk := range s.jobTriggers[key] {
+		t := s.triggers[tk]
+		switch t.rec.State {
+		case store.StateBlocked:
+			s.setState(t, store.StateWaiting)
+		case store.StatePausedBlocked:
+			s.setState(t, store.StatePaused)
+		}
+	}
+}

@@ -1,0 +1,502 @@
+// Package store defines the contract between chime's scheduler engine and
+// the databases that keep its jobs, triggers, calendars, executions and
+// cluster nodes.
+//
+// The contract is deliberately dumb: a store keeps records and applies
+// atomic compare-and-set transitions; every schedule computation (next fire
+// times, misfire instructions, calendars) happens in the engine, which hands
+// the store the resulting record. That keeps one implementation of the
+// semantics, and lets each store concentrate on atomicity and claiming.
+//
+// Every method that changes state on behalf of a node carries that node's
+// ID and lease epoch ([Lease]). A store rejects the write with [ErrFenced]
+// when the epoch is no longer the node's current one, so a node that was
+// declared dead and whose work was taken over can no longer change anything.
+//
+// The suite in package storetest checks every store against this contract.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors. Stores translate their driver's errors to these at the
+// boundary, and callers branch on them with errors.Is.
+var (
+	// ErrJobNotFound is returned when a job key names no stored job.
+	ErrJobNotFound = errors.New("store: job not found")
+	// ErrJobExists is returned when a job is added without replace and its
+	// key is taken.
+	ErrJobExists = errors.New("store: job already exists")
+	// ErrTriggerNotFound is returned when a trigger key names no stored
+	// trigger.
+	ErrTriggerNotFound = errors.New("store: trigger not found")
+	// ErrTriggerExists is returned when a trigger is added without replace and
+	// its key is taken.
+	ErrTriggerExists = errors.New("store: trigger already exists")
+	// ErrCalendarNotFound is returned when a calendar name is unknown.
+	ErrCalendarNotFound = errors.New("store: calendar not found")
+	// ErrCalendarExists is returned when a calendar is added without replace
+	// and its name is taken.
+	ErrCalendarExists = errors.New("store: calendar already exists")
+	// ErrCalendarInUse is returned when a calendar still referenced by a
+	// trigger is deleted.
+	ErrCalendarInUse = errors.New("store: calendar is referenced by a trigger")
+	// ErrExecutionNotFound is returned when a fired-trigger ID is unknown.
+	ErrExecutionNotFound = errors.New("store: execution not found")
+	// ErrNotClaimed is returned when a node acts on a trigger it no longer
+	// holds: the trigger was paused, rescheduled, deleted or released since it
+	// was acquired. The engine drops the firing.
+	ErrNotClaimed = errors.New("store: trigger is not claimed by this node")
+	// ErrAlreadyFired is returned when a fired record for the same trigger and
+	// scheduled fire time exists: the unique key that makes a second firing of
+	// one instant impossible.
+	ErrAlreadyFired = errors.New("store: trigger already fired for this scheduled time")
+	// ErrFenced is returned when a node writes under a lease epoch that is no
+	// longer current: another node declared it dead and took over its work.
+	ErrFenced = errors.New("store: node lease epoch is stale")
+	// ErrNodeNotFound is returned when a node ID is not registered.
+	ErrNodeNotFound = errors.New("store: node not registered")
+	// ErrClosed is returned by a store that was closed.
+	ErrClosed = errors.New("store: closed")
+)
+
+// Key identifies a job or a trigger: a name within a group.
+type Key struct {
+	Group string
+	Name  string
+}
+
+// String returns "group.name".
+func (k Key) String() string { return k.Group + "." + k.Name }
+
+// TriggerState is the stored state of a trigger. The engine only acquires
+// triggers in StateWaiting.
+type TriggerState string
+
+// Trigger states, as in Quartz's job stores.
+const (
+	// StateWaiting: the trigger waits for its next fire time.
+	StateWaiting TriggerState = "WAITING"
+	// StateAcquired: a node claimed the trigger to fire it.
+	StateAcquired TriggerState = "ACQUIRED"
+	// StatePaused: the trigger is paused; it is not acquired.
+	StatePaused TriggerState = "PAUSED"
+	// StateBlocked: the trigger's job disallows concurrent execution and is
+	// running; the trigger waits for it to finish.
+	StateBlocked TriggerState = "BLOCKED"
+	// StatePausedBlocked: paused while blocked.
+	StatePausedBlocked TriggerState = "PAUSED_BLOCKED"
+	// StateComplete: the trigger will not fire again.
+	StateComplete TriggerState = "COMPLETE"
+	// StateError: the trigger cannot fire (for example its job type is not
+	// registered on any node that tried it).
+	StateError TriggerState = "ERROR"
+)
+
+// ExecutionState is the state of a fired-trigger record.
+type ExecutionState string
+
+// Execution states.
+const (
+	// ExecutionExecuting: a node runs the job.
+	ExecutionExecuting ExecutionState = "EXECUTING"
+	// ExecutionRecoverable: the node running the job died and the job
+	// requests recovery; a live node will claim and re-run it.
+	ExecutionRecoverable ExecutionState = "RECOVERABLE"
+	// ExecutionSucceeded: the job finished without error.
+	ExecutionSucceeded ExecutionState = "SUCCEEDED"
+	// ExecutionFailed: the job returned an error, panicked, or its node was
+	// lost and it does not request recovery.
+	ExecutionFailed ExecutionState = "FAILED"
+	// ExecutionVetoed: a listener vetoed the execution.
+	ExecutionVetoed ExecutionState = "VETOED"
+)
+
+// Done reports whether the execution has finished.
+func (s ExecutionState) Done() bool {
+	return s == ExecutionSucceeded || s == ExecutionFailed || s == ExecutionVetoed
+}
+
+// JobRecord is a stored job detail.
+type JobRecord struct {
+	Key         Key
+	Type        string // registered job type name
+	Description string
+	Durable     bool
+	// RequestsRecovery: re-run the job on a live node when its node dies.
+	RequestsRecovery bool
+	// DisallowConcurrent: at most one execution of this job at a time,
+	// cluster-wide.
+	DisallowConcurrent bool
+	// PersistData: store the job data map the job leaves behind.
+	PersistData bool
+	// Timeout bounds each execution; zero for none.
+	Timeout time.Duration
+	Data    []byte // JSON object, nil when empty
+	Version int64  // incremented by the store on each write
+}
+
+// TriggerRecord is a stored trigger with its firing state.
+type TriggerRecord struct {
+	Key                Key
+	JobKey             Key
+	Description        string
+	Priority           int
+	Kind               string // schedule kind
+	Schedule           []byte // JSON schedule definition, opaque to the store
+	CalendarName       string // "" for none
+	MisfireInstruction string
+	Data               []byte // JSON object, nil when empty
+	StartTime          time.Time
+	EndTime            time.Time // zero for none
+	NextFireTime       time.Time // zero when the trigger will not fire again
+	PreviousFireTime   time.Time // zero before the first fire
+	TimesTriggered     int
+	State              TriggerState
+	ClaimedBy          string // node ID holding the claim, when acquired
+	ClaimEpoch         int64  // lease epoch of that node
+	Version            int64  // incremented by the store on each write
+}
+
+// CalendarRecord is a stored exclusion calendar.
+type CalendarRecord struct {
+	Name    string
+	Data    []byte // JSON calendar definition, opaque to the store
+	Version int64
+}
+
+// ExecutionRecord is a fired trigger: one execution of a job for one
+// scheduled fire time. (TriggerKey, ScheduledTime) is unique.
+type ExecutionRecord struct {
+	ID               string
+	TriggerKey       Key
+	JobKey           Key
+	ScheduledTime    time.Time // the fire time the trigger was due at
+	FiredTime        time.Time // when the node fired it
+	FinishedTime     time.Time // zero while running
+	NodeID           string    // node running it ("" while recoverable)
+	Epoch            int64     // lease epoch of that node
+	State            ExecutionState
+	Recovering       bool // re-run after the original node was lost
+	RequestsRecovery bool
+	Priority         int
+	Error            string // failure reason
+}
+
+// NodeRecord is a registered scheduler node.
+type NodeRecord struct {
+	ID          string
+	Epoch       int64
+	LastCheckIn time.Time // database clock
+	// Dead is set once another node declared this node dead.
+	Dead bool
+}
+
+// Lease identifies a node and the epoch of its lease. Every state change a
+// node makes carries it.
+type Lease struct {
+	NodeID string
+	Epoch  int64
+}
+
+// Store is the contract every chime store implements. Methods are safe for
+// concurrent use by many goroutines and, for shared databases, by many
+// processes.
+type Store interface {
+	JobStore
+	TriggerStore
+	CalendarStore
+	ExecutionStore
+	NodeStore
+	// Now returns the store's clock: the database's clock for SQL stores.
+	// Leases, check-ins and dead-node detection use it.
+	Now(ctx context.Context) (time.Time, error)
+	// Close releases the store's resources.
+	Close() error
+}
+
+// JobStore keeps job details.
+type JobStore interface {
+	// JobUpsert stores a job. Without Replace an existing key fails with
+	// ErrJobExists. Replacing keeps the job's triggers.
+	JobUpsert(ctx context.Context, p *JobUpsertParams) error
+	// JobGet returns a job or ErrJobNotFound.
+	JobGet(ctx context.Context, key Key) (*JobRecord, error)
+	// JobDelete deletes a job and all its triggers. It reports whether the job
+	// existed.
+	JobDelete(ctx context.Context, key Key) (bool, error)
+	// JobList returns the jobs of a group ("" for all), ordered by key.
+	JobList(ctx context.Context, p *JobListParams) ([]JobRecord, error)
+}
+
+// JobUpsertParams are the parameters of JobUpsert.
+type JobUpsertParams struct {
+	Job     JobRecord
+	Replace bool
+}
+
+// JobListParams are the parameters of JobList.
+type JobListParams struct {
+	Group string // "" for every group
+}
+
+// TriggerStore keeps triggers and moves them through their states.
+type TriggerStore interface {
+	// TriggerInsert stores a trigger. The job must exist (ErrJobNotFound) and
+	// the calendar, if named, too (ErrCalendarNotFound). Without Replace an
+	// existing key fails with ErrTriggerExists. The stored state is
+	// StatePaused when the trigger's group or its job's group is paused (or
+	// everything is), StateBlocked when its job disallows concurrency and is
+	// executing, StateComplete when NextFireTime is zero, and StateWaiting
+	// otherwise; the State field of the argument is ignored.
+	TriggerInsert(ctx context.Context, p *TriggerInsertParams) error
+	// TriggerGet returns a trigger or ErrTriggerNotFound.
+	TriggerGet(ctx context.Context, key Key) (*TriggerRecord, error)
+	// TriggerDelete deletes a trigger and, when its job is not durable and has
+	// no trigger left, the job. It reports whether the trigger existed.
+	TriggerDelete(ctx context.Context, key Key) (bool, error)
+	// TriggerList returns triggers ordered by key, filtered by p.
+	TriggerList(ctx context.Context, p *TriggerListParams) ([]TriggerRecord, error)
+	// TriggersPause pauses the selected triggers: WAITING and ACQUIRED become
+	// PAUSED, BLOCKED becomes PAUSED_BLOCKED. Selecting a group (or all) also
+	// records the group as paused, so triggers added to it later start
+	// paused. It returns the number of triggers whose state changed.
+	TriggersPause(ctx context.Context, sel *TriggerSelector) (int, error)
+	// TriggersResume undoes TriggersPause: PAUSED becomes WAITING (BLOCKED if
+	// the job is executing and disallows concurrency), PAUSED_BLOCKED becomes
+	// BLOCKED, and the selected groups are no longer recorded as paused.
+	TriggersResume(ctx context.Context, sel *TriggerSelector) (int, error)
+	// PausedGroups returns the trigger groups and job groups recorded as
+	// paused, and whether everything is paused.
+	PausedGroups(ctx context.Context) (*PausedGroups, error)
+	// TriggersAcquire claims up to Limit WAITING triggers whose NextFireTime
+	// is at or before NoLaterThan, earliest first and, at the same instant,
+	// highest priority first. Claimed triggers become ACQUIRED with ClaimedBy
+	// and ClaimEpoch set. Claiming is row by row: nodes never wait on a
+	// global lock. Fails with ErrFenced for a stale lease.
+	TriggersAcquire(ctx context.Context, p *TriggersAcquireParams) ([]TriggerRecord, error)
+	// TriggerRelease returns a trigger this node acquired to WAITING,
+	// optionally with new timing (after a misfire instruction was applied).
+	// Fails with ErrNotClaimed when the claim was lost.
+	TriggerRelease(ctx context.Context, p *TriggerReleaseParams) error
+	// TriggerFire records that this node fires an acquired trigger, in one
+	// atomic step: it checks the claim (ErrNotClaimed) and the lease
+	// (ErrFenced); inserts Execution, unique per trigger and scheduled time
+	// (ErrAlreadyFired); stores the trigger's advanced timing from Trigger
+	// (NextFireTime, PreviousFireTime, TimesTriggered, StartTime, EndTime,
+	// Schedule, MisfireInstruction) with state WAITING, or COMPLETE when
+	// NextFireTime is zero; and when the job disallows concurrency it moves
+	// the job's triggers (this one included) to BLOCKED / PAUSED_BLOCKED.
+	// When the job disallows concurrency and is already executing, nothing
+	// is fired: the trigger becomes BLOCKED and the result has Blocked set.
+	// The store fills the execution's RequestsRecovery from the job and
+	// Priority from the trigger.
+	TriggerFire(ctx context.Context, p *TriggerFireParams) (*TriggerFireResult, error)
+}
+
+// TriggerInsertParams are the parameters of TriggerInsert.
+type TriggerInsertParams struct {
+	Trigger TriggerRecord
+	Replace bool
+}
+
+// TriggerListParams filter TriggerList. Zero fields do not filter.
+type TriggerListParams struct {
+	Group  string // trigger group
+	JobKey *Key   // triggers of this job
+}
+
+// TriggerSelector selects triggers for pausing and resuming. Exactly one
+// field is set.
+type TriggerSelector struct {
+	Trigger  *Key   // one trigger
+	Job      *Key   // every trigger of one job
+	Group    string // every trigger of a trigger group; recorded as paused
+	JobGroup string // every trigger of the jobs of a job group; recorded as paused
+	All      bool   // every trigger; every group recorded as paused
+}
+
+// PausedGroups lists what is recorded as paused.
+type PausedGroups struct {
+	TriggerGroups []string
+	JobGroups     []string
+	All           bool
+}
+
+// TriggersAcquireParams are the parameters of TriggersAcquire.
+type TriggersAcquireParams struct {
+	Lease       Lease
+	NoLaterThan time.Time
+	Limit       int
+}
+
+// TriggerReleaseParams are the parameters of TriggerRelease.
+type TriggerReleaseParams struct {
+	Lease Lease
+	Key   Key
+	// Timing, when not nil, replaces the trigger's timing fields
+	// (NextFireTime, PreviousFireTime, TimesTriggered, StartTime, EndTime,
+	// Schedule, MisfireInstruction). A zero NextFireTime completes the
+	// trigger.
+	Timing *TriggerRecord
+}
+
+// TriggerFireParams are the parameters of TriggerFire.
+type TriggerFireParams struct {
+	Lease Lease
+	// Trigger carries the key and the advanced timing fields.
+	Trigger   TriggerRecord
+	Execution ExecutionRecord
+}
+
+// TriggerFireResult is the result of TriggerFire.
+type TriggerFireResult struct {
+	// Job is the trigger's job, read in the same step.
+	Job JobRecord
+	// Blocked reports that the job disallows concurrency and is executing
+	// elsewhere: nothing was fired.
+	Blocked bool
+}
+
+// CalendarStore keeps exclusion calendars.
+type CalendarStore interface {
+	// CalendarUpsert stores a calendar; without Replace an existing name fails
+	// with ErrCalendarExists.
+	CalendarUpsert(ctx context.Context, p *CalendarUpsertParams) error
+	// CalendarGet returns a calendar or ErrCalendarNotFound.
+	CalendarGet(ctx context.Context, name string) (*CalendarRecord, error)
+	// CalendarDelete deletes a calendar; ErrCalendarInUse when a trigger
+	// references it. It reports whether it existed.
+	CalendarDelete(ctx context.Context, name string) (bool, error)
+	// CalendarList returns every calendar ordered by name.
+	CalendarList(ctx context.Context) ([]CalendarRecord, error)
+}
+
+// CalendarUpsertParams are the parameters of CalendarUpsert.
+type CalendarUpsertParams struct {
+	Calendar CalendarRecord
+	Replace  bool
+}
+
+// ExecutionStore keeps fired-trigger records: the executions.
+type ExecutionStore interface {
+	// ExecutionComplete records the end of an execution this node runs
+	// (ErrFenced for a stale lease, ErrExecutionNotFound). In the same atomic
+	// step it applies p.Instruction, stores p.JobData on the job when not
+	// nil, unblocks the job's triggers when the job disallows concurrency
+	// (BLOCKED becomes WAITING, PAUSED_BLOCKED becomes PAUSED), and deletes
+	// the job when it is not durable and has no trigger left.
+	ExecutionComplete(ctx context.Context, p *ExecutionCompleteParams) error
+	// ExecutionList returns executions filtered by p, newest scheduled time
+	// first.
+	ExecutionList(ctx context.Context, p *ExecutionListParams) ([]ExecutionRecord, error)
+	// ExecutionsPrune deletes finished executions that finished before
+	// Before, and returns how many it deleted.
+	ExecutionsPrune(ctx context.Context, before time.Time) (int, error)
+	// ExecutionsAcquireRecoverable claims up to Limit RECOVERABLE executions
+	// for this node: they become EXECUTING under its lease, with Recovering
+	// set. It returns them with their jobs.
+	ExecutionsAcquireRecoverable(ctx context.Context, p *ExecutionsAcquireRecoverableParams) ([]RecoverableExecution, error)
+}
+
+// Instruction tells ExecutionComplete what to do with the firing trigger,
+// as Quartz's CompletedExecutionInstruction does.
+type Instruction string
+
+// Completion instructions.
+const (
+	// InstructionNoop leaves the trigger as it is.
+	InstructionNoop Instruction = "NOOP"
+	// InstructionDeleteTrigger deletes the firing trigger (it will not fire
+	// again).
+	InstructionDeleteTrigger Instruction = "DELETE_TRIGGER"
+	// InstructionSetTriggerComplete marks the firing trigger COMPLETE.
+	InstructionSetTriggerComplete Instruction = "SET_TRIGGER_COMPLETE"
+	// InstructionSetAllJobTriggersComplete marks every trigger of the job
+	// COMPLETE.
+	InstructionSetAllJobTriggersComplete Instruction = "SET_ALL_JOB_TRIGGERS_COMPLETE"
+	// InstructionSetTriggerError marks the firing trigger ERROR.
+	InstructionSetTriggerError Instruction = "SET_TRIGGER_ERROR"
+)
+
+// ExecutionCompleteParams are the parameters of ExecutionComplete.
+type ExecutionCompleteParams struct {
+	Lease        Lease
+	ID           string
+	State        ExecutionState // a finished state
+	Error        string
+	FinishedTime time.Time
+	Instruction  Instruction
+	JobData      []byte // new job data map, nil to keep it
+}
+
+// ExecutionListParams filter ExecutionList. Zero fields do not filter.
+type ExecutionListParams struct {
+	JobKey     *Key
+	TriggerKey *Key
+	NodeID     string
+	Running    bool // only EXECUTING and RECOVERABLE executions
+	Limit      int  // 0 for no limit
+}
+
+// ExecutionsAcquireRecoverableParams are the parameters of
+// ExecutionsAcquireRecoverable.
+type ExecutionsAcquireRecoverableParams struct {
+	Lease Lease
+	Limit int
+}
+
+// RecoverableExecution is an execution claimed for re-running, with its job
+// and trigger data as they are now.
+type RecoverableExecution struct {
+	Execution ExecutionRecord
+	Job       JobRecord
+	// Trigger is the firing trigger when it still exists.
+	Trigger *TriggerRecord
+}
+
+// NodeStore keeps cluster membership and leases.
+type NodeStore interface {
+	// NodeRegister registers a node, or re-registers one that restarts with
+	// the same ID, with a new epoch greater than any it had before. A node
+	// re-registering under an ID whose previous incarnation left executions
+	// behind must first have them recovered; the store does that in the same
+	// step, as NodesRecover would.
+	NodeRegister(ctx context.Context, nodeID string) (*NodeRecord, error)
+	// NodeCheckIn renews the node's lease on the store's clock and returns
+	// that clock. ErrFenced when the epoch is stale.
+	NodeCheckIn(ctx context.Context, lease Lease) (time.Time, error)
+	// NodeList returns every registered node.
+	NodeList(ctx context.Context) ([]NodeRecord, error)
+	// NodeUnregister removes a node that stops, releasing its acquired
+	// triggers. Executions it still runs (jobs that ignored cancellation) are
+	// treated as NodesRecover treats a dead node's, with Error "node
+	// stopped". Later writes under the lease fail with ErrFenced.
+	NodeUnregister(ctx context.Context, lease Lease) error
+	// NodesRecover declares dead every node (other than the caller) that has
+	// not checked in for DeadAfter on the store's clock, in one atomic step
+	// per dead node: bumps its epoch (fencing it), returns its ACQUIRED
+	// triggers to WAITING, marks its EXECUTING executions RECOVERABLE when
+	// they request recovery and FAILED with Error "node lost" otherwise,
+	// unblocking their jobs' triggers. It returns what it did.
+	NodesRecover(ctx context.Context, p *NodesRecoverParams) ([]NodeRecovery, error)
+}
+
+// NodesRecoverParams are the parameters of NodesRecover.
+type NodesRecoverParams struct {
+	Lease     Lease
+	DeadAfter time.Duration
+}
+
+// NodeRecovery reports the recovery of one dead node.
+type NodeRecovery struct {
+	Node             NodeRecord // as it was before recovery
+	ReleasedTriggers int
+	// Recoverable executions will be re-run; Failed ones were recorded as
+	// failed with "node lost".
+	Recoverable []ExecutionRecord
+	Failed      []ExecutionRecord
+}

@@ -1,0 +1,219 @@
+package storetest
+
+import (
+	"testing"
+
+	"github.com/chime-scheduler/chime/store"
+)
+
+var jobTests = []test{
+	{"UpsertGetRoundTrip", func(t *testing.T, h *harness) {
+		want := store.JobRecord{
+			Key:                key("reports", "daily"),
+			Type:               "http",
+			Description:        "daily report",
+			Durable:            true,
+			RequestsRecovery:   true,
+			DisallowConcurrent: true,
+			PersistData:        true,
+			Data:               []byte(`{"url":"https://example.com","n":1}`),
+			Version:            42, // ignored: the store counts writes
+		}
+		if err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{Job: want}); err != nil {
+			t.Fatalf("JobUpsert: %v", err)
+		}
+		got := h.getJob(want.Key)
+		if got.Version <= 0 {
+			t.Errorf("Version = %d, want > 0", got.Version)
+		}
+		want.Version = got.Version
+		wantEqual(t, "JobGet", normJob(got), normJob(want))
+	}},
+	{"UpsertExistingFails", func(t *testing.T, h *harness) {
+		k := h.job(key("g", "j"), withJobData(`{"a":1}`))
+		err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{Job: store.JobRecord{Key: k, Type: "other"}})
+		wantErr(t, "JobUpsert without Replace", err, store.ErrJobExists)
+		if got := h.getJob(k); got.Type != "noop" || string(got.Data) != `{"a":1}` {
+			t.Errorf("rejected upsert changed the job: %+v", got)
+		}
+	}},
+	{"ReplaceKeepsTriggers", func(t *testing.T, h *harness) {
+		k := h.job(key("g", "j"))
+		before := h.getJob(k)
+		h.simple(key("t", "1"), k, at(1))
+		err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{
+			Job:     store.JobRecord{Key: k, Type: "other", Durable: true, Data: []byte(`{"b":2}`)},
+			Replace: true,
+		})
+		if err != nil {
+			t.Fatalf("JobUpsert with Replace: %v", err)
+		}
+		got := h.getJob(k)
+		if got.Type != "other" || string(got.Data) != `{"b":2}` {
+			t.Errorf("replaced job = %+v, want Type other and the new data", got)
+		}
+		if got.Version <= before.Version {
+			t.Errorf("Version after replace = %d, want > %d", got.Version, before.Version)
+		}
+		h.wantState(store.StateWaiting, key("t", "1"))
+	}},
+	{"ReplaceCreatesMissing", func(t *testing.T, h *harness) {
+		k := key("g", "new")
+		if err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{Job: store.JobRecord{Key: k, Durable: true}, Replace: true}); err != nil {
+			t.Fatalf("JobUpsert with Replace of a new key: %v", err)
+		}
+		h.getJob(k)
+	}},
+	{"GetMissing", func(t *testing.T, h *harness) {
+		_, err := h.s.JobGet(h.ctx, key("g", "missing"))
+		wantErr(t, "JobGet", err, store.ErrJobNotFound)
+	}},
+	{"DeleteRemovesTriggers", func(t *testing.T, h *harness) {
+		k := h.job(key("g", "j"))
+		other := h.job(key("g", "other"))
+		h.simple(key("t", "1"), k, at(1))
+		h.simple(key("t", "2"), k, at(2))
+		h.simple(key("t", "3"), other, at(3))
+		ok, err := h.s.JobDelete(h.ctx, k)
+		if err != nil || !ok {
+			t.Fatalf("JobDelete = %v, %v; want true, nil", ok, err)
+		}
+		_, err = h.s.JobGet(h.ctx, k)
+		wantErr(t, "JobGet after delete", err, store.ErrJobNotFound)
+		h.wantNoTrigger(key("t", "1"))
+		h.wantNoTrigger(key("t", "2"))
+		h.wantState(store.StateWaiting, key("t", "3"))
+		ok, err = h.s.JobDelete(h.ctx, k)
+		if err != nil || ok {
+			t.Errorf("second JobDelete = %v, %v; want false, nil", ok, err)
+		}
+	}},
+	{"ListByGroupOrderedByKey", func(t *testing.T, h *harness) {
+		for _, k := range []store.Key{key("b", "2"), key("a", "2"), key("b", "1"), key("a", "1"), key("c", "1")} {
+			h.job(k)
+		}
+		tests := []struct {
+			name  string
+			group string
+			want  []store.Key
+		}{
+			{"All", "", []store.Key{key("a", "1"), key("a", "2"), key("b", "1"), key("b", "2"), key("c", "1")}},
+			{"Group", "b", []store.Key{key("b", "1"), key("b", "2")}},
+			{"EmptyGroup", "none", nil},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				got, err := h.s.JobList(h.ctx, &store.JobListParams{Group: tc.group})
+				if err != nil {
+					t.Fatalf("JobList: %v", err)
+				}
+				var keys []store.Key
+				for _, j := range got {
+					keys = append(keys, j.Key)
+				}
+				wantEqual(t, "JobList keys", keys, tc.want)
+			})
+		}
+	}},
+	{"RecordsAreCopies", func(t *testing.T, h *harness) {
+		k := key("g", "j")
+		in := store.JobRecord{Key: k, Durable: true, Data: []byte(`{"a":1}`)}
+		if err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{Job: in}); err != nil {
+			t.Fatalf("JobUpsert: %v", err)
+		}
+		in.Data[2] = 'X'
+		got, err := h.s.JobGet(h.ctx, k)
+		if err != nil {
+			t.Fatalf("JobGet: %v", err)
+		}
+		got.Data[2] = 'Y'
+		got.Description = "changed"
+		list, err := h.s.JobList(h.ctx, &store.JobListParams{})
+		if err != nil {
+			t.Fatalf("JobList: %v", err)
+		}
+		list[0].Data[2] = 'Z'
+		if again := h.getJob(k); string(again.Data) != `{"a":1}` || again.Description != "" {
+			t.Errorf("stored job changed through a caller's copy: %+v (data %s)", again, again.Data)
+		}
+	}},
+}
+
+var calendarTests = []test{
+	{"UpsertGetReplace", func(t *testing.T, h *harness) {
+		c := store.CalendarRecord{Name: "holidays", Data: []byte(`{"type":"holiday","excludedDates":["2030-12-25"]}`)}
+		if err := h.s.CalendarUpsert(h.ctx, &store.CalendarUpsertParams{Calendar: c}); err != nil {
+			t.Fatalf("CalendarUpsert: %v", err)
+		}
+		got, err := h.s.CalendarGet(h.ctx, "holidays")
+		if err != nil {
+			t.Fatalf("CalendarGet: %v", err)
+		}
+		if got.Name != c.Name || !bytesEqual(got.Data, c.Data) || got.Version <= 0 {
+			t.Errorf("CalendarGet = %+v, want %+v with a positive version", got, c)
+		}
+		err = h.s.CalendarUpsert(h.ctx, &store.CalendarUpsertParams{Calendar: store.CalendarRecord{Name: "holidays"}})
+		wantErr(t, "CalendarUpsert without Replace", err, store.ErrCalendarExists)
+
+		c2 := store.CalendarRecord{Name: "holidays", Data: []byte(`{"type":"weekly"}`)}
+		if err := h.s.CalendarUpsert(h.ctx, &store.CalendarUpsertParams{Calendar: c2, Replace: true}); err != nil {
+			t.Fatalf("CalendarUpsert with Replace: %v", err)
+		}
+		got2, err := h.s.CalendarGet(h.ctx, "holidays")
+		if err != nil {
+			t.Fatalf("CalendarGet: %v", err)
+		}
+		if !bytesEqual(got2.Data, c2.Data) || got2.Version <= got.Version {
+			t.Errorf("replaced calendar = %+v, want data %s and version > %d", got2, c2.Data, got.Version)
+		}
+		got2.Data[0] = 'X'
+		if again, _ := h.s.CalendarGet(h.ctx, "holidays"); !bytesEqual(again.Data, c2.Data) {
+			t.Errorf("stored calendar changed through a caller's copy: %s", again.Data)
+		}
+	}},
+	{"GetMissing", func(t *testing.T, h *harness) {
+		_, err := h.s.CalendarGet(h.ctx, "none")
+		wantErr(t, "CalendarGet", err, store.ErrCalendarNotFound)
+	}},
+	{"ListOrderedByName", func(t *testing.T, h *harness) {
+		for _, n := range []string{"b", "c", "a"} {
+			if err := h.s.CalendarUpsert(h.ctx, &store.CalendarUpsertParams{Calendar: store.CalendarRecord{Name: n, Data: []byte(`{}`)}}); err != nil {
+				t.Fatalf("CalendarUpsert(%s): %v", n, err)
+			}
+		}
+		got, err := h.s.CalendarList(h.ctx)
+		if err != nil {
+			t.Fatalf("CalendarList: %v", err)
+		}
+		var names []string
+		for _, c := range got {
+			names = append(names, c.Name)
+		}
+		wantEqual(t, "CalendarList names", names, []string{"a", "b", "c"})
+	}},
+	{"DeleteInUse", func(t *testing.T, h *harness) {
+		if err := h.s.CalendarUpsert(h.ctx, &store.CalendarUpsertParams{Calendar: store.CalendarRecord{Name: "cal", Data: []byte(`{}`)}}); err != nil {
+			t.Fatalf("CalendarUpsert: %v", err)
+		}
+		jk := h.job(key("g", "j"))
+		tr := trig(key("t", "1"), jk, at(1))
+		tr.CalendarName = "cal"
+		h.trigger(tr)
+		_, err := h.s.CalendarDelete(h.ctx, "cal")
+		wantErr(t, "CalendarDelete of a calendar in use", err, store.ErrCalendarInUse)
+		if _, err := h.s.CalendarGet(h.ctx, "cal"); err != nil {
+			t.Errorf("CalendarGet after refused delete: %v", err)
+		}
+		if _, err := h.s.TriggerDelete(h.ctx, tr.Key); err != nil {
+			t.Fatalf("TriggerDelete: %v", err)
+		}
+		ok, err := h.s.CalendarDelete(h.ctx, "cal")
+		if err != nil || !ok {
+			t.Fatalf("CalendarDelete = %v, %v; want true, nil", ok, err)
+		}
+		ok, err = h.s.CalendarDelete(h.ctx, "cal")
+		if err != nil || ok {
+			t.Errorf("second CalendarDelete = %v, %v; want false, nil", ok, err)
+		}
+	}},
+}

@@ -1,0 +1,83 @@
+package chime
+
+import (
+	"time"
+
+	"github.com/chime-scheduler/chime/schedule"
+	"github.com/chime-scheduler/chime/store"
+)
+
+// Trigger fires a job on a schedule.
+type Trigger struct {
+	// Key identifies the trigger. Its name is required; an empty group means
+	// DefaultGroup.
+	Key TriggerKey
+	// JobKey is the job the trigger fires. Required.
+	JobKey JobKey
+	// Description is free text for people.
+	Description string
+	// Priority breaks ties between triggers due at the same instant: higher
+	// fires first. Defaults to 0.
+	Priority int
+	// Schedule computes the fire times: a *schedule.Cron, *schedule.Simple,
+	// *schedule.CalendarInterval or *schedule.DailyTimeInterval. Required.
+	Schedule schedule.Schedule
+	// StartTime is the earliest fire time. Defaults to the time the trigger
+	// is scheduled.
+	StartTime time.Time
+	// EndTime is the time after which the trigger never fires; zero for
+	// none.
+	EndTime time.Time
+	// CalendarName names an exclusion calendar added with
+	// Scheduler.AddCalendar; instants it excludes are skipped.
+	CalendarName string
+	// MisfireInstruction says what to do when the trigger could not fire on
+	// time (for longer than Config.MisfireThreshold). Defaults to
+	// schedule.MisfireSmartPolicy.
+	MisfireInstruction schedule.MisfireInstruction
+	// Data is the trigger's data map; it overrides the job's in
+	// JobContext.MergedData.
+	Data JobData
+}
+
+// TriggerState is the state of a trigger as Quartz reports it.
+type TriggerState string
+
+// Trigger states.
+const (
+	// TriggerNormal: the trigger waits for its next fire time.
+	TriggerNormal TriggerState = "NORMAL"
+	// TriggerPaused: the trigger is paused.
+	TriggerPaused TriggerState = "PAUSED"
+	// TriggerBlocked: the trigger's job disallows concurrent execution and is
+	// running.
+	TriggerBlocked TriggerState = "BLOCKED"
+	// TriggerComplete: the trigger will not fire again.
+	TriggerComplete TriggerState = "COMPLETE"
+	// TriggerError: the trigger cannot fire; see the logs.
+	TriggerError TriggerState = "ERROR"
+)
+
+func triggerStateOf(s store.TriggerState) TriggerState {
+	switch s {
+	case store.StatePaused, store.StatePausedBlocked:
+		return TriggerPaused
+	case store.StateBlocked:
+		return TriggerBlocked
+	case store.StateComplete:
+		return TriggerComplete
+	case store.StateError:
+		return TriggerError
+	default:
+		return TriggerNormal
+	}
+}
+
+// TriggerInfo is a stored trigger with its state and timing.
+type TriggerInfo struct {
+	Trigger
+	State            TriggerState
+	NextFireTime     time.Time // zero when it will not fire again
+	PreviousFireTime time.Time // zero before the first fire
+	TimesTriggered   int
+}
