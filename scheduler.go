@@ -957,6 +957,12 @@ func triggerInfoOf(rec *store.TriggerRecord) (*TriggerInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chime: trigger %s: %w", rec.Key, err)
 	}
+	return triggerInfoWith(rec, tr.Schedule)
+}
+
+// triggerInfoWith is triggerInfoOf for a record whose schedule is decoded
+// already.
+func triggerInfoWith(rec *store.TriggerRecord, sched schedule.Schedule) (*TriggerInfo, error) {
 	data, err := decodeJobData(rec.Data)
 	if err != nil {
 		return nil, fmt.Errorf("chime: trigger %s: %w", rec.Key, err)
@@ -967,11 +973,11 @@ func triggerInfoOf(rec *store.TriggerRecord) (*TriggerInfo, error) {
 			JobKey:             jobKeyOf(rec.JobKey),
 			Description:        rec.Description,
 			Priority:           rec.Priority,
-			Schedule:           tr.Schedule,
+			Schedule:           sched,
 			StartTime:          rec.StartTime,
 			EndTime:            rec.EndTime,
 			CalendarName:       rec.CalendarName,
-			MisfireInstruction: tr.MisfireInstruction,
+			MisfireInstruction: schedule.MisfireInstruction(rec.MisfireInstruction),
 			Data:               data,
 		},
 		State:            triggerStateOf(rec.State),
@@ -1205,7 +1211,7 @@ func (s *Scheduler) jobContext(f *engine.Firing) (*JobContext, error) {
 	}
 	attrs := []any{"job_key", detail.Key.String(), "execution_id", f.Execution.ID, "scheduled_fire_time", f.Execution.ScheduledTime}
 	if f.Trigger != nil {
-		info, err := triggerInfoOf(f.Trigger)
+		info, err := triggerInfoWith(f.Trigger, f.Schedule)
 		if err != nil {
 			return nil, err
 		}

@@ -72,6 +72,8 @@ type Firing struct {
 	PreviousFireTime time.Time
 	// RefireCount counts immediate re-executions of this firing.
 	RefireCount int
+	// Schedule is the trigger's decoded schedule; nil when Trigger is nil.
+	Schedule schedule.Schedule
 }
 
 // Outcome is what came of one run of a job.
@@ -114,6 +116,7 @@ type Engine struct {
 	reserved int // worker slots held by acquired or running triggers
 	running  map[string]*runningJob
 	jobsWG   sync.WaitGroup
+	decoded  scheduleCache
 	// jobsCtx is the parent of every job's context; cancelled when Stop's
 	// wait ends.
 	jobsCtx    context.Context
@@ -394,9 +397,15 @@ func (e *Engine) acquireRecoverable(ctx context.Context) bool {
 	for _, r := range recovered {
 		e.reserve(1)
 		e.log.Info("re-running execution of a lost node", "execution_id", r.Execution.ID, "job_key", r.Execution.JobKey.String(), "scheduled_fire_time", r.Execution.ScheduledTime)
-		f := &Firing{Execution: r.Execution, Job: r.Job, Trigger: r.Trigger}
+		f := &Firing{Execution: r.Execution, Job: r.Job}
 		if r.Trigger != nil {
-			f.PreviousFireTime = r.Trigger.PreviousFireTime
+			sched, err := e.decoded.decode(r.Trigger.Schedule)
+			if err != nil {
+				e.log.Error("cannot decode the schedule of a recovered execution's trigger; running it without", "trigger_key", r.Trigger.Key.String(), "error", err)
+			} else {
+				f.Trigger, f.Schedule = r.Trigger, sched
+				f.PreviousFireTime = r.Trigger.PreviousFireTime
+			}
 		}
 		e.dispatch(f)
 	}
@@ -450,9 +459,10 @@ func (e *Engine) misfire(ctx context.Context, now time.Time, rec store.TriggerRe
 		e.fire(ctx, rec)
 		return
 	}
+	original := tr.Schedule
 	tr.UpdateAfterMisfire(now, cal)
 	timing := rec
-	if err := SetTiming(&timing, tr); err != nil {
+	if err := storeTiming(&timing, tr, original); err != nil {
 		e.log.Error("cannot store misfire outcome", "trigger_key", rec.Key.String(), "error", err)
 		e.release(ctx, rec.Key, nil)
 		return
@@ -496,9 +506,10 @@ func (e *Engine) fire(ctx context.Context, rec store.TriggerRecord) {
 	}
 	scheduled := rec.NextFireTime
 	previous := rec.PreviousFireTime
+	original := tr.Schedule
 	tr.Triggered(cal)
 	advanced := rec
-	if err := SetTiming(&advanced, tr); err != nil {
+	if err := storeTiming(&advanced, tr, original); err != nil {
 		e.log.Error("cannot store advanced trigger timing", "trigger_key", rec.Key.String(), "error", err)
 		e.release(ctx, rec.Key, nil)
 		e.releaseSlot()
@@ -538,7 +549,7 @@ func (e *Engine) fire(ctx context.Context, rec store.TriggerRecord) {
 	}
 	exec.RequestsRecovery = res.Job.RequestsRecovery
 	exec.Priority = rec.Priority
-	e.dispatch(&Firing{Execution: exec, Job: res.Job, Trigger: &advanced, PreviousFireTime: previous})
+	e.dispatch(&Firing{Execution: exec, Job: res.Job, Trigger: &advanced, PreviousFireTime: previous, Schedule: tr.Schedule})
 }
 
 // dispatch runs a fired job on a worker goroutine that holds a reserved
@@ -653,10 +664,11 @@ func (e *Engine) storeError(ctx context.Context, what string, err error) {
 
 // timing decodes a stored trigger's schedule math and loads its calendar.
 func (e *Engine) timing(ctx context.Context, rec *store.TriggerRecord) (*schedule.Trigger, schedule.Calendar, error) {
-	tr, err := TriggerTiming(rec)
+	sched, err := e.decoded.decode(rec.Schedule)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("decode schedule of trigger %s: %w", rec.Key, err)
 	}
+	tr := timingOf(rec, sched)
 	if rec.CalendarName == "" {
 		return tr, nil, nil
 	}
@@ -677,6 +689,12 @@ func TriggerTiming(rec *store.TriggerRecord) (*schedule.Trigger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decode schedule of trigger %s: %w", rec.Key, err)
 	}
+	return timingOf(rec, sched), nil
+}
+
+// timingOf builds a trigger's schedule math state from its record and its
+// decoded schedule.
+func timingOf(rec *store.TriggerRecord, sched schedule.Schedule) *schedule.Trigger {
 	return &schedule.Trigger{
 		Schedule:           sched,
 		StartTime:          rec.StartTime,
@@ -685,7 +703,7 @@ func TriggerTiming(rec *store.TriggerRecord) (*schedule.Trigger, error) {
 		NextFireTime:       rec.NextFireTime,
 		PreviousFireTime:   rec.PreviousFireTime,
 		TimesTriggered:     rec.TimesTriggered,
-	}, nil
+	}
 }
 
 // SetTiming copies a trigger's schedule math state into its stored record.
@@ -703,6 +721,54 @@ func SetTiming(rec *store.TriggerRecord, tr *schedule.Trigger) error {
 	rec.PreviousFireTime = tr.PreviousFireTime
 	rec.TimesTriggered = tr.TimesTriggered
 	return nil
+}
+
+// storeTiming is SetTiming for a trigger whose schedule was decoded from
+// the record as original: the stored schedule bytes are kept unless a
+// misfire instruction replaced the schedule.
+func storeTiming(rec *store.TriggerRecord, tr *schedule.Trigger, original schedule.Schedule) error {
+	if tr.Schedule != original {
+		return SetTiming(rec, tr)
+	}
+	rec.StartTime = tr.StartTime
+	rec.EndTime = tr.EndTime
+	rec.MisfireInstruction = string(tr.MisfireInstruction)
+	rec.NextFireTime = tr.NextFireTime
+	rec.PreviousFireTime = tr.PreviousFireTime
+	rec.TimesTriggered = tr.TimesTriggered
+	return nil
+}
+
+// maxCachedSchedules bounds the decoded-schedule cache.
+const maxCachedSchedules = 4096
+
+// scheduleCache keeps decoded schedules by their stored bytes. Decoding a
+// schedule (parsing a cron expression, loading a time zone) costs more than
+// the rest of a firing, and schedules are immutable, so one decoded value
+// serves every firing of every trigger with the same definition.
+type scheduleCache struct {
+	mu sync.Mutex
+	m  map[string]schedule.Schedule
+}
+
+func (c *scheduleCache) decode(data []byte) (schedule.Schedule, error) {
+	c.mu.Lock()
+	sched, ok := c.m[string(data)]
+	c.mu.Unlock()
+	if ok {
+		return sched, nil
+	}
+	sched, err := schedule.Unmarshal(data)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedSchedules {
+		c.m = make(map[string]schedule.Schedule)
+	}
+	c.m[string(data)] = sched
+	return sched, nil
 }
 
 func newID() string {
