@@ -49,6 +49,10 @@ type Config struct {
 	// DeadAfter is how long a node may miss check-ins before the others
 	// recover its work. Defaults to 3 × CheckInInterval.
 	DeadAfter time.Duration
+	// MaxJobDataBytes bounds the JSON encoding of a job's or a trigger's
+	// data map; larger maps are refused with a ValidationError. Defaults to
+	// 1 MiB.
+	MaxJobDataBytes int
 	// Clock is the node's clock; tests substitute their own. Defaults to the
 	// system clock.
 	Clock clock.Clock
@@ -158,6 +162,12 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	if cfg.MisfireThreshold == 0 {
 		cfg.MisfireThreshold = 60 * time.Second
+	}
+	if cfg.MaxJobDataBytes < 0 {
+		return nil, &ValidationError{Field: "Config.MaxJobDataBytes", Reason: "must not be negative"}
+	}
+	if cfg.MaxJobDataBytes == 0 {
+		cfg.MaxJobDataBytes = 1 << 20
 	}
 	s := &Scheduler{
 		cfg:      cfg,
@@ -545,9 +555,9 @@ func (s *Scheduler) jobRecord(job JobDetail) (store.JobRecord, error) {
 	if job.Timeout < 0 {
 		return store.JobRecord{}, &ValidationError{Field: "JobDetail.Timeout", Reason: "must not be negative"}
 	}
-	data, err := encodeJobData(job.Data)
+	data, err := s.encodeData("JobDetail.Data", job.Data)
 	if err != nil {
-		return store.JobRecord{}, &ValidationError{Field: "JobDetail.Data", Reason: "invalid", Err: err}
+		return store.JobRecord{}, err
 	}
 	return store.JobRecord{
 		Key:                key.store(),
@@ -560,6 +570,19 @@ func (s *Scheduler) jobRecord(job JobDetail) (store.JobRecord, error) {
 		Timeout:            job.Timeout,
 		Data:               data,
 	}, nil
+}
+
+// encodeData encodes a data map for the store, refusing what is not JSON or
+// too large; field names the map in the error.
+func (s *Scheduler) encodeData(field string, d JobData) ([]byte, error) {
+	data, err := encodeJobData(d)
+	if err != nil {
+		return nil, &ValidationError{Field: field, Reason: "invalid", Err: err}
+	}
+	if len(data) > s.cfg.MaxJobDataBytes {
+		return nil, &ValidationError{Field: field, Reason: fmt.Sprintf("encodes to %d bytes, more than the limit of %d (Config.MaxJobDataBytes)", len(data), s.cfg.MaxJobDataBytes)}
+	}
+	return data, nil
 }
 
 // triggerRecord validates t and computes its first fire time.
@@ -582,9 +605,9 @@ func (s *Scheduler) triggerRecord(ctx context.Context, t Trigger) (store.Trigger
 	if !t.EndTime.IsZero() && t.EndTime.Before(start) {
 		return store.TriggerRecord{}, &ValidationError{Field: "Trigger.EndTime", Reason: "is before StartTime"}
 	}
-	data, err := encodeJobData(t.Data)
+	data, err := s.encodeData("Trigger.Data", t.Data)
 	if err != nil {
-		return store.TriggerRecord{}, &ValidationError{Field: "Trigger.Data", Reason: "invalid", Err: err}
+		return store.TriggerRecord{}, err
 	}
 	tr := &schedule.Trigger{
 		Schedule:           t.Schedule,
@@ -1159,9 +1182,12 @@ func (s *Scheduler) execute(ctx context.Context, f *engine.Firing) engine.Outcom
 		out.UnscheduleAllTriggers = je.UnscheduleAllTriggers
 	}
 	if jc.Job.PersistJobDataAfterExecution {
-		data, err := encodeJobData(jc.Job.Data)
+		data, err := s.encodeData("JobContext.Job.Data", jc.Job.Data)
 		if err != nil {
-			jc.Logger.Error("job data left by the job is not JSON-encodable; keeping the stored data", "error", err)
+			// The stored data stays as it was; the execution fails so the
+			// loss of the job's output is visible.
+			jc.Logger.Error("cannot persist the job data the job left; keeping the stored data", "error", err)
+			out.Err = errors.Join(out.Err, err)
 		} else {
 			out.JobData = data
 			if out.JobData == nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -793,6 +794,16 @@ func TestValidationErrorsNameTheField(t *testing.T) {
 			j.Data = chime.JobData{"ch": make(chan int)}
 			return s.ScheduleJob(ctx, j, []chime.Trigger{trig("t", &schedule.Simple{})}, nil)
 		}, "JobDetail.Data"},
+		{"data too large", func() error {
+			j := job("j")
+			j.Data = chime.JobData{"blob": strings.Repeat("x", 1<<20)}
+			return s.ScheduleJob(ctx, j, []chime.Trigger{trig("t", &schedule.Simple{})}, nil)
+		}, "JobDetail.Data"},
+		{"trigger data too large", func() error {
+			tr := trig("t", &schedule.Simple{})
+			tr.Data = chime.JobData{"blob": strings.Repeat("x", 1<<20)}
+			return s.ScheduleJob(ctx, job("j"), []chime.Trigger{tr}, nil)
+		}, "Trigger.Data"},
 		{"unknown calendar", func() error {
 			tr := trig("t", &schedule.Simple{})
 			tr.CalendarName = "nope"
@@ -1119,6 +1130,62 @@ func TestStoreFailuresAreReportedAsSchedulerErrors(t *testing.T) {
 			}
 		default:
 			t.Error("no scheduler error event while the store was unreachable")
+		}
+	})
+}
+
+func TestStandbyPausesFiringUntilStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		offBoundary()
+		s, rec := newScheduler(t, chime.Config{})
+		scheduleJob(t, s, job("j"), trig("t", mustCron(t, "* * * * * ?")))
+		start(t, s)
+		time.Sleep(3 * time.Second)
+		s.Standby()
+		if s.IsStarted() {
+			t.Error("IsStarted after Standby")
+		}
+		before := len(rec.all())
+		time.Sleep(30 * time.Second)
+		if got := len(rec.all()); got != before {
+			t.Errorf("fired %d times in standby", got-before)
+		}
+		start(t, s)
+		time.Sleep(500 * time.Millisecond)
+		// The trigger missed 30 fire times, under the misfire threshold:
+		// the smart policy fires them.
+		stop(t, s)
+		if got := len(rec.all()) - before; got < 1 {
+			t.Errorf("fired %d times after Start, want at least 1", got)
+		}
+		if err := s.Start(context.Background()); !errors.Is(err, chime.ErrShutdown) {
+			t.Errorf("Start after Stop = %v, want ErrShutdown", err)
+		}
+	})
+}
+
+func TestStoppingNodeHandsItsClaimsToAnother(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		shared := memstore.New(nil)
+		// A long look-ahead: node a claims the trigger well before it is due.
+		a, recA := newScheduler(t, chime.Config{Store: shared, NodeID: "a", LookAhead: time.Minute})
+		b, recB := newScheduler(t, chime.Config{Store: shared, NodeID: "b"})
+		due := time.Now().Add(10 * time.Second)
+		tr := trig("t", &schedule.Simple{})
+		tr.StartTime = due
+		scheduleJob(t, a, job("j"), tr)
+		start(t, a)
+		time.Sleep(time.Second) // a acquires the trigger
+		start(t, b)
+		stop(t, a) // releases its claim
+		time.Sleep(15 * time.Second)
+		stop(t, b)
+		if n := len(recA.all()); n != 0 {
+			t.Errorf("stopped node fired %d times", n)
+		}
+		fires := recB.all()
+		if len(fires) != 1 || !fires[0].At.Equal(due) {
+			t.Errorf("node b fires %v, want one at %s", fires, due)
 		}
 	})
 }
