@@ -1,0 +1,255 @@
+package engine
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/chime-scheduler/chime/schedule"
+	"github.com/chime-scheduler/chime/store"
+	"github.com/chime-scheduler/chime/store/memstore"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// refusingStore refuses the first TriggerFire calls with a given error.
+type refusingStore struct {
+	store.Store
+	mu      sync.Mutex
+	refuse  error
+	refusal int // how many more calls to refuse
+}
+
+func (s *refusingStore) TriggerFire(ctx context.Context, p *store.TriggerFireParams) (*store.TriggerFireResult, error) {
+	s.mu.Lock()
+	if s.refusal > 0 {
+		s.refusal--
+		s.mu.Unlock()
+		return nil, s.refuse
+	}
+	s.mu.Unlock()
+	return s.Store.TriggerFire(ctx, p)
+}
+
+type harness struct {
+	store  store.Store
+	lease  store.Lease
+	engine *Engine
+	mu     sync.Mutex
+	fired  []time.Time // scheduled times of executed firings
+	fenced atomic.Int32
+}
+
+func newHarness(t *testing.T, st store.Store) *harness {
+	t.Helper()
+	ctx := context.Background()
+	node, err := st.NodeRegister(ctx, "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{store: st, lease: store.Lease{NodeID: node.ID, Epoch: node.Epoch}}
+	if err := st.JobUpsert(ctx, &store.JobUpsertParams{Job: store.JobRecord{Key: store.Key{Group: "g", Name: "j"}, Type: "t", Durable: true}}); err != nil {
+		t.Fatal(err)
+	}
+	h.engine, err = New(Config{
+		Store:    st,
+		Logger:   quiet,
+		Lease:    func() store.Lease { return h.lease },
+		OnFenced: func() { h.fenced.Add(1) },
+		Execute: func(_ context.Context, f *Firing) Outcome {
+			h.mu.Lock()
+			h.fired = append(h.fired, f.Execution.ScheduledTime)
+			h.mu.Unlock()
+			return Outcome{}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// addTrigger stores a trigger firing every interval from start.
+func (h *harness) addTrigger(t *testing.T, name string, start time.Time, every time.Duration, misfire schedule.MisfireInstruction) {
+	t.Helper()
+	tr := &schedule.Trigger{Schedule: &schedule.Simple{RepeatCount: schedule.RepeatForever, RepeatInterval: every}, StartTime: start, MisfireInstruction: misfire}
+	tr.ComputeFirstFireTime(nil)
+	rec := store.TriggerRecord{Key: store.Key{Group: "g", Name: name}, JobKey: store.Key{Group: "g", Name: "j"}}
+	if err := SetTiming(&rec, tr); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.store.TriggerInsert(context.Background(), &store.TriggerInsertParams{Trigger: rec}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (h *harness) firedTimes() []time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]time.Time(nil), h.fired...)
+}
+
+func TestAlreadyFiredInstantIsSkippedNotRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &refusingStore{Store: memstore.New(nil), refuse: store.ErrAlreadyFired, refusal: 1}
+		h := newHarness(t, st)
+		start := time.Now().Add(time.Second)
+		h.addTrigger(t, "t", start, 10*time.Second, "")
+		h.engine.Start()
+		time.Sleep(15 * time.Second)
+		h.engine.Standby()
+		got := h.firedTimes()
+		// The first instant was refused: it must not run, and the trigger
+		// must move on to the next instant rather than stay stuck.
+		if len(got) != 1 || !got[0].Equal(start.Add(10*time.Second)) {
+			t.Errorf("executed %v, want only %s", got, start.Add(10*time.Second))
+		}
+	})
+}
+
+func TestLostClaimRunsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &refusingStore{Store: memstore.New(nil), refuse: store.ErrNotClaimed, refusal: 1}
+		h := newHarness(t, st)
+		h.addTrigger(t, "t", time.Now().Add(time.Second), time.Hour, "")
+		h.engine.Start()
+		time.Sleep(5 * time.Second)
+		h.engine.Standby()
+		if got := h.firedTimes(); len(got) != 0 {
+			t.Errorf("executed %v although the store refused the claim", got)
+		}
+	})
+}
+
+func TestFencedLeaseIsReported(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New(nil)
+		h := newHarness(t, st)
+		h.addTrigger(t, "t", time.Now().Add(time.Second), time.Hour, "")
+		// Another node declares this one dead: its epoch is bumped.
+		other, err := st.NodeRegister(context.Background(), "n2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		if _, err := st.NodeCheckIn(context.Background(), store.Lease{NodeID: other.ID, Epoch: other.Epoch}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.NodesRecover(context.Background(), &store.NodesRecoverParams{Lease: store.Lease{NodeID: other.ID, Epoch: other.Epoch}, DeadAfter: 30 * time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		h.engine.Start()
+		time.Sleep(2 * time.Second)
+		h.engine.Standby()
+		if h.fenced.Load() == 0 {
+			t.Error("OnFenced not called for a stale lease")
+		}
+		if got := h.firedTimes(); len(got) != 0 {
+			t.Errorf("a fenced node executed %v", got)
+		}
+	})
+}
+
+func TestIgnoreMisfirePolicyFiresEveryMissedInstant(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, memstore.New(nil))
+		start := time.Now().Add(-5 * time.Minute)
+		h.addTrigger(t, "t", start, time.Minute, schedule.MisfireIgnore)
+		h.engine.Start()
+		time.Sleep(time.Second)
+		h.engine.Standby()
+		got := h.firedTimes()
+		// Firings run on the worker pool, so they may finish in any order.
+		slices.SortFunc(got, time.Time.Compare)
+		if len(got) != 6 {
+			t.Fatalf("executed %d firings, want the 5 missed ones and the current one: %v", len(got), got)
+		}
+		for i, at := range got {
+			if want := start.Add(time.Duration(i) * time.Minute); !at.Equal(want) {
+				t.Errorf("firing %d scheduled %s, want %s", i, at, want)
+			}
+		}
+	})
+}
+
+func TestWorkersBoundConcurrentJobs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New(nil)
+		node, err := st.NodeRegister(context.Background(), "n1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var running, peak atomic.Int32
+		var total atomic.Int32
+		e, err := New(Config{
+			Store:   st,
+			Logger:  quiet,
+			Workers: 3,
+			Lease:   func() store.Lease { return store.Lease{NodeID: node.ID, Epoch: node.Epoch} },
+			Execute: func(context.Context, *Firing) Outcome {
+				n := running.Add(1)
+				for {
+					p := peak.Load()
+					if n <= p || peak.CompareAndSwap(p, n) {
+						break
+					}
+				}
+				time.Sleep(time.Second)
+				running.Add(-1)
+				total.Add(1)
+				return Outcome{}
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &harness{store: st}
+		if err := st.JobUpsert(context.Background(), &store.JobUpsertParams{Job: store.JobRecord{Key: store.Key{Group: "g", Name: "j"}, Type: "t", Durable: true}}); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(time.Second)
+		for _, name := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+			h.addTrigger(t, name, at, time.Hour, "")
+		}
+		e.Start()
+		time.Sleep(10 * time.Second)
+		if err := e.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if peak.Load() != 3 {
+			t.Errorf("peak concurrency %d, want the 3 workers", peak.Load())
+		}
+		if total.Load() != 7 {
+			t.Errorf("ran %d jobs, want 7", total.Load())
+		}
+	})
+}
+
+func TestScheduleCacheReturnsOneValuePerDefinition(t *testing.T) {
+	t.Parallel()
+	var c scheduleCache
+	data, err := schedule.Marshal(&schedule.Simple{RepeatCount: 3, RepeatInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := c.decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.decode(append([]byte(nil), data...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Error("the same definition decoded twice")
+	}
+	if _, err := c.decode([]byte(`{"kind":"nope"}`)); err == nil {
+		t.Error("an unknown kind decoded")
+	}
+}
