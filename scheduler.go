@@ -49,6 +49,10 @@ type Config struct {
 	// DeadAfter is how long a node may miss check-ins before the others
 	// recover its work. Defaults to 3 × CheckInInterval.
 	DeadAfter time.Duration
+	// ExecutionRetention is how long finished executions stay in the store.
+	// Their unique (trigger, scheduled fire time) key guards against a second
+	// firing of an instant for that long. Defaults to 24h.
+	ExecutionRetention time.Duration
 	// MaxJobDataBytes bounds the JSON encoding of a job's or a trigger's
 	// data map; larger maps are refused with a ValidationError. Defaults to
 	// 1 MiB.
@@ -199,6 +203,7 @@ func New(cfg Config) (*Scheduler, error) {
 		LookAhead:          cfg.LookAhead,
 		IdleWait:           cfg.IdleWait,
 		MisfireThreshold:   cfg.MisfireThreshold,
+		ExecutionRetention: cfg.ExecutionRetention,
 		OnMisfire:          s.misfired,
 		OnTriggerFinalized: func(k store.Key) { s.emit(SchedulerEvent{Type: EventTriggerFinalized, TriggerKey: triggerKeyOf(k)}) },
 		OnError: func(op string, err error) {

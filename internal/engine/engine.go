@@ -58,6 +58,10 @@ type Config struct {
 	// OnError is called when a store operation of the loop failed; the loop
 	// retries on its own. Optional.
 	OnError func(operation string, err error)
+	// ExecutionRetention is how long finished executions are kept; the
+	// unique (trigger, scheduled time) key of an execution guards against a
+	// second firing for that long. Defaults to 24h.
+	ExecutionRetention time.Duration
 }
 
 // Firing is one execution of a job handed to Execute.
@@ -171,6 +175,9 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.MisfireThreshold <= 0 {
 		cfg.MisfireThreshold = 60 * time.Second
 	}
+	if cfg.ExecutionRetention <= 0 {
+		cfg.ExecutionRetention = 24 * time.Hour
+	}
 	jobsCtx, cancelJobs := context.WithCancelCause(context.Background())
 	return &Engine{
 		cfg:        cfg,
@@ -230,6 +237,10 @@ func (e *Engine) Stop(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// pruneInterval is how often the loop deletes finished executions older
+// than the retention.
+const pruneInterval = time.Minute
 
 // recoveryScan is how often the loop looks for executions of lost nodes
 // that no node has re-run yet, besides when WakeRecovery asks.
@@ -317,6 +328,7 @@ func (e *Engine) loop(ctx context.Context, done chan<- struct{}) {
 	lookNow := true
 	lastLook := time.Time{}
 	lastRecoveryScan := time.Time{}
+	lastPrune := time.Time{}
 	e.recoverNow.Store(true)
 	for {
 		if ctx.Err() != nil {
@@ -337,6 +349,10 @@ func (e *Engine) loop(ctx context.Context, done chan<- struct{}) {
 				if !e.acquireRecoverable(ctx) {
 					e.recoverNow.Store(true) // slots ran out: more may wait
 				}
+			}
+			if now.Sub(lastPrune) >= pruneInterval {
+				lastPrune = now
+				e.prune(ctx, now)
 			}
 			full := e.acquire(ctx, now, &pending)
 			// A full batch means more may be due: look again at once.
@@ -379,6 +395,18 @@ func drain(t clock.Timer) {
 	select {
 	case <-t.C():
 	default:
+	}
+}
+
+// prune deletes finished executions older than the retention.
+func (e *Engine) prune(ctx context.Context, now time.Time) {
+	n, err := e.cfg.Store.ExecutionsPrune(ctx, now.Add(-e.cfg.ExecutionRetention))
+	if err != nil {
+		e.storeError(ctx, "prune executions", err)
+		return
+	}
+	if n > 0 {
+		e.log.Debug("pruned finished executions", "count", n)
 	}
 }
 

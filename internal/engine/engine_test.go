@@ -253,3 +253,30 @@ func TestScheduleCacheReturnsOneValuePerDefinition(t *testing.T) {
 		t.Error("an unknown kind decoded")
 	}
 }
+
+func TestFinishedExecutionsArePrunedAfterRetention(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memstore.New(nil)
+		h := newHarness(t, st)
+		h.engine.cfg.ExecutionRetention = 10 * time.Minute
+		h.addTrigger(t, "t", time.Now().Add(time.Second), time.Hour, "")
+		h.engine.Start()
+		time.Sleep(5 * time.Second)
+		execs, err := st.ExecutionList(context.Background(), &store.ExecutionListParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(execs) != 1 || execs[0].State != store.ExecutionSucceeded {
+			t.Fatalf("executions after the firing: %+v, want one succeeded", execs)
+		}
+		time.Sleep(12 * time.Minute)
+		h.engine.Standby()
+		execs, err = st.ExecutionList(context.Background(), &store.ExecutionListParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(execs) != 0 {
+			t.Errorf("%d executions kept past the retention", len(execs))
+		}
+	})
+}
