@@ -1189,3 +1189,69 @@ func TestStoppingNodeHandsItsClaimsToAnother(t *testing.T) {
 		}
 	})
 }
+
+func TestNoDuplicateFiresUnderChurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		shared := memstore.New(nil)
+		rec := &recorder{}
+		var nodes []*chime.Scheduler
+		for i := range 3 {
+			s, err := chime.New(chime.Config{Store: shared, NodeID: fmt.Sprintf("n%d", i), Logger: quietLogger, Workers: 3, LookAhead: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Register("record", rec); err != nil {
+				t.Fatal(err)
+			}
+			nodes = append(nodes, s)
+		}
+		const triggers = 60
+		for i := range triggers {
+			scheduleJob(t, nodes[0], job(fmt.Sprintf("j%d", i)), trig(fmt.Sprintf("t%d", i), mustCron(t, "*/2 * * * * ?")))
+		}
+		for _, n := range nodes {
+			start(t, n)
+		}
+		// Operators keep pausing, resuming and rescheduling triggers (with
+		// the same schedule, so fire times repeat) on every node while
+		// they fire.
+		for round := range 40 {
+			n := nodes[round%3]
+			key := chime.NewTriggerKey("", fmt.Sprintf("t%d", round%triggers))
+			switch round % 3 {
+			case 0:
+				if err := n.PauseTrigger(ctx, key); err != nil {
+					t.Fatal(err)
+				}
+			case 1:
+				if err := n.ResumeTrigger(ctx, chime.NewTriggerKey("", fmt.Sprintf("t%d", (round-1)%triggers))); err != nil {
+					t.Fatal(err)
+				}
+			case 2:
+				if _, err := n.Reschedule(ctx, key, chime.Trigger{Schedule: mustCron(t, "*/2 * * * * ?")}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(700 * time.Millisecond)
+		}
+		for _, n := range nodes {
+			stop(t, n)
+		}
+		seen := map[string]int{}
+		for _, f := range rec.all() {
+			seen[f.Trigger+"@"+f.Scheduled.Format(time.RFC3339)]++
+		}
+		dups := 0
+		for k, n := range seen {
+			if n > 1 {
+				dups++
+				t.Errorf("%s fired %d times", k, n)
+			}
+		}
+		t.Logf("fires=%d distinct=%d duplicates=%d", len(rec.all()), len(seen), dups)
+		if len(seen) < triggers*10 {
+			t.Errorf("only %d distinct firings in 28s of %d two-second triggers", len(seen), triggers)
+		}
+	})
+}
