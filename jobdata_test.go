@@ -143,6 +143,13 @@ func TestTriggerSkipsInstantsItsCalendarExcludes(t *testing.T) {
 		if !info.NextFireTime.Equal(monday) {
 			t.Errorf("next fire time %s, want Monday midnight %s", info.NextFireTime, monday)
 		}
+		upcoming, err := s.UpcomingFireTimes(ctx, tr.Key, 26)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(upcoming) != 26 || !upcoming[0].Equal(monday) || !upcoming[25].Equal(monday.Add(25*time.Hour)) {
+			t.Errorf("upcoming %v, want every hour from Monday midnight", upcoming)
+		}
 		if _, err := s.DeleteCalendar(ctx, "weekdays"); !errors.Is(err, chime.ErrCalendarInUse) {
 			t.Errorf("deleting a calendar in use: %v, want ErrCalendarInUse", err)
 		}

@@ -885,6 +885,29 @@ func (s *Scheduler) Trigger(ctx context.Context, key TriggerKey) (*TriggerInfo, 
 	return triggerInfoOf(rec)
 }
 
+// UpcomingFireTimes returns the next n fire times of a stored trigger from
+// its current state, skipping instants its calendar excludes. Fewer than n
+// means the trigger completes.
+func (s *Scheduler) UpcomingFireTimes(ctx context.Context, key TriggerKey, n int) ([]time.Time, error) {
+	rec, err := s.store.TriggerGet(ctx, key.store())
+	if err != nil {
+		return nil, fmt.Errorf("chime: trigger %s: %w", key.normalized(), err)
+	}
+	tr, err := engine.TriggerTiming(rec)
+	if err != nil {
+		return nil, fmt.Errorf("chime: trigger %s: %w", key.normalized(), err)
+	}
+	var cal schedule.Calendar
+	if rec.CalendarName != "" {
+		c, err := s.loadCalendar(ctx, rec.CalendarName)
+		if err != nil {
+			return nil, fmt.Errorf("chime: trigger %s: calendar %q: %w", key.normalized(), rec.CalendarName, err)
+		}
+		cal = c
+	}
+	return tr.Upcoming(cal, n), nil
+}
+
 // TriggerFilter selects triggers for Triggers; zero fields do not filter.
 type TriggerFilter struct {
 	Group  string  // trigger group

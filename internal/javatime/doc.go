@@ -16,23 +16,24 @@
 //   - A reading that occurs twice (clocks moving back) is read with the
 //     offset from after the transition: the later of its two occurrences.
 //
-// # Finding transitions
+// # Probing instead of ZoneBounds
 //
-// Transitions are found by probing: asking the time package for the offset
-// at single instants and bisecting to the second between two instants whose
-// offsets differ. Location.ZoneBounds is not used. Past the end of a zone's
-// transition table (2037 for most zones) the time package derives the
-// bounds from the zone's POSIX rule one UTC year at a time: it cuts periods
-// at year boundaries, and in leap years it reports the last period of the
-// year as ending a day early, before the instant that was asked about. The
-// offsets it reports are right; only the bounds are not, so offsets are all
-// this package relies on.
+// Everything here is built on one question to the time package: the
+// offset at a single instant. Location.ZoneBounds is not used. Past the end
+// of a zone's transition table (2037 for most zones) the time package
+// derives the bounds from the zone's POSIX rule one UTC year at a time: it
+// cuts periods at year boundaries, and in leap years it reports the last
+// period of the year as ending a day early, before the instant that was
+// asked about. The offsets it reports are right; only the bounds are not.
 //
 // Probing is exact because of a property of the tz database: a zone never
 // changes its offset twice within 72 hours (the closest pair, Freetown in
-// 1939, is 95 hours apart). Two probes at most 72 hours apart that agree
-// therefore prove the offset constant between them, and two that disagree
-// enclose exactly one transition.
+// 1939, is 95 hours apart), and no offset is 16 hours or more from UTC. So
+// two probes at most 72 hours apart that agree prove the offset constant
+// between them, and two that disagree enclose exactly one transition, which
+// bisection finds to the second. A wall-clock time w is then resolved with
+// two probes: the offset o at instant w+16h, then the offset at instant w-o,
+// which is the one Java uses (Zone.WallOffset gives the reasoning).
 //
 // # Cost
 //

@@ -4,10 +4,7 @@ import "time"
 
 const (
 	// reach is more than any UTC offset in the tz database (the largest,
-	// Manila's local mean time before 1845, is 15h56m08s behind UTC). A
-	// wall-clock reading can only be shown by instants within reach of it
-	// (taking the reading as if it were UTC), and only transitions within
-	// reach of it decide how it resolves.
+	// Manila's local mean time before 1845, is 15h56m08s behind UTC).
 	reach = 16 * 3600
 
 	// step is the widest stretch of instants over which two agreeing probes
@@ -15,12 +12,9 @@ const (
 	// (see the package documentation).
 	step = 72 * 3600
 
-	// On a miss, Offset learns the instants from learnBefore before to
-	// learnAfter after the one asked about, which covers the wall-clock
-	// readings of the following day or so in any zone. Together they span
-	// no more than step.
-	learnBefore = 28 * 3600
-	learnAfter  = step - learnBefore
+	// learnBefore is how far before its first instant an evaluation learns
+	// offsets; it learns up to step-learnBefore after it.
+	learnBefore = 18 * 3600
 )
 
 // Transition is a change of a zone's UTC offset.
@@ -55,14 +49,6 @@ func NewZone(loc *time.Location) Zone {
 	return Zone{loc: loc}
 }
 
-// Location returns the zone's location.
-func (z *Zone) Location() *time.Location {
-	if z.loc == nil {
-		return time.UTC
-	}
-	return z.loc
-}
-
 // OffsetAt returns the UTC offset of loc at instant u (Unix seconds), in
 // seconds east of UTC. It is a single lookup, for callers that ask once.
 func OffsetAt(loc *time.Location, u int64) int64 {
@@ -79,11 +65,15 @@ func (z *Zone) Offset(u int64) int64 {
 	if z.loc == nil {
 		return 0
 	}
-	if i := z.find(u); i >= 0 {
-		return z.spans[i].off
+	if z.n == 0 {
+		// The first question of an evaluation: learn the stretch around u
+		// in which its next wall-clock times usually resolve, with two
+		// probes.
+		a, b := u-learnBefore, u-learnBefore+step
+		z.learn(a, z.probe(a))
+		z.learn(b, z.probe(b))
 	}
-	z.cover(u-learnBefore, u+learnAfter)
-	return z.spans[z.find(u)].off
+	return z.offsetAt(u)
 }
 
 // Wall returns the wall-clock reading (wall seconds) of instant u.
@@ -95,22 +85,20 @@ func (z *Zone) Wall(u int64) int64 {
 // reads the wall-clock time wall (wall seconds): the offset after the last
 // transition whose own wall-clock time is not after wall, or the zone's
 // earliest offset when there is none.
+//
+// That is the offset at instant wall-o, where o is the offset at wall+reach.
+// If the offset is o all the way from wall-o to wall+reach, the transition
+// that began it came at or before wall-o, so its wall-clock time is not
+// after wall, and any later one comes after wall+reach, where no offset can
+// bring its wall-clock time back to wall. Otherwise the offset changes once
+// between wall-o and wall+reach, at a wall-clock time after wall, and the
+// transition before that change came more than step earlier, early enough
+// to count whatever its offset.
 func (z *Zone) WallOffset(wall int64) int64 {
 	if z.loc == nil {
 		return 0
 	}
-	lo, hi := wall-reach, wall+reach
-	z.cover(lo, hi)
-	before := z.spans[z.find(lo)]
-	if before.hi >= hi {
-		return before.off
-	}
-	// One transition, at before.hi+1, lies within reach.
-	after := z.spans[z.find(hi)]
-	if after.lo+after.off <= wall {
-		return after.off
-	}
-	return before.off
+	return z.offsetAt(wall - z.offsetAt(wall+reach))
 }
 
 // Resolve returns the instant (Unix seconds) Java's GregorianCalendar gives
@@ -128,11 +116,21 @@ func (z *Zone) Transitions(from, to int64, dst []Transition) []Transition {
 	}
 	for from < to {
 		end := min(to, from+step)
-		z.cover(from, end)
-		s := z.spans[z.find(from)]
-		if s.hi < end {
-			next := z.spans[z.find(end)]
-			dst = append(dst, Transition{At: next.lo, Before: s.off, After: next.off})
+		offFrom, offEnd := z.offsetAt(from), z.offsetAt(end)
+		if offFrom != offEnd {
+			// Exactly one transition in (from, end]: bisect to the second.
+			lo, hi := from, end
+			for hi-lo > 1 {
+				m := lo + (hi-lo)/2
+				if z.probe(m) == offFrom {
+					lo = m
+				} else {
+					hi = m
+				}
+			}
+			z.learn(lo, offFrom)
+			z.learn(hi, offEnd)
+			dst = append(dst, Transition{At: hi, Before: offFrom, After: offEnd})
 		}
 		from = end
 	}
@@ -149,75 +147,111 @@ func (z *Zone) find(u int64) int {
 	return -1
 }
 
+// offsetAt returns the offset at u from what has been learnt, probing and
+// learning when u is not known. When u lies within step beyond a learnt span
+// (and not in a gap that probing u would settle), it first probes a whole
+// step beyond that span, so that the questions that follow find their
+// answers learnt: an evaluation moving on probes about once every few days.
+func (z *Zone) offsetAt(u int64) int64 {
+	if i := z.find(u); i >= 0 {
+		return z.spans[i].off
+	}
+	var left, right *span // the learnt spans before and after u
+	for i := range z.n {
+		if s := &z.spans[i]; s.hi < u {
+			left = s
+		} else if right == nil {
+			right = s
+		}
+	}
+	toLeft, toRight := int64(step+1), int64(step+1)
+	if left != nil {
+		toLeft = u - left.hi
+	}
+	if right != nil {
+		toRight = right.lo - u
+	}
+	if toLeft+toRight > step && min(toLeft, toRight) <= step {
+		var far int64
+		if toRight < toLeft {
+			far = right.lo - step // after left.hi, as the gap exceeds step
+		} else {
+			far = left.hi + step // before right.lo, likewise
+		}
+		z.learn(far, z.probe(far))
+		if i := z.find(u); i >= 0 {
+			return z.spans[i].off
+		}
+	}
+	off := z.probe(u)
+	z.learn(u, off)
+	return off
+}
+
 // probe asks the time package for the offset at u.
 func (z *Zone) probe(u int64) int64 {
 	_, off := time.Unix(u, 0).In(z.loc).Zone()
 	return int64(off)
 }
 
-// cover learns the offsets of every instant in [a, b], where b-a <= step:
-// afterwards either one span holds them all or two adjacent spans do, split
-// at the only transition in between.
-func (z *Zone) cover(a, b int64) {
-	ia, ib := z.find(a), z.find(b)
-	if ia >= 0 && ia == ib {
+// learn records that instant u has offset off. A span with that offset within step of u, and no other span in between,
+// grows to u: the offset cannot change and change back within step. Two
+// spans that come within step of each other with one offset merge.
+// Otherwise u starts a span of its own, replacing the learnt span farthest
+// from it when there is no room.
+func (z *Zone) learn(u, off int64) {
+	if z.find(u) >= 0 {
 		return
 	}
-	var sa, sb span
+	grown := false
+	for i := range z.n {
+		s := &z.spans[i]
+		if s.off != off || z.between(s, u) {
+			continue
+		}
+		if u > s.hi && u-s.hi <= step {
+			s.hi, grown = u, true
+		} else if u < s.lo && s.lo-u <= step {
+			s.lo, grown = u, true
+		}
+	}
+	if grown {
+		if z.n == 2 && z.spans[0].hi >= z.spans[1].lo {
+			z.spans[0].hi = z.spans[1].hi
+			z.n = 1
+		}
+		return
+	}
+	fresh := span{u, u, off}
 	switch {
-	case ia >= 0 && ib >= 0:
-		sa, sb = z.spans[ia], z.spans[ib]
-		if sa.hi+1 == sb.lo {
-			return // already split at the transition
-		}
-	case ia >= 0:
-		// Reach as far ahead as one probe can prove, so that an evaluation
-		// moving forward probes again only every few days.
-		sa = z.spans[ia]
-		far := sa.hi + step
-		sb = span{far, far, z.probe(far)}
-	case ib >= 0:
-		sb = z.spans[ib]
-		far := sb.lo - step
-		sa = span{far, far, z.probe(far)}
+	case z.n < len(z.spans):
+		z.spans[z.n] = fresh
+		z.n++
+	case distance(z.spans[0], u) > distance(z.spans[1], u):
+		z.spans[0] = fresh
 	default:
-		sa = span{a, a, z.probe(a)}
-		sb = span{b, b, z.probe(b)}
+		z.spans[1] = fresh
 	}
-	if sa.off == sb.off {
-		z.keep(span{sa.lo, sb.hi, sa.off}, span{}, 1)
-		return
+	if z.n == 2 && z.spans[0].lo > z.spans[1].lo {
+		z.spans[0], z.spans[1] = z.spans[1], z.spans[0]
 	}
-	// Exactly one transition in (sa.hi, sb.lo]: bisect to the second.
-	lo, hi := sa.hi, sb.lo
-	for hi-lo > 1 {
-		m := lo + (hi-lo)/2
-		if z.probe(m) == sa.off {
-			lo = m
-		} else {
-			hi = m
-		}
-	}
-	z.keep(span{sa.lo, lo, sa.off}, span{hi, sb.hi, sb.off}, 2)
 }
 
-// keep stores the first k of the spans s0, s1 (fresh knowledge, which
-// absorbs any learnt span it overlaps) and fills the remaining room with
-// the learnt spans that do not overlap them.
-func (z *Zone) keep(s0, s1 span, k int) {
-	lo, hi := s0.lo, s0.hi
-	if k == 2 {
-		hi = s1.hi
-	}
-	old, n := z.spans, z.n
-	z.spans[0], z.n = s0, 1
-	if k == 2 {
-		z.spans[1], z.n = s1, 2
-	}
-	for i := 0; i < n && z.n < len(z.spans); i++ {
-		if old[i].hi < lo || old[i].lo > hi {
-			z.spans[z.n] = old[i]
-			z.n++
+// between reports whether a learnt span other than s lies between s and u.
+func (z *Zone) between(s *span, u int64) bool {
+	for i := range z.n {
+		o := &z.spans[i]
+		if o != s && ((o.lo > s.hi && o.hi < u) || (o.hi < s.lo && o.lo > u)) {
+			return true
 		}
 	}
+	return false
+}
+
+// distance returns how far instant u lies outside span s.
+func distance(s span, u int64) int64 {
+	if u < s.lo {
+		return s.lo - u
+	}
+	return u - s.hi
 }

@@ -3,6 +3,8 @@ package cron
 import (
 	"math/bits"
 	"time"
+
+	"github.com/chime-scheduler/chime/internal/javatime"
 )
 
 // maxIterations bounds the search loop. Real expressions need a few
@@ -11,20 +13,21 @@ const maxIterations = 1 << 17
 
 // calendar mirrors the part of java.util.GregorianCalendar that Quartz's
 // CronExpression relies on: wall-clock fields that may be set out of range
-// and are normalised (lenient carry, then DST resolution, see zone.go) the
-// next time they are read. Quartz's DST behaviour follows from exactly when
-// that normalisation happens, so the search below reads and writes the
-// fields in the same order as Quartz 2.3.2 does.
+// and are normalised (lenient carry, then Java's resolution of the wall
+// time in the zone, see internal/javatime) the next time they are read.
+// Quartz's DST behaviour follows from exactly when that normalisation
+// happens, so the search below reads and writes the fields in the same
+// order as Quartz 2.3.2 does.
 type calendar struct {
 	year, month, day, hour, minute, second int // month 1..12 once normalised
 	dirty                                  bool
 	unix                                   int64
-	zone                                   *zoneCache
+	zone                                   *javatime.Zone
 }
 
 func (c *calendar) setInstant(u int64) {
 	c.unix = u
-	c.setWall(c.zone.wallOf(u))
+	c.setWall(c.zone.Wall(u))
 	c.dirty = false
 }
 
@@ -45,8 +48,8 @@ func (c *calendar) normalize() {
 		return
 	}
 	w := wallSeconds(c.year, c.month, c.day, c.hour, c.minute, c.second)
-	u := c.zone.resolve(w)
-	c.setWall(c.zone.wallOf(u))
+	u := c.zone.Resolve(w)
+	c.setWall(c.zone.Wall(u))
 	c.unix = u
 	c.dirty = false
 }
@@ -119,7 +122,7 @@ func (e *Expression) next(start int64, loc *time.Location) (int64, bool) {
 	if e.never {
 		return 0, false
 	}
-	zone := newZoneCache(loc)
+	zone := javatime.NewZone(loc)
 	c := calendar{zone: &zone}
 	c.setInstant(start)
 	c.dirty = true // Quartz clears the milliseconds, which renormalises.
@@ -408,7 +411,7 @@ func (c *calendar) nextMonth(month int) {
 
 // wallInstant resolves the given date at c's current time of day.
 func (c *calendar) wallInstant(year, month, day int) int64 {
-	return c.zone.resolve(wallSeconds(year, month, day, c.hour, c.minute, c.second))
+	return c.zone.Resolve(wallSeconds(year, month, day, c.hour, c.minute, c.second))
 }
 
 // daysUntil returns how many days from weekday from to the next weekday
