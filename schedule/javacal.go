@@ -1,6 +1,10 @@
 package schedule
 
-import "time"
+import (
+	"time"
+
+	"github.com/chime-scheduler/chime/internal/javatime"
+)
 
 // This file reproduces the few operations of java.util.GregorianCalendar
 // (lenient, one time zone) that Quartz's interval triggers are built on. The
@@ -13,10 +17,9 @@ import "time"
 //     offset change unless the correction would change the date.
 //   - Adding months or years keeps the day of month when it exists and clamps
 //     it to the month's last day otherwise (31 Jan + 1 month = 29 Feb).
-//   - A wall-clock time is resolved to an instant as Java does: a time in a
-//     gap (spring forward) is read with the offset before the gap, so it
-//     moves forward; a time that occurs twice (fall back) is read with the
-//     offset after the transition, so it is the second occurrence.
+//   - A wall-clock time is resolved to an instant as Java does (see
+//     internal/javatime): a time in a gap (spring forward) moves forward, a
+//     time that occurs twice (fall back) is its second occurrence.
 
 const (
 	msPerSecond = int64(1000)
@@ -41,8 +44,7 @@ func (c jcal) weekday() time.Weekday { return c.local().Weekday() }
 
 // offsetAt is the zone's total UTC offset at instant ms, in milliseconds.
 func offsetAt(ms int64, loc *time.Location) int64 {
-	_, off := time.UnixMilli(ms).In(loc).Zone()
-	return int64(off) * msPerSecond
+	return javatime.OffsetAt(loc, floorDiv(ms, msPerSecond)) * msPerSecond
 }
 
 func floorDiv(a, b int64) int64 {
@@ -129,38 +131,9 @@ func wallMillis(y int, m time.Month, d, h, mi, s, ms int) int64 {
 }
 
 // wallToInstant resolves a wall-clock time (wallMillis) in loc to an
-// instant, with Java's rules for gaps and repeated hours.
+// instant, with Java's rules for gaps and repeated hours. Offsets change on
+// whole seconds, so the second holding wall decides.
 func wallToInstant(wall int64, loc *time.Location) int64 {
-	return wall - wallOffset(wall, loc)
-}
-
-// wallOffset is the offset Java's transition table gives a wall-clock time:
-// the offset after the last transition whose own wall-clock time (its
-// instant plus the new offset) is not after wall.
-func wallOffset(wall int64, loc *time.Location) int64 {
-	// Fast path: no transition within two days of the guess, so the offset
-	// there is the only one this wall time can have.
-	guess := time.UnixMilli(wall - offsetAt(wall, loc)).In(loc)
-	if start, end := guess.ZoneBounds(); (start.IsZero() || guess.Sub(start) > 48*time.Hour) &&
-		(end.IsZero() || end.Sub(guess) > 48*time.Hour) {
-		_, off := guess.Zone()
-		return int64(off) * msPerSecond
-	}
-	// Walk the zone's periods from two days early: no instant with this
-	// wall time lies before.
-	t := time.UnixMilli(wall - 2*msPerDay).In(loc)
-	for range 64 {
-		_, off := t.Zone()
-		_, end := t.ZoneBounds()
-		if end.IsZero() {
-			return int64(off) * msPerSecond
-		}
-		next := end.In(loc)
-		_, nextOff := next.Zone()
-		if next.UnixMilli()+int64(nextOff)*msPerSecond > wall {
-			return int64(off) * msPerSecond
-		}
-		t = next
-	}
-	return offsetAt(wall, loc)
+	z := javatime.NewZone(loc)
+	return wall - z.WallOffset(floorDiv(wall, msPerSecond))*msPerSecond
 }
