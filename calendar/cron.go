@@ -167,9 +167,7 @@ func (c *Cron) skipMatched(u time.Time) time.Time {
 	}
 	const reach = 3 * time.Hour // more than any transition's jump
 	from, to := u.Add(-reach), target.Add(reach)
-	var trs []transition
-	findTransitions(c.loc, from, to, offsetAt(c.loc, from), offsetAt(c.loc, to), &trs)
-	for _, tr := range trs {
+	for _, tr := range transitionsBetween(c.loc, from, to) {
 		size := (tr.after - tr.before).Abs()
 		lo, hi := tr.at.Add(-size), tr.at.Add(size)
 		if !u.Before(hi) {
