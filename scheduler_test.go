@@ -449,6 +449,11 @@ func TestListenersAndVeto(t *testing.T) {
 				return true
 			},
 		})
+		s.AddTriggerListener(chime.TriggerListener{
+			Name:      "completed-a",
+			Matcher:   chime.KeyEquals(chime.NewTriggerKey("a", "t")),
+			Completed: func(_ context.Context, jc *chime.JobContext, _ error) { note("completed %s", jc.Trigger.Key) },
+		})
 		s.AddJobListener(chime.JobListener{
 			Name:            "jobs",
 			ToBeExecuted:    func(_ context.Context, jc *chime.JobContext) { note("to be executed %s", jc.Job.Key) },
@@ -472,7 +477,10 @@ func TestListenersAndVeto(t *testing.T) {
 		stop(t, s)
 		mu.Lock()
 		defer mu.Unlock()
-		want := []string{"fired b.t", "vetoed DEFAULT.jb", "to be executed DEFAULT.ja", "executed DEFAULT.ja"}
+		want := []string{"fired b.t", "vetoed DEFAULT.jb", "to be executed DEFAULT.ja", "executed DEFAULT.ja", "completed a.t"}
+		if slices.Contains(events, "completed b.t") {
+			t.Errorf("events %q: a vetoed firing completed", events)
+		}
 		for _, w := range want {
 			if !slices.Contains(events, w) {
 				t.Errorf("events %q lack %q", events, w)
@@ -1254,4 +1262,33 @@ func TestNoDuplicateFiresUnderChurn(t *testing.T) {
 			t.Errorf("only %d distinct firings in 28s of %d two-second triggers", len(seen), triggers)
 		}
 	})
+}
+
+func TestMisfireThresholdIsConfigurable(t *testing.T) {
+	tests := []struct {
+		name      string
+		threshold time.Duration
+		wantRuns  int
+	}{
+		{"30s late is within the default 60s: fires", 0, 1},
+		{"30s late is past a 10s threshold: the one-shot trigger has no next time to move to", 10 * time.Second, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				s, rec := newScheduler(t, chime.Config{MisfireThreshold: tt.threshold})
+				tr := trig("late", &schedule.Simple{})
+				tr.StartTime = time.Now().Add(-30 * time.Second)
+				tr.MisfireInstruction = schedule.MisfireRescheduleNextWithRemainingCount
+				scheduleJob(t, s, job("j"), tr)
+				start(t, s)
+				time.Sleep(time.Second)
+				stop(t, s)
+				if got := len(rec.all()); got != tt.wantRuns {
+					t.Errorf("ran %d times, want %d", got, tt.wantRuns)
+				}
+			})
+		})
+	}
 }
