@@ -742,13 +742,19 @@ func SetTiming(rec *store.TriggerRecord, tr *schedule.Trigger) error {
 	}
 	rec.Kind = string(tr.Schedule.Kind())
 	rec.Schedule = data
+	copyTiming(rec, tr)
+	return nil
+}
+
+// copyTiming copies a trigger's window and firing state, everything but the
+// schedule, into its stored record.
+func copyTiming(rec *store.TriggerRecord, tr *schedule.Trigger) {
 	rec.StartTime = tr.StartTime
 	rec.EndTime = tr.EndTime
 	rec.MisfireInstruction = string(tr.MisfireInstruction)
 	rec.NextFireTime = tr.NextFireTime
 	rec.PreviousFireTime = tr.PreviousFireTime
 	rec.TimesTriggered = tr.TimesTriggered
-	return nil
 }
 
 // storeTiming is SetTiming for a trigger whose schedule was decoded from
@@ -758,12 +764,7 @@ func storeTiming(rec *store.TriggerRecord, tr *schedule.Trigger, original schedu
 	if tr.Schedule != original {
 		return SetTiming(rec, tr)
 	}
-	rec.StartTime = tr.StartTime
-	rec.EndTime = tr.EndTime
-	rec.MisfireInstruction = string(tr.MisfireInstruction)
-	rec.NextFireTime = tr.NextFireTime
-	rec.PreviousFireTime = tr.PreviousFireTime
-	rec.TimesTriggered = tr.TimesTriggered
+	copyTiming(rec, tr)
 	return nil
 }
 
