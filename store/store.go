@@ -211,6 +211,20 @@ type Store interface {
 	CalendarStore
 	ExecutionStore
 	NodeStore
+	// Reconcile repairs states that no sequence of contract calls leaves
+	// behind, but that a crash between statements of a non-transactional
+	// store, a bug, or a hand edit of the database can:
+	//   - ACQUIRED triggers whose claim no live lease holds (ClaimedBy names
+	//     no registered, live node, or ClaimEpoch is not that node's current
+	//     epoch) return to WAITING;
+	//   - EXECUTING executions whose (NodeID, Epoch) is not a registered, live
+	//     node's current lease become RECOVERABLE when they request recovery
+	//     and FAILED with Error "node lost" otherwise;
+	//   - BLOCKED and PAUSED_BLOCKED triggers of a job that has no EXECUTING
+	//     or RECOVERABLE execution become WAITING and PAUSED.
+	// Each repair is atomic with the check that found it, so Reconcile is
+	// safe while other nodes work. Fails with ErrFenced for a stale lease.
+	Reconcile(ctx context.Context, lease Lease) (*Reconciliation, error)
 	// Now returns the store's clock: the database's clock for SQL stores.
 	// Leases, check-ins and dead-node detection use it.
 	Now(ctx context.Context) (time.Time, error)
@@ -483,6 +497,33 @@ type NodeStore interface {
 	// they request recovery and FAILED with Error "node lost" otherwise,
 	// unblocking their jobs' triggers. It returns what it did.
 	NodesRecover(ctx context.Context, p *NodesRecoverParams) ([]NodeRecovery, error)
+}
+
+// Reconciliation reports what Reconcile repaired; a healthy store reports
+// nothing.
+type Reconciliation struct {
+	ReleasedTriggers  []Key // ACQUIRED under no live lease, now WAITING
+	UnblockedTriggers []Key // BLOCKED or PAUSED_BLOCKED with no running execution
+	Recoverable       []ExecutionRecord
+	Failed            []ExecutionRecord
+}
+
+// Empty reports whether nothing was repaired.
+func (r *Reconciliation) Empty() bool {
+	return len(r.ReleasedTriggers) == 0 && len(r.UnblockedTriggers) == 0 && len(r.Recoverable) == 0 && len(r.Failed) == 0
+}
+
+// TriggerWatcher is implemented by stores that can tell every node at once
+// that a trigger became due soon, such as PostgreSQL with LISTEN/NOTIFY.
+// The engine uses it to wake early instead of waiting for its next poll;
+// polling stays the fallback, so a lost notification only costs latency.
+type TriggerWatcher interface {
+	// WatchTriggers delivers the NextFireTime of every trigger that any node
+	// inserts, resumes, releases or reschedules into WAITING, until ctx ends;
+	// then the channel is closed. Deliveries may be coalesced or dropped
+	// when the receiver is slow. The watch reconnects by itself after the
+	// database comes back.
+	WatchTriggers(ctx context.Context) (<-chan time.Time, error)
 }
 
 // NodesRecoverParams are the parameters of NodesRecover.

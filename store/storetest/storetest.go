@@ -73,6 +73,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Execution", executionTests},
 		{"Node", nodeTests},
 		{"Recovery", recoveryTests},
+		{"Reconcile", reconcileTests},
 		{"Lifecycle", lifecycleTests},
 		{"Concurrency", concurrencyTests},
 	}
