@@ -22,8 +22,10 @@ func TestDependenciesPointInward(t *testing.T) {
 		"store":             nil,
 		"store/memstore":    {"store"},
 		"store/storetest":   {"store"},
-		"internal/cluster":  {"clock", "store"},
-		"internal/engine":   {"calendar", "clock", "schedule", "store"},
+		"internal/outage":   nil,
+		"internal/logtest":  nil,
+		"internal/cluster":  {"clock", "internal/outage", "store"},
+		"internal/engine":   {"calendar", "clock", "internal/outage", "schedule", "store"},
 	}
 	for pkg, deps := range allowed {
 		t.Run(pkg, func(t *testing.T) {

@@ -41,7 +41,18 @@
 // live node, and anything it still writes under its old epoch is refused.
 // A unique key on (trigger, scheduled fire time) makes a second firing of one
 // instant impossible. Nodes fire on the store's clock, corrected for their
-// own clock's measured offset, so node clocks need not agree.
+// own clock's measured offset, so node clocks need not agree
+// (Config.ClockOffsetWarning says when an offset is worth a warning).
+//
+// A node that cannot renew its lease for Config.DeadAfter stops claiming
+// triggers and cancels its running jobs (ErrLeaseLost) until it joined
+// again under a new lease. A store outage delays work and loses none: the
+// node retries with a backoff, logs the outage once when it starts and
+// once when it ends, and fires what became due in between. Every
+// Config.ReconcileInterval each node asks the store to repair what no live
+// node explains; a healthy cluster never needs a repair. Stores that can
+// push changes (store.TriggerWatcher) wake every node as soon as any node
+// adds or resumes a trigger; the others are polled every Config.IdleWait.
 //
 // # Listeners
 //

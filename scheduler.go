@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	mrand "math/rand/v2"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -47,8 +48,23 @@ type Config struct {
 	// Defaults to 2s.
 	CheckInInterval time.Duration
 	// DeadAfter is how long a node may miss check-ins before the others
-	// recover its work. Defaults to 3 × CheckInInterval.
+	// recover its work. A node that could not renew its lease for that long
+	// stops claiming triggers, cancels its running jobs (their context's
+	// cause is ErrLeaseLost) and joins again under a new lease. Defaults to
+	// 3 × CheckInInterval.
 	DeadAfter time.Duration
+	// ReconcileInterval is how often the node asks the store to repair
+	// states no live node explains: triggers claimed or executions running
+	// under a lease that is gone, triggers blocked by no running execution.
+	// A healthy cluster never needs a repair; each one is logged at Warn.
+	// Defaults to 1 minute.
+	ReconcileInterval time.Duration
+	// ClockOffsetWarning is how far the node's clock may be from the
+	// store's before a warning is logged. The node fires on the store's
+	// time whatever the offset; the warning is for operators. It is logged
+	// when the offset goes above the threshold and again when it moves by
+	// more than the threshold. Defaults to 1s.
+	ClockOffsetWarning time.Duration
 	// ExecutionRetention is how long finished executions stay in the store.
 	// Their unique (trigger, scheduled fire time) key guards against a second
 	// firing of an instant for that long. Defaults to 24h.
@@ -167,6 +183,18 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.MisfireThreshold == 0 {
 		cfg.MisfireThreshold = 60 * time.Second
 	}
+	if cfg.ReconcileInterval < 0 {
+		return nil, &ValidationError{Field: "Config.ReconcileInterval", Reason: "must be positive"}
+	}
+	if cfg.ReconcileInterval == 0 {
+		cfg.ReconcileInterval = time.Minute
+	}
+	if cfg.ClockOffsetWarning < 0 {
+		return nil, &ValidationError{Field: "Config.ClockOffsetWarning", Reason: "must be positive"}
+	}
+	if cfg.ClockOffsetWarning == 0 {
+		cfg.ClockOffsetWarning = time.Second
+	}
 	if cfg.MaxJobDataBytes < 0 {
 		return nil, &ValidationError{Field: "Config.MaxJobDataBytes", Reason: "must not be negative"}
 	}
@@ -180,14 +208,18 @@ func New(cfg Config) (*Scheduler, error) {
 		jobTypes: make(map[string]Job),
 	}
 	member, err := cluster.New(cluster.Config{
-		Store:           cfg.Store,
-		NodeID:          cfg.NodeID,
-		Clock:           cfg.Clock,
-		Logger:          cfg.Logger,
-		CheckInInterval: cfg.CheckInInterval,
-		DeadAfter:       cfg.DeadAfter,
-		OnRecovered:     func([]store.NodeRecovery) { s.engine.WakeRecovery() },
-		OnLeaseLost:     func() { s.engine.CancelAll(engine.ErrLeaseLost) },
+		Store:             cfg.Store,
+		NodeID:            cfg.NodeID,
+		Clock:             cfg.Clock,
+		Logger:            cfg.Logger,
+		CheckInInterval:   cfg.CheckInInterval,
+		DeadAfter:         cfg.DeadAfter,
+		ReconcileInterval: cfg.ReconcileInterval,
+		OffsetWarning:     cfg.ClockOffsetWarning,
+		OnRecovered:       func([]store.NodeRecovery) { s.engine.WakeRecovery() },
+		OnReconciled:      s.reconciled,
+		OnLeaseLost:       func() { s.engine.CancelAll(engine.ErrLeaseLost) },
+		OnLeaseRestored:   func() { s.engine.Wake() },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("chime: %w", err)
@@ -198,6 +230,9 @@ func New(cfg Config) (*Scheduler, error) {
 		Clock:              member.Clock(),
 		Logger:             s.log,
 		Lease:              member.Lease,
+		LeaseValid:         member.LeaseValid,
+		OnFenced:           member.LeaseRefused,
+		Jitter:             equalJitter,
 		Execute:            s.execute,
 		Workers:            cfg.Workers,
 		LookAhead:          cfg.LookAhead,
@@ -218,6 +253,28 @@ func New(cfg Config) (*Scheduler, error) {
 	return s, nil
 }
 
+// reconciled makes the engine act on what a reconciliation repaired:
+// re-run the executions now recoverable, and claim the triggers now
+// waiting.
+func (s *Scheduler) reconciled(r *store.Reconciliation) {
+	if len(r.Recoverable) > 0 {
+		s.engine.WakeRecovery()
+		return
+	}
+	if len(r.ReleasedTriggers) > 0 || len(r.UnblockedTriggers) > 0 {
+		s.engine.Wake()
+	}
+}
+
+// equalJitter spreads a retry wait d over [d/2, d], so that the nodes of a
+// cluster do not all retry at once when the database comes back.
+func equalJitter(d time.Duration) time.Duration {
+	if d < 2 {
+		return d
+	}
+	return d/2 + mrand.N(d/2+1)
+}
+
 func defaultNodeID() string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
@@ -235,8 +292,19 @@ func (s *Scheduler) NodeID() string { return s.cfg.NodeID }
 // node's clock. The scheduler fires on the store's time.
 func (s *Scheduler) ClockOffset() time.Duration { return s.member.Offset() }
 
-// now is the node's clock corrected to the store's.
-func (s *Scheduler) now() time.Time { return s.cfg.Clock.Now().Add(s.member.Offset()) }
+// now returns the store's time: the node's clock corrected by the measured
+// offset once the node has joined the cluster, and the store's own clock
+// before, when no offset has been measured yet.
+func (s *Scheduler) now(ctx context.Context) (time.Time, error) {
+	if s.member.OffsetKnown() {
+		return s.cfg.Clock.Now().Add(s.member.Offset()), nil
+	}
+	now, err := s.store.Now(ctx)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("chime: read the store's clock: %w", err)
+	}
+	return now, nil
+}
 
 // Register makes a job type available under a stable name. Stored jobs name
 // their type, so the name must not change between releases. Registering a
@@ -605,7 +673,11 @@ func (s *Scheduler) triggerRecord(ctx context.Context, t Trigger) (store.Trigger
 	}
 	start := t.StartTime
 	if start.IsZero() {
-		start = s.now()
+		now, err := s.now(ctx)
+		if err != nil {
+			return store.TriggerRecord{}, err
+		}
+		start = now
 	}
 	if !t.EndTime.IsZero() && t.EndTime.Before(start) {
 		return store.TriggerRecord{}, &ValidationError{Field: "Trigger.EndTime", Reason: "is before StartTime"}
@@ -696,7 +768,10 @@ func (s *Scheduler) updateCalendarTriggers(ctx context.Context, name string, cal
 	if err != nil {
 		return fmt.Errorf("chime: update triggers of calendar %q: %w", name, err)
 	}
-	now := s.now()
+	now, err := s.now(ctx)
+	if err != nil {
+		return err
+	}
 	for _, rec := range recs {
 		if rec.CalendarName != name || rec.State == store.StateComplete {
 			continue

@@ -1,6 +1,7 @@
 // Package cluster keeps a node's membership of a chime cluster: its lease
 // and epoch, its check-ins, the estimate of its clock's offset from the
-// store's clock, and the recovery of dead nodes.
+// store's clock, the recovery of dead nodes and the periodic reconciliation
+// of the store.
 //
 // # Protocol
 //
@@ -17,9 +18,37 @@
 //     node the store bumps its epoch, which fences it, returns its claimed
 //     triggers and marks its executions for re-run or failure. Any node may
 //     do this; the epoch bump makes the second attempt a no-op.
-//  4. When a check-in is refused with store.ErrFenced, or no check-in has
-//     succeeded for DeadAfter by the local clock, the node must assume it has
-//     been declared dead: it reports the lease lost (the engine cancels its
-//     running jobs) and registers again under a new epoch.
-//  5. Stop unregisters the node, so its claims return at once.
+//  4. At start, every ReconcileInterval and right after registering again,
+//     the node asks the store to repair what no live lease explains
+//     (store.Store's Reconcile): claims and executions held under dead or
+//     stale leases, triggers blocked by no running execution. Each repair
+//     is logged at Warn; OnReconciled lets the engine act on them at once.
+//  5. When a check-in is refused with store.ErrFenced, when the engine
+//     reports a write refused under the current lease (LeaseRefused), or
+//     when no check-in has succeeded for DeadAfter by the local clock, the
+//     node must assume it has been declared dead: it reports the lease lost
+//     once (the engine cancels its running jobs with ErrLeaseLost) and
+//     registers again under a new epoch, at its next check-in or at once
+//     after a refusal.
+//  6. Stop unregisters the node, so its claims return at once.
+//
+// # Lease validity
+//
+// LeaseValid holds while the node is registered, no write was refused under
+// its lease, and the last renewal that succeeded was sent less than
+// DeadAfter ago by the local clock. The store stamps a renewal after the
+// node sent it, so no other node can have declared this one dead while
+// LeaseValid holds, as long as both clocks tick at the same rate (their
+// readings may differ by any amount). The engine claims and fires nothing
+// while LeaseValid does not hold. Fencing in the store stays the guarantee;
+// this only keeps a cut-off node from doing work the store will refuse.
+//
+// # Logs
+//
+// A failing store makes every check-in fail. The first failure is logged
+// at Warn, then one line every 30s while the outage lasts, and the first
+// success after it at Info with the outage's duration. The clock offset is
+// logged at Warn when it goes above OffsetWarning, again only when it moves
+// by more than OffsetWarning since the last warning, and at Info when it
+// comes back under.
 package cluster

@@ -9,12 +9,15 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime/clock"
+	"github.com/chime-scheduler/chime/internal/outage"
 	"github.com/chime-scheduler/chime/store"
 )
 
 // Store is what a member needs of the store.
 type Store interface {
 	store.NodeStore
+	// Reconcile is store.Store's Reconcile.
+	Reconcile(ctx context.Context, lease store.Lease) (*store.Reconciliation, error)
 }
 
 // Config configures a Member.
@@ -33,29 +36,55 @@ type Config struct {
 	// DeadAfter is how long a node may go without checking in before the
 	// others declare it dead. Defaults to 3 × CheckInInterval.
 	DeadAfter time.Duration
-	// OffsetWarning is the clock offset above which a warning is logged.
-	// Defaults to 1s.
+	// ReconcileInterval is how often the node asks the store to repair
+	// states no live lease explains (store.Store's Reconcile). Defaults to
+	// 1 minute.
+	ReconcileInterval time.Duration
+	// OffsetWarning is the clock offset above which a warning is logged:
+	// when the offset goes above it, and again when it moves by more than
+	// it since the last warning. Defaults to 1s.
 	OffsetWarning time.Duration
 	// OnRecovered is called after dead nodes were recovered, so the engine
 	// re-runs their executions at once. Optional.
 	OnRecovered func([]store.NodeRecovery)
-	// OnLeaseLost is called when the node must assume it was declared dead.
-	// Optional.
+	// OnReconciled is called after a reconciliation repaired something, so
+	// the engine re-runs recoverable executions and looks at released
+	// triggers at once. Optional.
+	OnReconciled func(*store.Reconciliation)
+	// OnLeaseLost is called once when the node must assume it was declared
+	// dead, until it registered again. Optional.
 	OnLeaseLost func()
+	// OnLeaseRestored is called when the lease is valid again: the node
+	// registered again, or renewed a lease that had lapsed. Optional.
+	OnLeaseRestored func()
 }
 
 // Member is one node's membership of the cluster.
 type Member struct {
-	cfg Config
-	log *slog.Logger
+	cfg  Config
+	log  *slog.Logger
+	poke chan struct{} // capacity 1: the lease was refused; act at once
 
-	mu          sync.Mutex
-	lease       store.Lease
-	offset      time.Duration
-	lastRenewed time.Time // local clock
-	cancel      context.CancelFunc
-	done        chan struct{}
+	mu        sync.Mutex
+	lease     store.Lease
+	lost      bool // the node must assume it was declared dead
+	offset    time.Duration
+	renewedAt time.Time // local clock when the last renewal that succeeded was sent
+	// Offset warnings: whether the offset is above the threshold, and the
+	// offset last warned about.
+	offsetHigh   bool
+	offsetWarned time.Duration
+	cancel       context.CancelFunc
+	done         chan struct{}
+
+	// Owned by the loop goroutine: failing check-ins and failing dead-node
+	// recovery, each logged once when it starts and then now and then.
+	down        outage.Tracker
+	recoverDown outage.Tracker
 }
+
+// logEvery spaces the log lines of a failure that lasts.
+const logEvery = 30 * time.Second
 
 // New validates cfg and returns a Member.
 func New(cfg Config) (*Member, error) {
@@ -80,10 +109,19 @@ func New(cfg Config) (*Member, error) {
 	if cfg.DeadAfter <= cfg.CheckInInterval {
 		return nil, fmt.Errorf("cluster: Config.DeadAfter (%s) must exceed CheckInInterval (%s)", cfg.DeadAfter, cfg.CheckInInterval)
 	}
+	if cfg.ReconcileInterval <= 0 {
+		cfg.ReconcileInterval = time.Minute
+	}
 	if cfg.OffsetWarning <= 0 {
 		cfg.OffsetWarning = time.Second
 	}
-	return &Member{cfg: cfg, log: cfg.Logger.With("node_id", cfg.NodeID)}, nil
+	return &Member{
+		cfg:         cfg,
+		log:         cfg.Logger.With("node_id", cfg.NodeID),
+		poke:        make(chan struct{}, 1),
+		down:        outage.Tracker{Min: cfg.CheckInInterval, Max: cfg.CheckInInterval, LogEvery: logEvery},
+		recoverDown: outage.Tracker{Min: cfg.CheckInInterval, Max: cfg.CheckInInterval, LogEvery: logEvery},
+	}, nil
 }
 
 // Start registers the node and starts checking in.
@@ -106,13 +144,13 @@ func (m *Member) Stop(ctx context.Context) error {
 	m.mu.Lock()
 	cancel, done := m.cancel, m.done
 	m.cancel = nil
-	lease := m.lease
 	m.mu.Unlock()
 	if cancel == nil {
 		return nil
 	}
 	cancel()
 	<-done
+	lease := m.Lease()
 	if err := m.cfg.Store.NodeUnregister(ctx, lease); err != nil && !errors.Is(err, store.ErrFenced) {
 		return fmt.Errorf("cluster: unregister node %s: %w", lease.NodeID, err)
 	}
@@ -126,12 +164,50 @@ func (m *Member) Lease() store.Lease {
 	return m.lease
 }
 
+// LeaseValid reports whether the lease is known to be valid: the node is
+// registered, no store call refused the lease, and the last renewal that
+// succeeded was sent less than DeadAfter ago by the local clock. The store
+// stamped that renewal after it was sent, so no other node can have
+// declared this one dead while LeaseValid holds (clocks ticking at the
+// same rate being the one assumption).
+func (m *Member) LeaseValid() bool {
+	now := m.cfg.Clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lease.Epoch != 0 && !m.lost && now.Sub(m.renewedAt) < m.cfg.DeadAfter
+}
+
+// LeaseRefused reports that the store refused a write under lease with
+// store.ErrFenced. When lease is the current one, the node stops counting
+// on it at once and registers again without waiting for its next check-in;
+// a refusal of an earlier lease (a job that finished after the node
+// registered again) changes nothing.
+func (m *Member) LeaseRefused(lease store.Lease) {
+	if lease != m.Lease() {
+		return
+	}
+	m.log.Error("store refused the node's lease; cancelling its jobs and registering again", "epoch", lease.Epoch)
+	m.markLost()
+	select {
+	case m.poke <- struct{}{}:
+	default:
+	}
+}
+
 // Offset returns the estimated offset of the store's clock from the local
 // clock: store time = local time + offset.
 func (m *Member) Offset() time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.offset
+}
+
+// OffsetKnown reports whether Offset is a measurement: the node registered
+// once at least.
+func (m *Member) OffsetKnown() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lease.Epoch != 0
 }
 
 // Clock returns the local clock corrected by the measured offset.
@@ -148,71 +224,200 @@ func (m *Member) register(ctx context.Context) error {
 	received := m.cfg.Clock.Now()
 	m.mu.Lock()
 	m.lease = store.Lease{NodeID: rec.ID, Epoch: rec.Epoch}
+	m.lost = false
 	m.mu.Unlock()
 	m.renewed(sent, received, rec.LastCheckIn)
 	m.log.Info("node registered", "epoch", rec.Epoch)
 	return nil
 }
 
-// renewed records a successful lease renewal and the offset it measured.
+// renewed records a successful lease renewal sent at sent and answered at
+// received, and the offset it measured.
 func (m *Member) renewed(sent, received, storeTime time.Time) {
 	mid := sent.Add(received.Sub(sent) / 2)
 	offset := storeTime.Sub(mid)
 	m.mu.Lock()
 	m.offset = offset
-	m.lastRenewed = received
+	m.renewedAt = sent
+	high := offset.Abs() > m.cfg.OffsetWarning
+	var warn, cleared bool
+	previous := m.offsetWarned
+	switch {
+	case high && (!m.offsetHigh || (offset-m.offsetWarned).Abs() > m.cfg.OffsetWarning):
+		warn = true
+		m.offsetWarned = offset
+	case !high && m.offsetHigh:
+		cleared = true
+	}
+	wasHigh := m.offsetHigh
+	m.offsetHigh = high
 	m.mu.Unlock()
-	if offset > m.cfg.OffsetWarning || offset < -m.cfg.OffsetWarning {
-		m.log.Warn("node clock differs from the store's clock; firing on corrected time", "clock_offset", offset)
+	switch {
+	case warn && wasHigh:
+		m.log.Warn("node clock offset from the store's clock changed; firing on corrected time", "clock_offset", offset, "previous_clock_offset", previous, "threshold", m.cfg.OffsetWarning)
+	case warn:
+		m.log.Warn("node clock differs from the store's clock; firing on corrected time", "clock_offset", offset, "threshold", m.cfg.OffsetWarning)
+	case cleared:
+		m.log.Info("node clock agrees with the store's clock again", "clock_offset", offset, "threshold", m.cfg.OffsetWarning)
 	}
 }
 
+// markLost records that the node must assume it was declared dead, and
+// tells OnLeaseLost the first time.
+func (m *Member) markLost() {
+	m.mu.Lock()
+	already := m.lost
+	m.lost = true
+	m.mu.Unlock()
+	if !already && m.cfg.OnLeaseLost != nil {
+		m.cfg.OnLeaseLost()
+	}
+}
+
+func (m *Member) isLost() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lost
+}
+
+// loop checks in every CheckInInterval and reconciles at start and every
+// ReconcileInterval, while the lease is valid and the store answers.
 func (m *Member) loop(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
-	timer := m.cfg.Clock.NewTimer(m.cfg.CheckInInterval)
+	now := m.cfg.Clock.Now()
+	nextCheckIn := now.Add(m.cfg.CheckInInterval)
+	nextReconcile := now
+	timer := m.cfg.Clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		canReconcile := m.LeaseValid() && !m.down.Failing()
+		if canReconcile && !m.cfg.Clock.Now().Before(nextReconcile) {
+			m.reconcile(ctx)
+			nextReconcile = m.cfg.Clock.Now().Add(m.cfg.ReconcileInterval)
+		}
+		wake := nextCheckIn
+		if canReconcile && nextReconcile.Before(wake) {
+			wake = nextReconcile
+		}
+		timer.Stop()
+		select {
+		case <-timer.C():
+		default:
+		}
+		timer.Reset(wake.Sub(m.cfg.Clock.Now()))
 		select {
 		case <-ctx.Done():
 			return
 		case <-timer.C():
+		case <-m.poke:
+			nextCheckIn = m.cfg.Clock.Now()
 		}
-		m.checkIn(ctx)
-		timer.Reset(m.cfg.CheckInInterval)
+		if m.cfg.Clock.Now().Before(nextCheckIn) {
+			continue
+		}
+		if m.checkIn(ctx) {
+			nextReconcile = m.cfg.Clock.Now() // registered again: repair at once
+		}
+		nextCheckIn = m.cfg.Clock.Now().Add(m.cfg.CheckInInterval)
 	}
 }
 
-func (m *Member) checkIn(ctx context.Context) {
+// checkIn renews the lease, or registers again when it was lost, then
+// recovers dead nodes. It reports whether the node registered again.
+func (m *Member) checkIn(ctx context.Context) (registered bool) {
+	if m.isLost() {
+		return m.registerAgain(ctx)
+	}
 	lease := m.Lease()
 	sent := m.cfg.Clock.Now()
 	storeTime, err := m.cfg.Store.NodeCheckIn(ctx, lease)
+	received := m.cfg.Clock.Now()
 	switch {
 	case err == nil:
-		m.renewed(sent, m.cfg.Clock.Now(), storeTime)
+		m.mu.Lock()
+		lapsed := sent.Sub(m.renewedAt) >= m.cfg.DeadAfter
+		m.mu.Unlock()
+		m.renewed(sent, received, storeTime)
+		m.storeAnswered(received)
+		if lapsed && m.cfg.OnLeaseRestored != nil {
+			m.cfg.OnLeaseRestored()
+		}
 	case errors.Is(err, store.ErrFenced), errors.Is(err, store.ErrNodeNotFound):
+		m.storeAnswered(received)
 		m.log.Error("node was declared dead by the cluster; cancelling its jobs and registering again", "epoch", lease.Epoch, "error", err)
-		m.leaseLost(ctx)
-		return
+		m.markLost()
+		return m.registerAgain(ctx)
 	default:
+		if ctx.Err() != nil {
+			return false
+		}
+		m.mu.Lock()
+		since := received.Sub(m.renewedAt)
+		m.mu.Unlock()
+		m.storeFailed(received, "check in", err, since)
+		if since >= m.cfg.DeadAfter && !m.isLost() {
+			m.log.Error("lease not renewed in time; assuming this node was declared dead", "since_last_check_in", since, "dead_after", m.cfg.DeadAfter)
+			m.markLost()
+		}
+		return false
+	}
+	m.recoverDead(ctx, lease)
+	return false
+}
+
+// registerAgain registers the node under a new epoch after it lost its
+// lease. It reports whether it succeeded.
+func (m *Member) registerAgain(ctx context.Context) bool {
+	if err := m.register(ctx); err != nil {
+		if ctx.Err() == nil {
+			m.mu.Lock()
+			since := m.cfg.Clock.Now().Sub(m.renewedAt)
+			m.mu.Unlock()
+			m.storeFailed(m.cfg.Clock.Now(), "register", err, since)
+		}
+		return false
+	}
+	m.storeAnswered(m.cfg.Clock.Now())
+	if m.cfg.OnLeaseRestored != nil {
+		m.cfg.OnLeaseRestored()
+	}
+	return true
+}
+
+// storeFailed logs a failed check-in or registration: the first of an
+// outage, then one every logEvery while it lasts.
+func (m *Member) storeFailed(now time.Time, what string, err error, since time.Duration) {
+	f := m.down.Fail(now)
+	switch {
+	case f.First:
+		m.log.Warn("check-ins failing: store unreachable", "operation", what, "error", err, "since_last_check_in", since)
+	case f.Log:
+		m.log.Warn("check-ins still failing: store unreachable", "operation", what, "error", err, "attempts", f.Attempts, "outage", f.Duration, "since_last_check_in", since)
+	}
+}
+
+// storeAnswered ends an outage of check-ins, if one was under way.
+func (m *Member) storeAnswered(now time.Time) {
+	if r, ended := m.down.Succeed(now); ended {
+		m.log.Info("check-ins succeed again", "outage", r.Duration, "attempts", r.Attempts)
+	}
+}
+
+// recoverDead asks the store to recover the nodes not seen for DeadAfter.
+func (m *Member) recoverDead(ctx context.Context, lease store.Lease) {
+	recovered, err := m.cfg.Store.NodesRecover(ctx, &store.NodesRecoverParams{Lease: lease, DeadAfter: m.cfg.DeadAfter})
+	now := m.cfg.Clock.Now()
+	if err != nil {
 		if ctx.Err() != nil {
 			return
 		}
-		m.mu.Lock()
-		since := m.cfg.Clock.Now().Sub(m.lastRenewed)
-		m.mu.Unlock()
-		m.log.Warn("check-in failed", "error", err, "since_last_check_in", since)
-		if since > m.cfg.DeadAfter {
-			m.log.Error("lease not renewed in time; assuming this node was declared dead", "since_last_check_in", since)
-			m.leaseLost(ctx)
+		if f := m.recoverDown.Fail(now); f.Log {
+			m.log.Warn("recovering dead nodes failed", "error", err, "attempts", f.Attempts, "since_first_failure", f.Duration)
 		}
 		return
 	}
-	recovered, err := m.cfg.Store.NodesRecover(ctx, &store.NodesRecoverParams{Lease: lease, DeadAfter: m.cfg.DeadAfter})
-	if err != nil {
-		if ctx.Err() == nil {
-			m.log.Warn("recovering dead nodes failed", "error", err)
-		}
-		return
+	if r, ended := m.recoverDown.Succeed(now); ended {
+		m.log.Info("recovering dead nodes works again", "attempts", r.Attempts, "outage", r.Duration)
 	}
 	for _, r := range recovered {
 		m.log.Warn("recovered dead node", "dead_node_id", r.Node.ID, "dead_epoch", r.Node.Epoch, "released_triggers", r.ReleasedTriggers, "recoverable_executions", len(r.Recoverable), "failed_executions", len(r.Failed))
@@ -222,11 +427,39 @@ func (m *Member) checkIn(ctx context.Context) {
 	}
 }
 
-func (m *Member) leaseLost(ctx context.Context) {
-	if m.cfg.OnLeaseLost != nil {
-		m.cfg.OnLeaseLost()
+// reconcile asks the store to repair what no live lease explains, and logs
+// every repair.
+func (m *Member) reconcile(ctx context.Context) {
+	lease := m.Lease()
+	rep, err := m.cfg.Store.Reconcile(ctx, lease)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+		case errors.Is(err, store.ErrFenced):
+			m.LeaseRefused(lease)
+		default:
+			m.log.Warn("reconciling the store failed; trying again later", "error", err, "retry_in", m.cfg.ReconcileInterval)
+		}
+		return
 	}
-	if err := m.register(ctx); err != nil && ctx.Err() == nil {
-		m.log.Error("registering again failed; will retry at the next check-in", "error", err)
+	if rep.Empty() {
+		m.log.Debug("reconciled the store: nothing to repair")
+		return
+	}
+	const msg = "reconciliation repaired the store"
+	for _, k := range rep.ReleasedTriggers {
+		m.log.Warn(msg, "repair", "released_trigger", "trigger_key", k.String(), "reason", "acquired under no live lease")
+	}
+	for _, k := range rep.UnblockedTriggers {
+		m.log.Warn(msg, "repair", "unblocked_trigger", "trigger_key", k.String(), "reason", "blocked by no running execution")
+	}
+	for _, e := range rep.Recoverable {
+		m.log.Warn(msg, "repair", "recoverable_execution", "execution_id", e.ID, "job_key", e.JobKey.String(), "trigger_key", e.TriggerKey.String(), "scheduled_fire_time", e.ScheduledTime, "reason", "executing under no live lease; the job requests recovery")
+	}
+	for _, e := range rep.Failed {
+		m.log.Warn(msg, "repair", "failed_execution", "execution_id", e.ID, "job_key", e.JobKey.String(), "trigger_key", e.TriggerKey.String(), "scheduled_fire_time", e.ScheduledTime, "reason", "executing under no live lease")
+	}
+	if m.cfg.OnReconciled != nil {
+		m.cfg.OnReconciled(rep)
 	}
 }

@@ -27,6 +27,38 @@
 //  4. It sleeps until the earliest acquired instant, the idle wait, a wake-up
 //     or a freed slot, whichever comes first.
 //
+// # Push wake-ups
+//
+// When the store implements store.TriggerWatcher, a second goroutine,
+// started and stopped with the loop, watches the fire times other nodes
+// make due. One within the look-ahead window wakes the loop at once; a
+// later one is remembered and the loop looks at the store when it enters
+// the window, unless it looks earlier anyway. A store that cannot watch
+// (errors.ErrUnsupported) leaves the loop polling every idle wait; a watch
+// that ends while the engine runs is opened again with a backoff (1s
+// doubling to 1 minute). Polling stays the fallback: a lost notification
+// costs latency, never a firing.
+//
+// # Store outages
+//
+// A pass that fails to reach the store stops there; nothing is claimed
+// while the store fails. The next attempt waits 100ms, doubling to 5s
+// (spread by Config.Jitter), and the first pass that goes through ends the
+// outage. The first failure is logged at Warn ("store unreachable;
+// retrying"), then one line every 30s while it lasts, and the end at Info
+// ("store reachable again") with its duration. A trigger whose firing
+// failed keeps its slot and is fired on a later attempt, or gets its
+// misfire instruction when the outage outlasted the threshold; a claim the
+// loop could not hand back is handed back once the store answers; an
+// outcome is recorded as soon as the store answers again, however long
+// that takes, unless Stop gives up waiting first.
+//
+// # Lease
+//
+// The loop claims and fires only while Config.LeaseValid holds. When the
+// node registers again under a new epoch, the claims of the old one are
+// dropped: the store returned them to the pool when the node re-registered.
+//
 // # Invariants
 //
 //   - The loop never blocks on a job: slots are reserved at acquisition.

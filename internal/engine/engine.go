@@ -14,6 +14,7 @@ import (
 
 	"github.com/chime-scheduler/chime/calendar"
 	"github.com/chime-scheduler/chime/clock"
+	"github.com/chime-scheduler/chime/internal/outage"
 	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/store"
 )
@@ -49,15 +50,26 @@ type Config struct {
 	// OnMisfire is called, on its own goroutine, after a misfire instruction
 	// was applied to a trigger. Optional.
 	OnMisfire func(rec store.TriggerRecord)
-	// OnFenced is called when the store refuses a write because the node's
-	// lease is stale. Optional.
-	OnFenced func()
+	// LeaseValid reports whether the node's lease is known to be valid.
+	// While it is not, the loop neither claims nor fires: the store would
+	// refuse the writes, or another node may already be taking the work
+	// over. Optional: nil means always valid.
+	LeaseValid func() bool
+	// OnFenced is called with the refused lease when the store refuses a
+	// write because the lease is stale. Optional.
+	OnFenced func(lease store.Lease)
 	// OnTriggerFinalized is called when a trigger completed and will not
 	// fire again. Optional.
 	OnTriggerFinalized func(key store.Key)
-	// OnError is called when a store operation of the loop failed; the loop
-	// retries on its own. Optional.
+	// OnError is called when a store operation of the loop failed and the
+	// failure is logged: when an outage starts and then at most every 30s
+	// while it lasts. The loop retries on its own. Optional.
 	OnError func(operation string, err error)
+	// Jitter spreads the wait before retrying after a store failure, so
+	// that the nodes of a cluster do not all retry at the same instant
+	// when the database comes back. It is given the backoff and returns the
+	// wait to use. Optional: nil waits the backoff exactly.
+	Jitter func(backoff time.Duration) time.Duration
 	// ExecutionRetention is how long finished executions are kept; the
 	// unique (trigger, scheduled time) key of an execution guards against a
 	// second firing for that long. Defaults to 24h.
@@ -109,18 +121,35 @@ type Engine struct {
 
 	wake     chan struct{} // capacity 1: a change may need an earlier acquisition
 	slotFree chan struct{} // capacity 1: a worker finished
+	replan   chan struct{} // capacity 1: the watcher reported an earlier due time
 	// recoverNow asks the loop to claim recoverable executions at its next
 	// pass; otherwise it looks for them every recoveryScan.
 	recoverNow atomic.Bool
 
-	mu       sync.Mutex
+	// runMu serializes Start and Standby, so that one loop at most runs.
+	runMu    sync.Mutex
 	active   bool // Start called and Stop/Standby not
 	stopLoop context.CancelFunc
-	loopDone chan struct{}
+	loops    sync.WaitGroup // the loop and the watcher
+
+	// down and retryAt belong to the loop goroutine (one at a time, see
+	// runMu): the run of store failures it is in, and the earliest instant
+	// it may call the store again.
+	down       outage.Tracker
+	retryAt    time.Time
+	passFailed bool // a store call of the current pass failed
+
+	mu       sync.Mutex
 	reserved int // worker slots held by acquired or running triggers
 	running  map[string]*runningJob
-	jobsWG   sync.WaitGroup
-	decoded  scheduleCache
+	// due is the earliest fire time the watcher reported that no
+	// acquisition has covered yet; zero for none.
+	due time.Time
+	// unreleased holds claims the loop must hand back but could not,
+	// because the store failed; each maps to its new timing, or nil.
+	unreleased map[store.Key]*store.TriggerRecord
+	jobsWG     sync.WaitGroup
+	decoded    scheduleCache
 	// jobsCtx is the parent of every job's context; cancelled when Stop's
 	// wait ends.
 	jobsCtx    context.Context
@@ -143,6 +172,15 @@ var ErrShutdown = errors.New("chime: scheduler stopped")
 // its lease and another node may already be re-running the job.
 var ErrLeaseLost = errors.New("chime: node lost its lease")
 
+// Retries after store failures: the wait starts at retryMin and doubles up
+// to retryMax; while the store stays unreachable, a failure is logged at
+// most every outageLogEvery.
+const (
+	retryMin       = 100 * time.Millisecond
+	retryMax       = 5 * time.Second
+	outageLogEvery = 30 * time.Second
+)
+
 // New validates cfg and returns an Engine.
 func New(cfg Config) (*Engine, error) {
 	if cfg.Store == nil {
@@ -159,6 +197,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.LeaseValid == nil {
+		cfg.LeaseValid = func() bool { return true }
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 10
@@ -184,39 +225,44 @@ func New(cfg Config) (*Engine, error) {
 		log:        cfg.Logger,
 		wake:       make(chan struct{}, 1),
 		slotFree:   make(chan struct{}, 1),
+		replan:     make(chan struct{}, 1),
+		down:       outage.Tracker{Min: retryMin, Max: retryMax, LogEvery: outageLogEvery},
 		running:    make(map[string]*runningJob),
+		unreleased: make(map[store.Key]*store.TriggerRecord),
 		jobsCtx:    jobsCtx,
 		cancelJobs: func() { cancelJobs(ErrShutdown) },
 	}, nil
 }
 
-// Start starts the firing loop. Starting a started engine does nothing.
+// Start starts the firing loop and, when the store implements
+// store.TriggerWatcher, the watcher that wakes it. Starting a started engine
+// does nothing.
 func (e *Engine) Start() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.runMu.Lock()
+	defer e.runMu.Unlock()
 	if e.active {
 		return
 	}
 	e.active = true
 	ctx, cancel := context.WithCancel(context.Background())
 	e.stopLoop = cancel
-	e.loopDone = make(chan struct{})
-	go e.loop(ctx, e.loopDone)
+	e.loops.Go(func() { e.loop(ctx) })
+	if w, ok := e.cfg.Store.(store.TriggerWatcher); ok {
+		e.loops.Go(func() { e.watch(ctx, w) })
+	}
 }
 
 // Standby stops acquiring and firing triggers and releases the acquired
 // ones. Running jobs go on. Start resumes.
 func (e *Engine) Standby() {
-	e.mu.Lock()
+	e.runMu.Lock()
+	defer e.runMu.Unlock()
 	if !e.active {
-		e.mu.Unlock()
 		return
 	}
 	e.active = false
-	stop, done := e.stopLoop, e.loopDone
-	e.mu.Unlock()
-	stop()
-	<-done
+	e.stopLoop()
+	e.loops.Wait()
 }
 
 // Stop stops the loop like Standby, then waits for running jobs until ctx is
@@ -318,62 +364,27 @@ func (e *Engine) releaseSlot() {
 	}
 }
 
-func (e *Engine) loop(ctx context.Context, done chan<- struct{}) {
-	defer close(done)
+// loopState is what the loop remembers between passes.
+type loopState struct {
+	lookNow          bool
+	lastLook         time.Time
+	lastRecoveryScan time.Time
+	lastPrune        time.Time
+	epoch            int64 // lease epoch of the claims in pending
+}
+
+func (e *Engine) loop(ctx context.Context) {
 	var pending triggerHeap
 	defer func() { e.releaseAll(&pending) }()
 
 	timer := e.cfg.Clock.NewTimer(time.Hour)
 	defer timer.Stop()
-	lookNow := true
-	lastLook := time.Time{}
-	lastRecoveryScan := time.Time{}
-	lastPrune := time.Time{}
+	st := loopState{lookNow: true, epoch: e.cfg.Lease().Epoch}
 	e.recoverNow.Store(true)
-	for {
-		if ctx.Err() != nil {
-			return
-		}
-		now := e.cfg.Clock.Now()
-		if !lookNow && now.Sub(lastLook) >= e.cfg.IdleWait {
-			lookNow = true
-		}
-		if lookNow {
-			lookNow = false
-			lastLook = now
-			if now.Sub(lastRecoveryScan) >= recoveryScan {
-				e.recoverNow.Store(true)
-			}
-			if e.recoverNow.Swap(false) {
-				lastRecoveryScan = now
-				if !e.acquireRecoverable(ctx) {
-					e.recoverNow.Store(true) // slots ran out: more may wait
-				}
-			}
-			if now.Sub(lastPrune) >= pruneInterval {
-				lastPrune = now
-				e.prune(ctx, now)
-			}
-			full := e.acquire(ctx, now, &pending)
-			// A full batch means more may be due: look again at once.
-			lookNow = full
-			now = e.cfg.Clock.Now()
-		}
-		for pending.Len() > 0 && !pending[0].NextFireTime.After(now) {
-			rec := heap.Pop(&pending).(store.TriggerRecord)
-			e.fire(ctx, rec)
-		}
-		if lookNow {
+	for ctx.Err() == nil {
+		wait := e.pass(ctx, &st, &pending)
+		if wait <= 0 {
 			continue
-		}
-		wait := e.cfg.IdleWait - now.Sub(lastLook)
-		if pending.Len() > 0 {
-			if d := pending[0].NextFireTime.Sub(now); d < wait {
-				wait = d
-			}
-		}
-		if wait < 0 {
-			wait = 0
 		}
 		timer.Stop()
 		drain(timer)
@@ -383,11 +394,144 @@ func (e *Engine) loop(ctx context.Context, done chan<- struct{}) {
 			return
 		case <-timer.C():
 		case <-e.wake:
-			lookNow = true
+			st.lookNow = true
 		case <-e.slotFree:
-			lookNow = true
+			st.lookNow = true
+		case <-e.replan:
 		}
 	}
+}
+
+// pass does what is due now: it looks at the store when there is a reason
+// to, and fires the acquired triggers whose instant came. It returns how
+// long the loop may sleep.
+func (e *Engine) pass(ctx context.Context, st *loopState, pending *triggerHeap) time.Duration {
+	now := e.cfg.Clock.Now()
+	e.passFailed = false
+	if e.down.Failing() {
+		if now.Before(e.retryAt) {
+			return e.retryAt.Sub(now)
+		}
+		st.lookNow = true
+	}
+	if !e.cfg.LeaseValid() {
+		// Nothing is claimed or fired under a lease that may have expired;
+		// the node wakes the loop once it renewed or replaced it.
+		st.lookNow = true
+		return e.cfg.IdleWait
+	}
+	if lease := e.cfg.Lease(); lease.Epoch != st.epoch {
+		e.dropStaleClaims(pending, lease.Epoch)
+		st.epoch = lease.Epoch
+	}
+	if !st.lookNow && (now.Sub(st.lastLook) >= e.cfg.IdleWait || e.dueHinted(now)) {
+		st.lookNow = true
+	}
+	if st.lookNow {
+		st.lookNow = false
+		st.lastLook = now
+		again, ok := e.look(ctx, now, st, pending)
+		if !ok {
+			return e.retryWait(now)
+		}
+		st.lookNow = again
+		now = e.cfg.Clock.Now()
+	}
+	for pending.Len() > 0 && !(*pending)[0].NextFireTime.After(now) {
+		rec := heap.Pop(pending).(store.TriggerRecord)
+		late := rec.NextFireTime.Before(now.Add(-e.cfg.MisfireThreshold))
+		if late && schedule.MisfireInstruction(rec.MisfireInstruction) != schedule.MisfireIgnore {
+			// Held past the threshold by a store outage or a lapsed lease:
+			// its misfire instruction applies, and it comes back through
+			// an acquisition if it still fires.
+			e.releaseSlot()
+			e.misfire(ctx, now, rec)
+			st.lookNow = true
+			continue
+		}
+		if !e.fire(ctx, rec) {
+			heap.Push(pending, rec) // the store failed: try again later
+			return e.retryWait(now)
+		}
+	}
+	if e.passFailed {
+		return e.retryWait(now)
+	}
+	// A whole pass went through: an outage, if any, is over. (Judging by
+	// whole passes rather than single calls keeps a store that answers
+	// some calls and fails others from flapping between the two.)
+	e.storeAnswered()
+	if st.lookNow {
+		return 0
+	}
+	wait := e.cfg.IdleWait - now.Sub(st.lastLook)
+	if pending.Len() > 0 {
+		wait = min(wait, (*pending)[0].NextFireTime.Sub(now))
+	}
+	if due := e.dueHint(); !due.IsZero() && e.freeSlots() > 0 {
+		wait = min(wait, due.Add(-e.cfg.LookAhead).Sub(now))
+	}
+	return max(wait, 0)
+}
+
+// retryWait is how long the loop waits after a failed store call: until
+// the retry instant during an outage, the idle wait otherwise (the lease
+// was refused; the node replaces it and wakes the loop).
+func (e *Engine) retryWait(now time.Time) time.Duration {
+	if e.down.Failing() {
+		return max(e.retryAt.Sub(now), 0)
+	}
+	return e.cfg.IdleWait
+}
+
+// look asks the store for work: it hands back claims it could not release
+// earlier, claims executions of lost nodes and due triggers, and prunes old
+// executions. It reports whether to look again at once, and false in ok
+// when the store failed.
+func (e *Engine) look(ctx context.Context, now time.Time, st *loopState, pending *triggerHeap) (again, ok bool) {
+	if !e.retryReleases(ctx) {
+		return false, false
+	}
+	if now.Sub(st.lastRecoveryScan) >= recoveryScan {
+		e.recoverNow.Store(true)
+	}
+	if e.recoverNow.Swap(false) {
+		sawAll, err := e.acquireRecoverable(ctx)
+		if err != nil {
+			e.recoverNow.Store(true)
+			return false, false
+		}
+		st.lastRecoveryScan = now
+		if !sawAll {
+			e.recoverNow.Store(true) // slots ran out: more may wait
+		}
+	}
+	again, err := e.acquire(ctx, now, pending)
+	if err != nil {
+		return false, false
+	}
+	if now.Sub(st.lastPrune) >= pruneInterval {
+		st.lastPrune = now
+		e.prune(ctx, now)
+	}
+	return again, true
+}
+
+// dropStaleClaims forgets the acquired triggers claimed under an epoch other
+// than the current one: the node registered again since, and the store
+// returned those claims to the pool when it did.
+func (e *Engine) dropStaleClaims(pending *triggerHeap, epoch int64) {
+	kept := (*pending)[:0]
+	for _, rec := range *pending {
+		if rec.ClaimEpoch == epoch {
+			kept = append(kept, rec)
+			continue
+		}
+		e.log.Debug("dropping a claim of an earlier lease", "trigger_key", rec.Key.String(), "claim_epoch", rec.ClaimEpoch)
+		e.releaseSlot()
+	}
+	*pending = kept
+	heap.Init(pending)
 }
 
 // drain empties a stopped timer's channel so Reset starts clean.
@@ -398,11 +542,14 @@ func drain(t clock.Timer) {
 	}
 }
 
-// prune deletes finished executions older than the retention.
+// prune deletes finished executions older than the retention. A failure
+// is only logged: pruning is housekeeping, and it runs again in a minute.
 func (e *Engine) prune(ctx context.Context, now time.Time) {
 	n, err := e.cfg.Store.ExecutionsPrune(ctx, now.Add(-e.cfg.ExecutionRetention))
 	if err != nil {
-		e.storeError(ctx, "prune executions", err)
+		if ctx.Err() == nil {
+			e.log.Warn("pruning finished executions failed", "error", err)
+		}
 		return
 	}
 	if n > 0 {
@@ -412,15 +559,16 @@ func (e *Engine) prune(ctx context.Context, now time.Time) {
 
 // acquireRecoverable claims executions of lost nodes and runs them again.
 // It reports whether it saw all of them (it had slots to spare).
-func (e *Engine) acquireRecoverable(ctx context.Context) bool {
+func (e *Engine) acquireRecoverable(ctx context.Context) (bool, error) {
 	free := e.freeSlots()
 	if free <= 0 {
-		return false
+		return false, nil
 	}
-	recovered, err := e.cfg.Store.ExecutionsAcquireRecoverable(ctx, &store.ExecutionsAcquireRecoverableParams{Lease: e.cfg.Lease(), Limit: free})
+	lease := e.cfg.Lease()
+	recovered, err := e.cfg.Store.ExecutionsAcquireRecoverable(ctx, &store.ExecutionsAcquireRecoverableParams{Lease: lease, Limit: free})
 	if err != nil {
-		e.storeError(ctx, "acquire recoverable executions", err)
-		return false
+		e.storeError(ctx, "acquire recoverable executions", lease, err)
+		return false, err
 	}
 	for _, r := range recovered {
 		e.reserve(1)
@@ -437,54 +585,60 @@ func (e *Engine) acquireRecoverable(ctx context.Context) bool {
 		}
 		e.dispatch(f)
 	}
-	return len(recovered) < free
+	return len(recovered) < free, nil
 }
 
 // acquire claims due triggers into pending and reports whether the store
 // should be asked again at once.
-func (e *Engine) acquire(ctx context.Context, now time.Time, pending *triggerHeap) bool {
+func (e *Engine) acquire(ctx context.Context, now time.Time, pending *triggerHeap) (bool, error) {
 	free := e.freeSlots()
 	if free <= 0 {
-		return false
+		return false, nil
 	}
 	limit := min(free, e.cfg.BatchSize)
+	noLaterThan := now.Add(e.cfg.LookAhead)
+	e.coverDue(noLaterThan)
+	lease := e.cfg.Lease()
 	recs, err := e.cfg.Store.TriggersAcquire(ctx, &store.TriggersAcquireParams{
-		Lease:       e.cfg.Lease(),
-		NoLaterThan: now.Add(e.cfg.LookAhead),
+		Lease:       lease,
+		NoLaterThan: noLaterThan,
 		Limit:       limit,
 	})
 	if err != nil {
-		e.storeError(ctx, "acquire triggers", err)
-		return false
+		e.storeError(ctx, "acquire triggers", lease, err)
+		return false, err
 	}
 	misfired := false
 	for _, rec := range recs {
+		rec.ClaimedBy, rec.ClaimEpoch = lease.NodeID, lease.Epoch
 		if rec.NextFireTime.Before(now.Add(-e.cfg.MisfireThreshold)) {
-			e.misfire(ctx, now, rec)
 			misfired = true
-			continue
+			if schedule.MisfireInstruction(rec.MisfireInstruction) != schedule.MisfireIgnore {
+				e.misfire(ctx, now, rec)
+				continue
+			}
+			// Fire every missed time, one after the other, as Quartz does:
+			// the trigger is due, so the loop fires it at once.
 		}
 		e.reserve(1)
 		heap.Push(pending, rec)
 	}
 	// Misfired triggers went back with new timing, often due now: look
 	// again at once rather than after the idle wait.
-	return len(recs) == limit || misfired
+	return len(recs) == limit || misfired, nil
 }
 
-// misfire applies the trigger's misfire instruction and releases it with its
-// new timing.
+// misfire applies the misfire instruction of a trigger this node claimed
+// (never MisfireIgnore, whose missed times are all fired) and releases it
+// with its new timing.
 func (e *Engine) misfire(ctx context.Context, now time.Time, rec store.TriggerRecord) {
 	tr, cal, err := e.timing(ctx, &rec)
 	if err != nil {
-		e.log.Error("cannot apply misfire instruction", "trigger_key", rec.Key.String(), "error", err)
+		var unavailable *storeUnavailableError
+		if !errors.As(err, &unavailable) {
+			e.log.Error("cannot apply misfire instruction", "trigger_key", rec.Key.String(), "error", err)
+		}
 		e.release(ctx, rec.Key, nil)
-		return
-	}
-	if tr.MisfireInstruction == schedule.MisfireIgnore {
-		// Fire every missed time, one after the other, as Quartz does.
-		e.reserve(1)
-		e.fire(ctx, rec)
 		return
 	}
 	original := tr.Schedule
@@ -504,13 +658,48 @@ func (e *Engine) misfire(ctx context.Context, now time.Time, rec store.TriggerRe
 	}
 }
 
+// release hands a claim back to the store, with new timing when not nil.
+// It reports whether the store took it. When the store failed, the claim
+// is queued and handed back at the next look.
 func (e *Engine) release(ctx context.Context, key store.Key, timing *store.TriggerRecord) bool {
-	err := e.cfg.Store.TriggerRelease(ctx, &store.TriggerReleaseParams{Lease: e.cfg.Lease(), Key: key, Timing: timing})
-	if err != nil && !errors.Is(err, store.ErrNotClaimed) {
-		e.storeError(ctx, "release trigger", err)
+	lease := e.cfg.Lease()
+	err := e.cfg.Store.TriggerRelease(ctx, &store.TriggerReleaseParams{Lease: lease, Key: key, Timing: timing})
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, store.ErrNotClaimed):
+		return false
+	case errors.Is(err, store.ErrFenced):
+		// The claim went with the lease: the store returned it already.
+		e.storeError(ctx, "release trigger", lease, err)
 		return false
 	}
-	return err == nil
+	e.storeError(ctx, "release trigger", lease, err)
+	e.mu.Lock()
+	e.unreleased[key] = timing
+	e.mu.Unlock()
+	return false
+}
+
+// retryReleases hands back the claims whose release failed earlier. It
+// reports false when the store failed again.
+func (e *Engine) retryReleases(ctx context.Context) bool {
+	e.mu.Lock()
+	queued := e.unreleased
+	e.unreleased = make(map[store.Key]*store.TriggerRecord)
+	e.mu.Unlock()
+	ok := true
+	for key, timing := range queued {
+		if !ok {
+			e.mu.Lock()
+			e.unreleased[key] = timing
+			e.mu.Unlock()
+			continue
+		}
+		e.release(ctx, key, timing)
+		ok = !e.passFailed
+	}
+	return ok
 }
 
 // releaseAll hands back every acquired trigger that was not fired.
@@ -523,14 +712,20 @@ func (e *Engine) releaseAll(pending *triggerHeap) {
 	}
 }
 
-// fire fires one acquired trigger whose slot is reserved.
-func (e *Engine) fire(ctx context.Context, rec store.TriggerRecord) {
+// fire fires one acquired trigger whose slot is reserved. It reports false
+// when the store could not be reached: the trigger keeps its slot and the
+// caller tries again later.
+func (e *Engine) fire(ctx context.Context, rec store.TriggerRecord) bool {
 	tr, cal, err := e.timing(ctx, &rec)
 	if err != nil {
+		var unavailable *storeUnavailableError
+		if errors.As(err, &unavailable) {
+			return false
+		}
 		e.log.Error("cannot compute trigger timing", "trigger_key", rec.Key.String(), "error", err)
 		e.release(ctx, rec.Key, nil)
 		e.releaseSlot()
-		return
+		return true
 	}
 	scheduled := rec.NextFireTime
 	previous := rec.PreviousFireTime
@@ -541,7 +736,7 @@ func (e *Engine) fire(ctx context.Context, rec store.TriggerRecord) {
 		e.log.Error("cannot store advanced trigger timing", "trigger_key", rec.Key.String(), "error", err)
 		e.release(ctx, rec.Key, nil)
 		e.releaseSlot()
-		return
+		return true
 	}
 	lease := e.cfg.Lease()
 	exec := store.ExecutionRecord{
@@ -560,24 +755,28 @@ func (e *Engine) fire(ctx context.Context, rec store.TriggerRecord) {
 	case errors.Is(err, store.ErrNotClaimed):
 		e.log.Debug("trigger changed before it fired", "trigger_key", rec.Key.String())
 		e.releaseSlot()
-		return
+		return true
 	case errors.Is(err, store.ErrAlreadyFired):
 		e.log.Warn("trigger already fired for this time; skipping it", "trigger_key", rec.Key.String(), "fire_time", scheduled)
 		e.release(ctx, rec.Key, &advanced)
 		e.releaseSlot()
-		return
-	default:
-		e.storeError(ctx, "fire trigger", err)
+		return true
+	case errors.Is(err, store.ErrFenced):
+		e.storeError(ctx, "fire trigger", lease, err)
 		e.releaseSlot()
-		return
+		return true
+	default:
+		e.storeError(ctx, "fire trigger", lease, err)
+		return false
 	}
 	if res.Blocked {
 		e.releaseSlot()
-		return
+		return true
 	}
 	exec.RequestsRecovery = res.Job.RequestsRecovery
 	exec.Priority = rec.Priority
 	e.dispatch(&Firing{Execution: exec, Job: res.Job, Trigger: &advanced, PreviousFireTime: previous, Schedule: tr.Schedule})
+	return true
 }
 
 // dispatch runs a fired job on a worker goroutine that holds a reserved
@@ -611,10 +810,12 @@ func (e *Engine) dispatch(f *Firing) {
 }
 
 // complete records the end of an execution. It uses a context that survives
-// Stop, and retries while the store is unreachable.
+// Stop, and retries while the store is unreachable, until Stop gives up
+// waiting for running jobs.
 func (e *Engine) complete(f *Firing, out Outcome) {
+	lease := store.Lease{NodeID: f.Execution.NodeID, Epoch: f.Execution.Epoch}
 	p := &store.ExecutionCompleteParams{
-		Lease:        store.Lease{NodeID: f.Execution.NodeID, Epoch: f.Execution.Epoch},
+		Lease:        lease,
 		ID:           f.Execution.ID,
 		State:        store.ExecutionSucceeded,
 		FinishedTime: e.cfg.Clock.Now(),
@@ -629,23 +830,30 @@ func (e *Engine) complete(f *Firing, out Outcome) {
 		p.Error = out.Err.Error()
 	}
 	ctx := context.WithoutCancel(e.jobsCtx)
-	backoff := 100 * time.Millisecond
-	for attempt := 1; ; attempt++ {
+	down := outage.Tracker{Min: retryMin, Max: retryMax, LogEvery: outageLogEvery}
+	for {
 		err := e.cfg.Store.ExecutionComplete(ctx, p)
 		if err == nil {
+			if r, ended := down.Succeed(e.cfg.Clock.Now()); ended {
+				e.log.Info("recorded execution outcome after store failures", "execution_id", f.Execution.ID, "attempts", r.Attempts, "outage", r.Duration)
+			}
 			break
 		}
-		if errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrExecutionNotFound) || errors.Is(err, store.ErrClosed) || attempt >= 10 {
+		if errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrExecutionNotFound) || errors.Is(err, store.ErrClosed) {
 			e.log.Error("cannot record execution outcome", "execution_id", f.Execution.ID, "job_key", f.Execution.JobKey.String(), "error", err)
 			if errors.Is(err, store.ErrFenced) && e.cfg.OnFenced != nil {
-				e.cfg.OnFenced()
+				e.cfg.OnFenced(lease)
 			}
 			return
 		}
-		e.log.Warn("recording execution outcome failed; retrying", "execution_id", f.Execution.ID, "attempt", attempt, "error", err)
-		t := e.cfg.Clock.NewTimer(backoff)
-		<-t.C()
-		backoff = min(backoff*2, 5*time.Second)
+		fail := down.Fail(e.cfg.Clock.Now())
+		if fail.Log {
+			e.log.Warn("recording execution outcome failed; retrying", "execution_id", f.Execution.ID, "job_key", f.Execution.JobKey.String(), "attempts", fail.Attempts, "outage", fail.Duration, "error", err)
+		}
+		if !e.sleep(e.jobsCtx, e.jitter(fail.Backoff)) {
+			e.log.Error("scheduler stopped before the execution outcome could be recorded; the cluster will recover the execution", "execution_id", f.Execution.ID, "job_key", f.Execution.JobKey.String(), "error", err)
+			return
+		}
 	}
 	if p.Instruction == store.InstructionDeleteTrigger && e.cfg.OnTriggerFinalized != nil && f.Trigger != nil {
 		e.cfg.OnTriggerFinalized(f.Trigger.Key)
@@ -654,6 +862,26 @@ func (e *Engine) complete(f *Firing, out Outcome) {
 	if f.Job.DisallowConcurrent {
 		e.Wake()
 	}
+}
+
+// sleep waits d on the engine's clock. It reports false when ctx ended
+// first.
+func (e *Engine) sleep(ctx context.Context, d time.Duration) bool {
+	t := e.cfg.Clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (e *Engine) jitter(d time.Duration) time.Duration {
+	if e.cfg.Jitter == nil {
+		return d
+	}
+	return e.cfg.Jitter(d)
 }
 
 // instruction maps an outcome to what the store does with the trigger, as
@@ -673,22 +901,56 @@ func instruction(f *Firing, out Outcome) store.Instruction {
 	}
 }
 
-func (e *Engine) storeError(ctx context.Context, what string, err error) {
+// storeError handles a failed store call of the loop made under lease. A
+// refused lease is reported at once. Anything else is an outage: the loop backs off before
+// its next call, and logs the first failure, then one failure every
+// outageLogEvery while the outage lasts.
+func (e *Engine) storeError(ctx context.Context, what string, lease store.Lease, err error) {
 	if ctx.Err() != nil {
 		return
 	}
 	if errors.Is(err, store.ErrFenced) {
-		e.log.Error("store refused the node's lease", "operation", what, "error", err)
+		e.log.Error("store refused the node's lease", "operation", what, "epoch", lease.Epoch, "error", err)
 		if e.cfg.OnFenced != nil {
-			e.cfg.OnFenced()
+			e.cfg.OnFenced(lease)
 		}
 		return
 	}
-	e.log.Warn("store operation failed", "operation", what, "error", err)
+	now := e.cfg.Clock.Now()
+	e.passFailed = true
+	f := e.down.Fail(now)
+	wait := e.jitter(f.Backoff)
+	e.retryAt = now.Add(wait)
+	if !f.Log {
+		return
+	}
+	if f.First {
+		e.log.Warn("store unreachable; retrying", "operation", what, "error", err, "retry_in", wait)
+	} else {
+		e.log.Warn("store still unreachable; retrying", "operation", what, "error", err, "attempts", f.Attempts, "outage", f.Duration, "retry_in", wait)
+	}
 	if e.cfg.OnError != nil {
 		e.cfg.OnError(what, err)
 	}
 }
+
+// storeAnswered records that a pass of the loop made its store calls
+// without a failure, ending an outage if one was under way.
+func (e *Engine) storeAnswered() {
+	if r, ended := e.down.Succeed(e.cfg.Clock.Now()); ended {
+		e.log.Info("store reachable again", "outage", r.Duration, "attempts", r.Attempts)
+	}
+}
+
+// storeUnavailableError is a store failure met while computing a trigger's
+// timing (loading its calendar), as opposed to a definition that cannot be
+// decoded: the firing is retried rather than given up.
+type storeUnavailableError struct {
+	err error
+}
+
+func (e *storeUnavailableError) Error() string { return e.err.Error() }
+func (e *storeUnavailableError) Unwrap() error { return e.err }
 
 // timing decodes a stored trigger's schedule math and loads its calendar.
 func (e *Engine) timing(ctx context.Context, rec *store.TriggerRecord) (*schedule.Trigger, schedule.Calendar, error) {
@@ -702,7 +964,12 @@ func (e *Engine) timing(ctx context.Context, rec *store.TriggerRecord) (*schedul
 	}
 	crec, err := e.cfg.Store.CalendarGet(ctx, rec.CalendarName)
 	if err != nil {
-		return nil, nil, fmt.Errorf("load calendar %q: %w", rec.CalendarName, err)
+		err = fmt.Errorf("load calendar %q: %w", rec.CalendarName, err)
+		if errors.Is(err, store.ErrCalendarNotFound) {
+			return nil, nil, err
+		}
+		e.storeError(ctx, "load calendar", store.Lease{}, err)
+		return nil, nil, &storeUnavailableError{err: err}
 	}
 	cal, err := calendar.Unmarshal(crec.Data)
 	if err != nil {

@@ -43,10 +43,13 @@ type harness struct {
 	engine *Engine
 	mu     sync.Mutex
 	fired  []time.Time // scheduled times of executed firings
+	ranAt  []time.Time // when they ran
 	fenced atomic.Int32
 }
 
-func newHarness(t *testing.T, st store.Store) *harness {
+// newHarness registers node n1 on st, stores a durable job g.j and returns
+// an engine for n1; opts adjust its configuration.
+func newHarness(t *testing.T, st store.Store, opts ...func(*Config)) *harness {
 	t.Helper()
 	ctx := context.Background()
 	node, err := st.NodeRegister(ctx, "n1")
@@ -57,18 +60,23 @@ func newHarness(t *testing.T, st store.Store) *harness {
 	if err := st.JobUpsert(ctx, &store.JobUpsertParams{Job: store.JobRecord{Key: store.Key{Group: "g", Name: "j"}, Type: "t", Durable: true}}); err != nil {
 		t.Fatal(err)
 	}
-	h.engine, err = New(Config{
+	cfg := Config{
 		Store:    st,
 		Logger:   quiet,
 		Lease:    func() store.Lease { return h.lease },
-		OnFenced: func() { h.fenced.Add(1) },
+		OnFenced: func(store.Lease) { h.fenced.Add(1) },
 		Execute: func(_ context.Context, f *Firing) Outcome {
 			h.mu.Lock()
 			h.fired = append(h.fired, f.Execution.ScheduledTime)
+			h.ranAt = append(h.ranAt, time.Now())
 			h.mu.Unlock()
 			return Outcome{}
 		},
-	})
+	}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	h.engine, err = New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +95,13 @@ func (h *harness) addTrigger(t *testing.T, name string, start time.Time, every t
 	if err := h.store.TriggerInsert(context.Background(), &store.TriggerInsertParams{Trigger: rec}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ranTimes returns when the executed firings ran.
+func (h *harness) ranTimes() []time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]time.Time(nil), h.ranAt...)
 }
 
 func (h *harness) firedTimes() []time.Time {

@@ -1,0 +1,189 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/chime-scheduler/chime/internal/logtest"
+	"github.com/chime-scheduler/chime/store"
+	"github.com/chime-scheduler/chime/store/memstore"
+)
+
+var errUnreachable = errors.New("dial tcp 10.0.0.5:5432: connect: connection refused")
+
+// cutStore is a store the node cannot reach while cut.
+type cutStore struct {
+	reconcilingStore
+	cut bool
+}
+
+func (s *cutStore) setCut(cut bool) {
+	s.mu.Lock()
+	s.cut = cut
+	s.mu.Unlock()
+}
+
+func (s *cutStore) down() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cut {
+		return errUnreachable
+	}
+	return nil
+}
+
+func (s *cutStore) NodeRegister(ctx context.Context, id string) (*store.NodeRecord, error) {
+	if err := s.down(); err != nil {
+		return nil, err
+	}
+	return s.Store.NodeRegister(ctx, id)
+}
+
+func (s *cutStore) NodeCheckIn(ctx context.Context, l store.Lease) (time.Time, error) {
+	if err := s.down(); err != nil {
+		return time.Time{}, err
+	}
+	return s.Store.NodeCheckIn(ctx, l)
+}
+
+func (s *cutStore) NodesRecover(ctx context.Context, p *store.NodesRecoverParams) ([]store.NodeRecovery, error) {
+	if err := s.down(); err != nil {
+		return nil, err
+	}
+	return s.Store.NodesRecover(ctx, p)
+}
+
+func (s *cutStore) Reconcile(ctx context.Context, l store.Lease) (*store.Reconciliation, error) {
+	if err := s.down(); err != nil {
+		return nil, err
+	}
+	return s.reconcilingStore.Reconcile(ctx, l)
+}
+
+func TestUnreachableStoreLapsesTheLeaseLogsOnceAndRegistersAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		st := &cutStore{reconcilingStore: reconcilingStore{Store: memstore.New(nil)}}
+		logs, logger := logtest.New(slog.LevelInfo)
+		var mu sync.Mutex
+		var lostAt, restoredAt []time.Time
+		m, err := New(Config{Store: st, NodeID: "n", Logger: logger, CheckInInterval: time.Second, DeadAfter: 3 * time.Second,
+			OnLeaseLost: func() {
+				mu.Lock()
+				lostAt = append(lostAt, time.Now())
+				mu.Unlock()
+			},
+			OnLeaseRestored: func() {
+				mu.Lock()
+				restoredAt = append(restoredAt, time.Now())
+				mu.Unlock()
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		begin := time.Now()
+		if err := m.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		first := m.Lease()
+		// Check-ins at 1s and 2s succeed; the store is cut from 2.5s to
+		// 7.5s: check-ins at 3s, 4s and 5s fail, the lease lapses at 5s
+		// (2s + DeadAfter), registering fails at 6s and 7s and works at 8s.
+		var validAt []time.Duration
+		for step := range 100 {
+			at := time.Duration(step)*100*time.Millisecond + 50*time.Millisecond
+			time.Sleep(begin.Add(at).Sub(time.Now()))
+			switch at {
+			case 2550 * time.Millisecond:
+				st.setCut(true)
+			case 7550 * time.Millisecond:
+				st.setCut(false)
+			}
+			if m.LeaseValid() {
+				validAt = append(validAt, at)
+			}
+		}
+		if err := m.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var wantValid []time.Duration
+		for step := range 100 {
+			at := time.Duration(step)*100*time.Millisecond + 50*time.Millisecond
+			if at < 5*time.Second || at > 8*time.Second {
+				wantValid = append(wantValid, at)
+			}
+		}
+		if !slices.Equal(validAt, wantValid) {
+			t.Errorf("lease valid at %v, want before 5s and from 8s on: %v", validAt, wantValid)
+		}
+		if want := []time.Time{begin.Add(5 * time.Second)}; !slices.Equal(lostAt, want) {
+			t.Errorf("OnLeaseLost at %v, want once at %v", lostAt, want)
+		}
+		if want := []time.Time{begin.Add(8 * time.Second)}; !slices.Equal(restoredAt, want) {
+			t.Errorf("OnLeaseRestored at %v, want once at %v", restoredAt, want)
+		}
+		if got := m.Lease(); got.Epoch <= first.Epoch {
+			t.Errorf("epoch after registering again %d, want > %d", got.Epoch, first.Epoch)
+		}
+		// Reconciled at the start and at once after registering again;
+		// never while the store was cut.
+		if got, want := st.callTimes(), []time.Time{begin, begin.Add(8 * time.Second)}; !slices.Equal(got, want) {
+			t.Errorf("Reconcile called at %v, want %v", got, want)
+		}
+		if got := logs.Messages("check-ins failing: store unreachable"); len(got) != 1 || got[0].Level != slog.LevelWarn {
+			t.Errorf("outage start logged as %+v, want one Warn", got)
+		}
+		if got := logs.Messages("check-ins still failing: store unreachable"); len(got) != 0 {
+			t.Errorf("%d reminders in a 5s outage, want none", len(got))
+		}
+		if got := logs.Messages("lease not renewed in time; assuming this node was declared dead"); len(got) != 1 {
+			t.Errorf("lease lapse logged %d times, want once", len(got))
+		}
+		back := logs.Messages("check-ins succeed again")
+		if len(back) != 1 || back[0].Attrs["outage"].Duration() != 5*time.Second || back[0].Attrs["attempts"].Int64() != 5 {
+			t.Errorf("outage end logged as %+v, want one line: 5s, 5 attempts", back)
+		}
+	})
+}
+
+func TestRefusedLeaseIsReplacedAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		st := memstore.New(nil)
+		var lost int
+		m, err := New(Config{Store: st, NodeID: "n", Logger: quiet, CheckInInterval: 10 * time.Second, OnLeaseLost: func() { lost++ }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		first := m.Lease()
+		time.Sleep(time.Second)
+		m.LeaseRefused(store.Lease{NodeID: "n", Epoch: first.Epoch - 1}) // an older lease: ignored
+		if !m.LeaseValid() || lost != 0 {
+			t.Fatalf("refusing an older lease invalidated the current one")
+		}
+		m.LeaseRefused(first)
+		if m.LeaseValid() {
+			t.Error("lease still valid after the store refused it")
+		}
+		synctest.Wait() // the member registers again without waiting 10s
+		if got := m.Lease(); got.Epoch <= first.Epoch || !m.LeaseValid() {
+			t.Errorf("lease %+v valid=%v after the refusal, want a new valid epoch", got, m.LeaseValid())
+		}
+		if lost != 1 {
+			t.Errorf("OnLeaseLost called %d times, want 1", lost)
+		}
+		if err := m.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
