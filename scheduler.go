@@ -177,6 +177,9 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.Workers < 0 {
 		return nil, &ValidationError{Field: "Config.Workers", Reason: "must not be negative"}
 	}
+	if cfg.Workers == 0 {
+		cfg.Workers = 10
+	}
 	if cfg.MisfireThreshold < 0 {
 		return nil, &ValidationError{Field: "Config.MisfireThreshold", Reason: "must not be negative"}
 	}
