@@ -48,7 +48,11 @@
 // retrying"), then one line every 30s while it lasts, and the end at Info
 // ("store reachable again") with its duration. A trigger whose firing
 // failed keeps its slot and is fired on a later attempt, or gets its
-// misfire instruction when the outage outlasted the threshold; a claim the
+// misfire instruction when the outage outlasted the threshold. As the
+// failure may have hidden a firing the store did make (the connection
+// broke during COMMIT), the next attempt first looks for the execution of
+// that instant under the node's lease and runs the job if it finds it, so
+// no execution is left EXECUTING with no job behind it. A claim the
 // loop could not hand back is handed back once the store answers; an
 // outcome is recorded as soon as the store answers again, however long
 // that takes, unless Stop gives up waiting first.

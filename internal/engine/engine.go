@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -138,6 +139,9 @@ type Engine struct {
 	down       outage.Tracker
 	retryAt    time.Time
 	passFailed bool // a store call of the current pass failed
+	// unheard holds the acquired triggers whose TriggerFire failed without
+	// an answer: the store may have fired them all the same.
+	unheard map[store.Key]bool
 
 	mu       sync.Mutex
 	reserved int // worker slots held by acquired or running triggers
@@ -227,6 +231,7 @@ func New(cfg Config) (*Engine, error) {
 		slotFree:   make(chan struct{}, 1),
 		replan:     make(chan struct{}, 1),
 		down:       outage.Tracker{Min: retryMin, Max: retryMax, LogEvery: outageLogEvery},
+		unheard:    make(map[store.Key]bool),
 		running:    make(map[string]*runningJob),
 		unreleased: make(map[store.Key]*store.TriggerRecord),
 		jobsCtx:    jobsCtx,
@@ -439,17 +444,7 @@ func (e *Engine) pass(ctx context.Context, st *loopState, pending *triggerHeap) 
 	}
 	for pending.Len() > 0 && !(*pending)[0].NextFireTime.After(now) {
 		rec := heap.Pop(pending).(store.TriggerRecord)
-		late := rec.NextFireTime.Before(now.Add(-e.cfg.MisfireThreshold))
-		if late && schedule.MisfireInstruction(rec.MisfireInstruction) != schedule.MisfireIgnore {
-			// Held past the threshold by a store outage or a lapsed lease:
-			// its misfire instruction applies, and it comes back through
-			// an acquisition if it still fires.
-			e.releaseSlot()
-			e.misfire(ctx, now, rec)
-			st.lookNow = true
-			continue
-		}
-		if !e.fire(ctx, rec) {
+		if !e.fireDue(ctx, now, rec, st) {
 			heap.Push(pending, rec) // the store failed: try again later
 			return e.retryWait(now)
 		}
@@ -528,6 +523,7 @@ func (e *Engine) dropStaleClaims(pending *triggerHeap, epoch int64) {
 			continue
 		}
 		e.log.Debug("dropping a claim of an earlier lease", "trigger_key", rec.Key.String(), "claim_epoch", rec.ClaimEpoch)
+		delete(e.unheard, rec.Key)
 		e.releaseSlot()
 	}
 	*pending = kept
@@ -707,19 +703,112 @@ func (e *Engine) releaseAll(pending *triggerHeap) {
 	ctx := context.Background()
 	for pending.Len() > 0 {
 		rec := heap.Pop(pending).(store.TriggerRecord)
+		if e.unheard[rec.Key] {
+			if adopted, ok := e.adoptUnheard(ctx, rec); ok {
+				delete(e.unheard, rec.Key)
+				if adopted {
+					continue
+				}
+			}
+		}
 		e.release(ctx, rec.Key, nil)
 		e.releaseSlot()
 	}
+}
+
+// fireDue fires an acquired trigger whose instant came and whose slot is
+// reserved. It first settles an earlier firing whose answer was lost, and
+// applies the misfire instruction instead of firing when a store outage or
+// a lapsed lease held the trigger past the threshold. It reports false when
+// the store failed: the trigger keeps its slot and is tried again later.
+func (e *Engine) fireDue(ctx context.Context, now time.Time, rec store.TriggerRecord, st *loopState) bool {
+	if e.unheard[rec.Key] {
+		adopted, ok := e.adoptUnheard(ctx, rec)
+		if !ok {
+			return false
+		}
+		delete(e.unheard, rec.Key)
+		if adopted {
+			return true
+		}
+	}
+	late := rec.NextFireTime.Before(now.Add(-e.cfg.MisfireThreshold))
+	if late && schedule.MisfireInstruction(rec.MisfireInstruction) != schedule.MisfireIgnore {
+		// Its misfire instruction applies, and it comes back through an
+		// acquisition if it still fires.
+		e.releaseSlot()
+		e.misfire(ctx, now, rec)
+		st.lookNow = true
+		return true
+	}
+	return e.fire(ctx, rec)
+}
+
+// advance computes the timing a trigger has after firing at its next fire
+// time: the record TriggerFire stores, and the decoded schedule.
+func (e *Engine) advance(ctx context.Context, rec store.TriggerRecord) (store.TriggerRecord, schedule.Schedule, error) {
+	tr, cal, err := e.timing(ctx, &rec)
+	if err != nil {
+		return rec, nil, err
+	}
+	original := tr.Schedule
+	tr.Triggered(cal)
+	advanced := rec
+	if err := storeTiming(&advanced, tr, original); err != nil {
+		return rec, nil, fmt.Errorf("store advanced timing of trigger %s: %w", rec.Key, err)
+	}
+	return advanced, tr.Schedule, nil
+}
+
+// adoptUnheard settles a trigger whose TriggerFire failed without an
+// answer. When the store did fire it (the execution of that instant is
+// EXECUTING under this node's lease), the job runs now; otherwise the
+// trigger is fired as usual. It reports whether it ran the job, and false
+// in ok when the store failed.
+func (e *Engine) adoptUnheard(ctx context.Context, rec store.TriggerRecord) (adopted, ok bool) {
+	lease := e.cfg.Lease()
+	execs, err := e.cfg.Store.ExecutionList(ctx, &store.ExecutionListParams{TriggerKey: &rec.Key, NodeID: lease.NodeID, Running: true})
+	if err != nil {
+		e.storeError(ctx, "list executions", lease, err)
+		return false, false
+	}
+	i := slices.IndexFunc(execs, func(x store.ExecutionRecord) bool {
+		return x.State == store.ExecutionExecuting && x.Epoch == lease.Epoch && x.ScheduledTime.Equal(rec.NextFireTime)
+	})
+	if i < 0 {
+		return false, true
+	}
+	exec := execs[i]
+	job, err := e.cfg.Store.JobGet(ctx, rec.JobKey)
+	if errors.Is(err, store.ErrJobNotFound) {
+		// Deleted since; nothing to run. Recovery takes the execution when
+		// this node goes.
+		e.log.Error("fired trigger's job was deleted before it could run", "trigger_key", rec.Key.String(), "execution_id", exec.ID)
+		e.releaseSlot()
+		return true, true
+	}
+	if err != nil {
+		e.storeError(ctx, "read job", lease, err)
+		return false, false
+	}
+	f := &Firing{Execution: exec, Job: *job, PreviousFireTime: rec.PreviousFireTime}
+	if advanced, sched, err := e.advance(ctx, rec); err == nil {
+		f.Trigger, f.Schedule = &advanced, sched
+	} else if errors.As(err, new(*storeUnavailableError)) {
+		return false, false
+	}
+	e.log.Info("the store fired the trigger although its answer was lost; running the job", "trigger_key", rec.Key.String(), "execution_id", exec.ID, "scheduled_fire_time", exec.ScheduledTime)
+	e.dispatch(f)
+	return true, true
 }
 
 // fire fires one acquired trigger whose slot is reserved. It reports false
 // when the store could not be reached: the trigger keeps its slot and the
 // caller tries again later.
 func (e *Engine) fire(ctx context.Context, rec store.TriggerRecord) bool {
-	tr, cal, err := e.timing(ctx, &rec)
+	advanced, sched, err := e.advance(ctx, rec)
 	if err != nil {
-		var unavailable *storeUnavailableError
-		if errors.As(err, &unavailable) {
+		if errors.As(err, new(*storeUnavailableError)) {
 			return false
 		}
 		e.log.Error("cannot compute trigger timing", "trigger_key", rec.Key.String(), "error", err)
@@ -729,15 +818,6 @@ func (e *Engine) fire(ctx context.Context, rec store.TriggerRecord) bool {
 	}
 	scheduled := rec.NextFireTime
 	previous := rec.PreviousFireTime
-	original := tr.Schedule
-	tr.Triggered(cal)
-	advanced := rec
-	if err := storeTiming(&advanced, tr, original); err != nil {
-		e.log.Error("cannot store advanced trigger timing", "trigger_key", rec.Key.String(), "error", err)
-		e.release(ctx, rec.Key, nil)
-		e.releaseSlot()
-		return true
-	}
 	lease := e.cfg.Lease()
 	exec := store.ExecutionRecord{
 		ID:            newID(),
@@ -766,7 +846,10 @@ func (e *Engine) fire(ctx context.Context, rec store.TriggerRecord) bool {
 		e.releaseSlot()
 		return true
 	default:
+		// The store may have fired it all the same; the next attempt
+		// looks first.
 		e.storeError(ctx, "fire trigger", lease, err)
+		e.unheard[rec.Key] = true
 		return false
 	}
 	if res.Blocked {
@@ -775,7 +858,7 @@ func (e *Engine) fire(ctx context.Context, rec store.TriggerRecord) bool {
 	}
 	exec.RequestsRecovery = res.Job.RequestsRecovery
 	exec.Priority = rec.Priority
-	e.dispatch(&Firing{Execution: exec, Job: res.Job, Trigger: &advanced, PreviousFireTime: previous, Schedule: tr.Schedule})
+	e.dispatch(&Firing{Execution: exec, Job: res.Job, Trigger: &advanced, PreviousFireTime: previous, Schedule: sched})
 	return true
 }
 

@@ -286,3 +286,71 @@ func TestClaimWhoseReleaseFailedIsHandedBackLater(t *testing.T) {
 		}
 	})
 }
+
+// lostAnswerStore fires the trigger but loses the answer of its first
+// TriggerFire calls, as when the connection breaks during COMMIT.
+type lostAnswerStore struct {
+	store.Store
+	mu   sync.Mutex
+	lose int
+}
+
+func (s *lostAnswerStore) TriggerFire(ctx context.Context, p *store.TriggerFireParams) (*store.TriggerFireResult, error) {
+	res, err := s.Store.TriggerFire(ctx, p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil && s.lose > 0 {
+		s.lose--
+		return nil, errUnreachable
+	}
+	return res, err
+}
+
+func TestFiringWhoseAnswerWasLostStillRuns(t *testing.T) {
+	tests := []struct {
+		name    string
+		standby bool // the engine goes to standby before its retry
+	}{
+		{"found at the retry", false},
+		{"found when going to standby", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				st := &lostAnswerStore{Store: memstore.New(nil), lose: 1}
+				h := newHarness(t, st)
+				due := time.Now().Add(5 * time.Second)
+				h.addTrigger(t, "t", due, time.Hour, "")
+				h.engine.Start()
+				if tt.standby {
+					time.Sleep(due.Sub(time.Now()) + 50*time.Millisecond) // before the retry at +100ms
+					h.engine.Standby()
+				}
+				time.Sleep(10 * time.Second)
+				h.engine.Standby()
+				want := due.Add(100 * time.Millisecond) // the retry looks first
+				if tt.standby {
+					want = due.Add(50 * time.Millisecond)
+				}
+				if got := h.ranTimes(); !slices.Equal(got, []time.Time{want}) {
+					t.Errorf("ran at %v, want once at %s", got, want)
+				}
+				execs, err := st.Store.ExecutionList(context.Background(), &store.ExecutionListParams{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(execs) != 1 || execs[0].State != store.ExecutionSucceeded {
+					t.Errorf("executions %+v, want the one fired, SUCCEEDED", execs)
+				}
+				rec, err := st.Store.TriggerGet(context.Background(), store.Key{Group: "g", Name: "t"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !rec.NextFireTime.Equal(due.Add(time.Hour)) || rec.State != store.StateWaiting {
+					t.Errorf("trigger %s next at %s, want WAITING for %s", rec.State, rec.NextFireTime, due.Add(time.Hour))
+				}
+			})
+		})
+	}
+}
