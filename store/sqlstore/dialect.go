@@ -1,0 +1,260 @@
+package sqlstore
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+)
+
+// Dialect names a supported database.
+type Dialect string
+
+// Supported dialects.
+const (
+	// SQLite is an embedded SQLite file (pure-Go driver modernc.org/sqlite,
+	// WAL journal). One writer at a time, any number of processes.
+	SQLite Dialect = "sqlite"
+	// Postgres is PostgreSQL 13 or later (driver pgx v5).
+	Postgres Dialect = "postgres"
+	// MySQL is MySQL 8.0 or MariaDB 10.6 or later (driver
+	// go-sql-driver/mysql).
+	MySQL Dialect = "mysql"
+)
+
+// dialect holds everything that differs between the databases. The rest of
+// the package writes one SQL text per step, with these tokens that render()
+// replaces:
+//
+//	{p}       the table prefix
+//	{now}     the database clock, in Unix nanoseconds (a BIGINT expression)
+//	{share}   a shared row lock on the rows a SELECT returns
+//	{update}  an exclusive row lock on the rows a SELECT returns
+//	{skip}    an exclusive row lock that skips rows other transactions hold
+//	{wake}    ends an UPDATE of triggers: on PostgreSQL, RETURNING the state
+//	          and next fire time of the updated rows, for the notification
+//	?         a bind parameter (rewritten to $1, $2, … for PostgreSQL)
+type dialect struct {
+	name Dialect
+	// now is an SQL expression for the database's clock in Unix nanoseconds.
+	now string
+	// share, update and skip are the row-locking clauses appended to a
+	// SELECT; empty on SQLite, whose write transactions hold the database's
+	// single write lock from BEGIN IMMEDIATE on.
+	share, update, skip string
+	// dollar makes bind parameters $1, $2, … instead of ?. It is set for
+	// PostgreSQL only, which is also the only dialect with {wake}.
+	dollar bool
+	// ddlTypes replaces the column type tokens of the schema.
+	ddlTypes *strings.Replacer
+	// classify sorts a driver error into the classes the store handles.
+	classify func(err error) errClass
+}
+
+// errClass is what the store needs to know about a driver error.
+type errClass struct {
+	// unique is set for a unique or primary key violation; constraint names
+	// the violated index when the driver says.
+	unique     bool
+	constraint string
+	// retry is set when the transaction lost a race (deadlock, lock wait
+	// timeout, serialization failure, SQLite busy) and may be run again.
+	retry bool
+}
+
+func dialectFor(name Dialect) (*dialect, error) {
+	switch name {
+	case SQLite:
+		return &dialect{
+			name: SQLite,
+			// The process clock is the database clock of an embedded
+			// database; SQLite reads it with millisecond precision.
+			now: "(CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000)",
+			ddlTypes: strings.NewReplacer(
+				"{key}", "TEXT",
+				"{text}", "TEXT",
+				"{json}", "TEXT",
+				"{bool}", "BOOLEAN",
+				"{opts}", "",
+			),
+			classify: classifySQLite,
+		}, nil
+	case Postgres:
+		return &dialect{
+			name:   Postgres,
+			now:    "((EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::BIGINT * 1000)",
+			share:  " FOR SHARE",
+			update: " FOR UPDATE",
+			skip:   " FOR UPDATE SKIP LOCKED",
+			dollar: true,
+			ddlTypes: strings.NewReplacer(
+				"{key}", `VARCHAR(200) COLLATE "C"`,
+				"{text}", "TEXT",
+				"{json}", "JSON", // not JSONB: stored byte for byte
+				"{bool}", "BOOLEAN",
+				"{opts}", "",
+			),
+			classify: classifyPostgres,
+		}, nil
+	case MySQL:
+		return &dialect{
+			name: MySQL,
+			// Independent of the session time zone.
+			now:    "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) * 1000)",
+			share:  " LOCK IN SHARE MODE", // MariaDB has no FOR SHARE
+			update: " FOR UPDATE",
+			skip:   " FOR UPDATE SKIP LOCKED",
+			ddlTypes: strings.NewReplacer(
+				"{key}", "VARCHAR(200)",
+				"{text}", "LONGTEXT",
+				"{json}", "LONGTEXT", // not MySQL's JSON, which normalizes
+				"{bool}", "BOOLEAN",
+				"{opts}", " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+			),
+			classify: classifyMySQL,
+		}, nil
+	}
+	return nil, fmt.Errorf("sqlstore: unknown dialect %q (supported: %s, %s, %s)", name, SQLite, Postgres, MySQL)
+}
+
+// render replaces the tokens of an SQL text for this dialect and prefix.
+func (d *dialect) render(prefix, q string) string {
+	q = strings.NewReplacer(
+		"{p}", prefix,
+		"{now}", d.now,
+		"{share}", d.share,
+		"{update}", d.update,
+		"{skip}", d.skip,
+	).Replace(q)
+	if !d.dollar {
+		return strings.ReplaceAll(q, "{wake}", "")
+	}
+	q = strings.ReplaceAll(q, "{wake}", " RETURNING state, next_fire_time")
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
+}
+
+// insertIgnore returns the clause that makes an INSERT into a table with the
+// given primary key a no-op when the key is taken.
+func (d *dialect) insertIgnore(keyCols, anyCol string) string {
+	if d.name == MySQL {
+		return " ON DUPLICATE KEY UPDATE " + anyCol + " = " + anyCol
+	}
+	return " ON CONFLICT (" + keyCols + ") DO NOTHING"
+}
+
+// upsert returns the clause that makes an INSERT into table ({p}name)
+// replace the row with the given primary key, setting cols from the inserted values and counting the
+// write in the version column.
+func (d *dialect) upsert(table, keyCols string, cols []string) string {
+	var b strings.Builder
+	if d.name == MySQL {
+		b.WriteString(" ON DUPLICATE KEY UPDATE ")
+		for _, c := range cols {
+			b.WriteString(c + " = VALUES(" + c + "), ")
+		}
+	} else {
+		b.WriteString(" ON CONFLICT (" + keyCols + ") DO UPDATE SET ")
+		for _, c := range cols {
+			b.WriteString(c + " = excluded." + c + ", ")
+		}
+	}
+	if d.name == MySQL {
+		b.WriteString("version = version + 1")
+	} else {
+		b.WriteString("version = " + table + ".version + 1")
+	}
+	return b.String()
+}
+
+// classifyPostgres reads PostgreSQL's SQLSTATE.
+func classifyPostgres(err error) errClass {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return errClass{}
+	}
+	switch pgErr.Code {
+	case "23505": // unique_violation
+		return errClass{unique: true, constraint: pgErr.ConstraintName}
+	case "40001", "40P01": // serialization_failure, deadlock_detected
+		return errClass{retry: true}
+	}
+	return errClass{}
+}
+
+// mysqlDupKey finds the index name in MySQL's and MariaDB's duplicate entry
+// message, the only place either reports it: "Duplicate entry '…' for key
+// 'name'" (MySQL 8 qualifies it as 'table.name').
+var mysqlDupKey = regexp.MustCompile(`for key '(?:[^']*\.)?([^'.]*)'$`)
+
+// classifyMySQL reads MySQL's and MariaDB's error numbers.
+func classifyMySQL(err error) errClass {
+	var myErr *mysql.MySQLError
+	if !errors.As(err, &myErr) {
+		return errClass{}
+	}
+	switch myErr.Number {
+	case 1062: // ER_DUP_ENTRY
+		c := errClass{unique: true}
+		if m := mysqlDupKey.FindStringSubmatch(myErr.Message); m != nil {
+			c.constraint = m[1]
+		}
+		return c
+	case 1213, 1205: // ER_LOCK_DEADLOCK, ER_LOCK_WAIT_TIMEOUT
+		return errClass{retry: true}
+	}
+	return errClass{}
+}
+
+// SQLite result codes (sqlite3.h).
+const (
+	sqliteBusy                 = 5
+	sqliteLocked               = 6
+	sqliteConstraintPrimaryKey = 1555
+	sqliteConstraintUnique     = 2067
+)
+
+// classifySQLite reads SQLite's extended result codes. SQLite names no
+// index; a primary key violation is reported as the constraint "pkey".
+func classifySQLite(err error) errClass {
+	var sqErr *sqlite.Error
+	if !errors.As(err, &sqErr) {
+		return errClass{}
+	}
+	switch sqErr.Code() {
+	case sqliteConstraintPrimaryKey:
+		return errClass{unique: true, constraint: "pkey"}
+	case sqliteConstraintUnique:
+		return errClass{unique: true, constraint: sqliteUniqueIndex(sqErr.Error())}
+	}
+	switch sqErr.Code() & 0xff {
+	case sqliteBusy, sqliteLocked:
+		return errClass{retry: true}
+	}
+	return errClass{}
+}
+
+// sqliteUniqueIndex tells the unique indexes of the schema apart by the
+// columns SQLite lists in its message.
+func sqliteUniqueIndex(msg string) string {
+	if strings.Contains(msg, ".scheduled_time") {
+		return "executions_fire_key"
+	}
+	return ""
+}

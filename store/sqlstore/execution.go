@@ -1,0 +1,192 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/chime-scheduler/chime/store"
+)
+
+// ExecutionComplete records the end of an execution this node runs; see
+// [store.ExecutionStore]. An execution that exists but is not EXECUTING
+// under p.Lease is reported as [store.ErrExecutionNotFound] too. An empty
+// Instruction means [store.InstructionNoop]; a zero FinishedTime defaults
+// to the database clock.
+func (s *Store) ExecutionComplete(ctx context.Context, p *store.ExecutionCompleteParams) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	if !p.State.Done() {
+		return fmt.Errorf("%w: completing execution %s: state %q is not a finished state", errInvalid, p.ID, p.State)
+	}
+	switch p.Instruction {
+	case "", store.InstructionNoop, store.InstructionDeleteTrigger, store.InstructionSetTriggerComplete,
+		store.InstructionSetAllJobTriggersComplete, store.InstructionSetTriggerError:
+	default:
+		return fmt.Errorf("%w: completing execution %s: unknown instruction %q", errInvalid, p.ID, p.Instruction)
+	}
+	if err := checkJSON("job data", p.JobData); err != nil {
+		return err
+	}
+	err := s.write(ctx, "completing an execution", func(tx *txn) error {
+		if err := tx.lease(p.Lease); err != nil {
+			return err
+		}
+		e, err := scanExecution(tx.queryRow(sqlExecutionGetForUpdate, s.sched, p.ID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: %s", store.ErrExecutionNotFound, p.ID)
+		}
+		if err != nil {
+			return err
+		}
+		if e.State != store.ExecutionExecuting || e.NodeID != p.Lease.NodeID || e.Epoch != p.Lease.Epoch {
+			return fmt.Errorf("%w: %s is %s on node %q epoch %d", store.ErrExecutionNotFound, p.ID, e.State, e.NodeID, e.Epoch)
+		}
+		if _, err := tx.exec(sqlExecutionFinish, string(p.State), p.Error, nanos(p.FinishedTime), s.sched, p.ID); err != nil {
+			return err
+		}
+		tk, jk := e.TriggerKey, e.JobKey
+		switch p.Instruction {
+		case store.InstructionDeleteTrigger:
+			_, err = tx.exec(sqlTriggerDelete, s.sched, tk.Group, tk.Name)
+		case store.InstructionSetTriggerComplete:
+			_, err = tx.exec(sqlTriggerSetState, string(store.StateComplete), s.sched, tk.Group, tk.Name)
+		case store.InstructionSetTriggerError:
+			_, err = tx.exec(sqlTriggerSetState, string(store.StateError), s.sched, tk.Group, tk.Name)
+		case store.InstructionSetAllJobTriggersComplete:
+			_, err = tx.exec(sqlJobTriggersComplete, s.sched, jk.Group, jk.Name)
+		}
+		if err != nil {
+			return err
+		}
+		if p.JobData != nil {
+			if _, err := tx.exec(sqlJobSetData, jsonArg(p.JobData), s.sched, jk.Group, jk.Name); err != nil {
+				return err
+			}
+		}
+		if err := tx.unblockJob(jk); err != nil {
+			return err
+		}
+		return tx.deleteJobIfOrphan(jk)
+	})
+	return s.translate("completing execution "+p.ID, err, nil, nil)
+}
+
+// ExecutionList returns executions filtered by p, newest scheduled time
+// first (then newest fired time, then by ID).
+func (s *Store) ExecutionList(ctx context.Context, p *store.ExecutionListParams) ([]store.ExecutionRecord, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	q := `SELECT ` + execCols + ` FROM {p}executions WHERE sched_name = ?`
+	args := []any{s.sched}
+	if p.JobKey != nil {
+		q += ` AND job_group = ? AND job_name = ?`
+		args = append(args, p.JobKey.Group, p.JobKey.Name)
+	}
+	if p.TriggerKey != nil {
+		q += ` AND trigger_group = ? AND trigger_name = ?`
+		args = append(args, p.TriggerKey.Group, p.TriggerKey.Name)
+	}
+	if p.NodeID != "" {
+		q += ` AND node_id = ?`
+		args = append(args, p.NodeID)
+	}
+	if p.Running {
+		q += ` AND state IN ('EXECUTING', 'RECOVERABLE')`
+	}
+	q += ` ORDER BY scheduled_time DESC, fired_time DESC, id`
+	if p.Limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, p.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
+	out, err := collect(rows, err, scanExecution)
+	if err != nil {
+		return nil, s.translate("listing executions", err, nil, nil)
+	}
+	return out, nil
+}
+
+// ExecutionsPrune deletes finished executions that finished before before,
+// and returns how many it deleted. Their (trigger, scheduled time) keys are
+// freed with them.
+func (s *Store) ExecutionsPrune(ctx context.Context, before time.Time) (int, error) {
+	if err := s.enter(ctx); err != nil {
+		return 0, err
+	}
+	var n int64
+	err := s.write(ctx, "pruning executions", func(tx *txn) error {
+		var err error
+		n, err = tx.exec(sqlExecutionsPrune, s.sched, before.UnixNano())
+		return err
+	})
+	if err != nil {
+		return 0, s.translate("pruning executions", err, nil, nil)
+	}
+	return int(n), nil
+}
+
+// ExecutionsAcquireRecoverable claims up to Limit RECOVERABLE executions,
+// oldest scheduled time first, then highest priority, skipping those other
+// nodes are claiming. A claimed execution gets the lease, Recovering, and
+// the database clock as FiredTime. Executions whose job was deleted cannot
+// be re-run: they are recorded FAILED with Error "job not found" and not
+// returned.
+func (s *Store) ExecutionsAcquireRecoverable(ctx context.Context, p *store.ExecutionsAcquireRecoverableParams) ([]store.RecoverableExecution, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	var out []store.RecoverableExecution
+	err := s.write(ctx, "acquiring recoverable executions", func(tx *txn) error {
+		out = nil
+		if err := tx.lease(p.Lease); err != nil {
+			return err
+		}
+		if p.Limit <= 0 {
+			return nil
+		}
+		now, err := tx.now()
+		if err != nil {
+			return err
+		}
+		if _, err := tx.exec(sqlRecoverableJobless, now, s.sched); err != nil {
+			return err
+		}
+		rows, err := tx.query(sqlRecoverableClaim, s.sched, p.Limit)
+		claimed, err := collect(rows, err, scanExecution)
+		if err != nil {
+			return err
+		}
+		for _, e := range claimed {
+			if _, err := tx.exec(sqlExecutionResume, p.Lease.NodeID, p.Lease.Epoch, now, s.sched, e.ID); err != nil {
+				return err
+			}
+			e.State = store.ExecutionExecuting
+			e.NodeID = p.Lease.NodeID
+			e.Epoch = p.Lease.Epoch
+			e.Recovering = true
+			e.FiredTime = time.Unix(0, now).UTC()
+			r := store.RecoverableExecution{Execution: e}
+			if r.Job, err = scanJob(tx.queryRow(sqlJobGet, s.sched, e.JobKey.Group, e.JobKey.Name)); err != nil {
+				return fmt.Errorf("reading job %s of execution %s: %w", e.JobKey, e.ID, err)
+			}
+			t, err := scanTrigger(tx.queryRow(sqlTriggerGet, s.sched, e.TriggerKey.Group, e.TriggerKey.Name))
+			switch {
+			case err == nil:
+				r.Trigger = &t
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.translate("acquiring recoverable executions", err, nil, nil)
+	}
+	return out, nil
+}

@@ -1,0 +1,193 @@
+package sqlstore
+
+import (
+	"cmp"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/chime-scheduler/chime/store"
+)
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+// nanos is the stored form of an instant: Unix nanoseconds, NULL for the
+// zero time. Instants between the years 1678 and 2262 round-trip exactly.
+func nanos(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixNano()
+}
+
+// instant reads a stored instant back, in UTC.
+func instant(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, n.Int64).UTC()
+}
+
+// jsonArg is the stored form of JSON data: the text as given, NULL when
+// empty.
+func jsonArg(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+// checkJSON refuses data that is not JSON, the same way on every dialect
+// (PostgreSQL's json type would refuse it with a less helpful error).
+func checkJSON(what string, b []byte) error {
+	if len(b) > 0 && !json.Valid(b) {
+		return fmt.Errorf("%w: %s is not valid JSON", errInvalid, what)
+	}
+	return nil
+}
+
+// bytesOrNil returns nil for an empty slice.
+func bytesOrNil(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+func scanJob(sc scanner) (store.JobRecord, error) {
+	var j store.JobRecord
+	var timeout int64
+	err := sc.Scan(&j.Key.Group, &j.Key.Name, &j.Type, &j.Description, &j.Durable, &j.RequestsRecovery,
+		&j.DisallowConcurrent, &j.PersistData, &timeout, &j.Data, &j.Version)
+	j.Timeout = time.Duration(timeout)
+	j.Data = bytesOrNil(j.Data)
+	return j, err
+}
+
+func scanTrigger(sc scanner) (store.TriggerRecord, error) {
+	var (
+		t                          store.TriggerRecord
+		start, end, next, prev     sql.NullInt64
+		state                      string
+		timesTriggered, claimEpoch int64
+	)
+	err := sc.Scan(&t.Key.Group, &t.Key.Name, &t.JobKey.Group, &t.JobKey.Name, &t.Description, &t.Priority,
+		&t.Kind, &t.Schedule, &t.CalendarName, &t.MisfireInstruction, &t.Data, &start, &end, &next, &prev,
+		&timesTriggered, &state, &t.ClaimedBy, &claimEpoch, &t.Version)
+	t.StartTime, t.EndTime, t.NextFireTime, t.PreviousFireTime = instant(start), instant(end), instant(next), instant(prev)
+	t.TimesTriggered = int(timesTriggered)
+	t.ClaimEpoch = claimEpoch
+	t.State = store.TriggerState(state)
+	t.Schedule = bytesOrNil(t.Schedule)
+	t.Data = bytesOrNil(t.Data)
+	return t, err
+}
+
+func scanExecution(sc scanner) (store.ExecutionRecord, error) {
+	var (
+		e                         store.ExecutionRecord
+		scheduled, fired, finshed sql.NullInt64
+		state                     string
+	)
+	err := sc.Scan(&e.ID, &e.TriggerKey.Group, &e.TriggerKey.Name, &e.JobKey.Group, &e.JobKey.Name,
+		&scheduled, &fired, &finshed, &e.NodeID, &e.Epoch, &state, &e.Recovering, &e.RequestsRecovery,
+		&e.Priority, &e.Error)
+	e.ScheduledTime, e.FiredTime, e.FinishedTime = instant(scheduled), instant(fired), instant(finshed)
+	e.State = store.ExecutionState(state)
+	return e, err
+}
+
+func scanCalendar(sc scanner) (store.CalendarRecord, error) {
+	var c store.CalendarRecord
+	err := sc.Scan(&c.Name, &c.Data, &c.Version)
+	c.Data = bytesOrNil(c.Data)
+	return c, err
+}
+
+func scanNode(sc scanner) (store.NodeRecord, error) {
+	var n store.NodeRecord
+	var checkIn sql.NullInt64
+	err := sc.Scan(&n.ID, &n.Epoch, &checkIn, &n.Dead)
+	n.LastCheckIn = instant(checkIn)
+	return n, err
+}
+
+// collect scans every row with scan.
+func collect[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// scanKey reads a (group, name) pair.
+func scanKey(sc scanner) (store.Key, error) {
+	var k store.Key
+	err := sc.Scan(&k.Group, &k.Name)
+	return k, err
+}
+
+func keyCompare(a, b store.Key) int {
+	if c := strings.Compare(a.Group, b.Group); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
+}
+
+// dueOrder is the order of claiming: earliest first, then highest
+// priority, then by key.
+func dueOrder(a, b store.TriggerRecord) int {
+	if c := a.NextFireTime.Compare(b.NextFireTime); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
+		return c
+	}
+	return keyCompare(a.Key, b.Key)
+}
+
+// keysWhere renders "(group = ? AND name IN (?, …)) OR …" for keys, grouping
+// names by group so that every dialect uses the primary key, and appends
+// the arguments to args.
+func keysWhere(groupCol, nameCol string, keys []store.Key, args []any) (string, []any) {
+	byGroup := make(map[string][]string)
+	var groups []string
+	for _, k := range keys {
+		if _, ok := byGroup[k.Group]; !ok {
+			groups = append(groups, k.Group)
+		}
+		byGroup[k.Group] = append(byGroup[k.Group], k.Name)
+	}
+	var b strings.Builder
+	b.WriteString("(")
+	for i, g := range groups {
+		if i > 0 {
+			b.WriteString(" OR ")
+		}
+		names := byGroup[g]
+		b.WriteString("(" + groupCol + " = ? AND " + nameCol + " IN (")
+		args = append(args, g)
+		for j, n := range names {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("?")
+			args = append(args, n)
+		}
+		b.WriteString("))")
+	}
+	b.WriteString(")")
+	return b.String(), args
+}

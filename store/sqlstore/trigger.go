@@ -1,0 +1,558 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/chime-scheduler/chime/store"
+)
+
+// TriggerInsert stores a trigger; see [store.TriggerStore]. When the
+// trigger would be both paused and blocked it is stored PAUSED_BLOCKED, and
+// a zero NextFireTime makes it COMPLETE whatever is paused.
+//
+// A trigger inserted while another transaction pauses its group may miss
+// that pause (the pause records the group and updates the triggers it
+// sees); it is then an ordinary WAITING trigger of a paused group, which a
+// second pause or a resume of the group handles as usual.
+func (s *Store) TriggerInsert(ctx context.Context, p *store.TriggerInsertParams) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	rec := &p.Trigger
+	if err := checkJSON("schedule of trigger "+rec.Key.String(), rec.Schedule); err != nil {
+		return err
+	}
+	if err := checkJSON("data of trigger "+rec.Key.String(), rec.Data); err != nil {
+		return err
+	}
+	err := s.write(ctx, "storing a trigger", func(tx *txn) error {
+		// The trigger row first, the job row second: the order of TriggerFire.
+		_, err := scanTrigger(tx.queryRow(sqlTriggerGetForUpdate, s.sched, rec.Key.Group, rec.Key.Name))
+		exists := err == nil
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		job, err := scanJob(tx.queryRow(sqlJobGetForShare, s.sched, rec.JobKey.Group, rec.JobKey.Name))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: %s, job of trigger %s", store.ErrJobNotFound, rec.JobKey, rec.Key)
+		}
+		if err != nil {
+			return err
+		}
+		if rec.CalendarName != "" {
+			_, err := scanCalendar(tx.queryRow(sqlCalendarGetForShare, s.sched, rec.CalendarName))
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("%w: %q, calendar of trigger %s", store.ErrCalendarNotFound, rec.CalendarName, rec.Key)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if exists && !p.Replace {
+			return fmt.Errorf("%w: %s", store.ErrTriggerExists, rec.Key)
+		}
+		state, err := tx.insertState(rec, &job)
+		if err != nil {
+			return err
+		}
+		fields := []any{rec.JobKey.Group, rec.JobKey.Name, rec.Description, rec.Priority, rec.Kind,
+			jsonArg(rec.Schedule), rec.CalendarName, rec.MisfireInstruction, jsonArg(rec.Data),
+			nanos(rec.StartTime), nanos(rec.EndTime), nanos(rec.NextFireTime), nanos(rec.PreviousFireTime),
+			int64(rec.TimesTriggered), string(state)}
+		if exists {
+			_, err = tx.exec(sqlTriggerReplace, append(fields, s.sched, rec.Key.Group, rec.Key.Name)...)
+		} else {
+			_, err = tx.exec(sqlTriggerInsert, append([]any{s.sched, rec.Key.Group, rec.Key.Name}, fields...)...)
+		}
+		if err != nil {
+			return err
+		}
+		if state == store.StateWaiting {
+			tx.woke(rec.NextFireTime)
+		}
+		return nil
+	})
+	return s.translate("storing trigger "+rec.Key.String(), err, nil, store.ErrTriggerExists)
+}
+
+// insertState is the state a trigger is stored in.
+func (tx *txn) insertState(rec *store.TriggerRecord, job *store.JobRecord) (store.TriggerState, error) {
+	if rec.NextFireTime.IsZero() {
+		return store.StateComplete, nil
+	}
+	var n int
+	if err := tx.queryRow(sqlTriggerPaused, tx.s.sched, rec.Key.Group, rec.JobKey.Group).Scan(&n); err != nil {
+		return "", err
+	}
+	paused := n > 0
+	busy, err := tx.jobBusy(job)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case paused && busy:
+		return store.StatePausedBlocked, nil
+	case paused:
+		return store.StatePaused, nil
+	case busy:
+		return store.StateBlocked, nil
+	}
+	return store.StateWaiting, nil
+}
+
+// TriggerGet returns a trigger or [store.ErrTriggerNotFound].
+func (s *Store) TriggerGet(ctx context.Context, key store.Key) (*store.TriggerRecord, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	t, err := scanTrigger(s.db.QueryRowContext(ctx, s.q(sqlTriggerGet), s.sched, key.Group, key.Name))
+	if err != nil {
+		return nil, s.translate("reading trigger "+key.String(), err, store.ErrTriggerNotFound, nil)
+	}
+	return &t, nil
+}
+
+// TriggerDelete deletes a trigger and, when its job is not durable and has
+// no trigger left, the job. It reports whether the trigger existed.
+func (s *Store) TriggerDelete(ctx context.Context, key store.Key) (bool, error) {
+	if err := s.enter(ctx); err != nil {
+		return false, err
+	}
+	var existed bool
+	err := s.write(ctx, "deleting a trigger", func(tx *txn) error {
+		existed = false
+		t, err := scanTrigger(tx.queryRow(sqlTriggerGetForUpdate, s.sched, key.Group, key.Name))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.exec(sqlTriggerDelete, s.sched, key.Group, key.Name); err != nil {
+			return err
+		}
+		existed = true
+		return tx.deleteJobIfOrphan(t.JobKey)
+	})
+	if err != nil {
+		return false, s.translate("deleting trigger "+key.String(), err, nil, nil)
+	}
+	return existed, nil
+}
+
+// TriggerList returns triggers ordered by key, filtered by p.
+func (s *Store) TriggerList(ctx context.Context, p *store.TriggerListParams) ([]store.TriggerRecord, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	q := `SELECT ` + triggerCols + ` FROM {p}triggers WHERE sched_name = ?`
+	args := []any{s.sched}
+	if p.Group != "" {
+		q += ` AND trigger_group = ?`
+		args = append(args, p.Group)
+	}
+	if p.JobKey != nil {
+		q += ` AND job_group = ? AND job_name = ?`
+		args = append(args, p.JobKey.Group, p.JobKey.Name)
+	}
+	q += ` ORDER BY trigger_group, trigger_name`
+	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
+	triggers, err := collect(rows, err, scanTrigger)
+	if err != nil {
+		return nil, s.translate("listing triggers", err, nil, nil)
+	}
+	return triggers, nil
+}
+
+// selectorWhere renders the condition of a TriggerSelector on triggers
+// aliased t.
+func selectorWhere(sel *store.TriggerSelector) (string, []any, error) {
+	set := 0
+	for _, b := range []bool{sel.Trigger != nil, sel.Job != nil, sel.Group != "", sel.JobGroup != "", sel.All} {
+		if b {
+			set++
+		}
+	}
+	if set != 1 {
+		return "", nil, fmt.Errorf("%w: trigger selector must set exactly one field, %d set", errInvalid, set)
+	}
+	switch {
+	case sel.Trigger != nil:
+		return ` AND t.trigger_group = ? AND t.trigger_name = ?`, []any{sel.Trigger.Group, sel.Trigger.Name}, nil
+	case sel.Job != nil:
+		return ` AND t.job_group = ? AND t.job_name = ?`, []any{sel.Job.Group, sel.Job.Name}, nil
+	case sel.Group != "":
+		return ` AND t.trigger_group = ?`, []any{sel.Group}, nil
+	case sel.JobGroup != "":
+		return ` AND t.job_group = ?`, []any{sel.JobGroup}, nil
+	}
+	return "", nil, nil
+}
+
+// Kinds of paused_groups rows.
+const (
+	pausedTriggerGroup = "TRIGGER"
+	pausedJobGroup     = "JOB"
+	pausedAll          = "ALL"
+)
+
+// pausedGroupInsertSQL records a paused group, once.
+func (d *dialect) pausedGroupInsertSQL() string {
+	return `INSERT INTO {p}paused_groups (sched_name, kind, group_name) VALUES (?, ?, ?)` +
+		d.insertIgnore("sched_name, kind, group_name", "group_name")
+}
+
+// TriggersPause pauses the selected triggers; see [store.TriggerStore]. A
+// selector naming a trigger or job that does not exist pauses nothing.
+func (s *Store) TriggersPause(ctx context.Context, sel *store.TriggerSelector) (int, error) {
+	if err := s.enter(ctx); err != nil {
+		return 0, err
+	}
+	where, args, err := selectorWhere(sel)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	err = s.write(ctx, "pausing triggers", func(tx *txn) error {
+		kind, group := "", ""
+		switch {
+		case sel.All:
+			kind = pausedAll
+		case sel.Group != "":
+			kind, group = pausedTriggerGroup, sel.Group
+		case sel.JobGroup != "":
+			kind, group = pausedJobGroup, sel.JobGroup
+		}
+		if kind != "" {
+			if _, err := tx.exec(s.d.pausedGroupInsertSQL(), s.sched, kind, group); err != nil {
+				return err
+			}
+		}
+		var err error
+		n, err = tx.exec(sqlPauseTriggers+where, append([]any{s.sched}, args...)...)
+		return err
+	})
+	if err != nil {
+		return 0, s.translate("pausing triggers", err, nil, nil)
+	}
+	return int(n), nil
+}
+
+// TriggersResume undoes TriggersPause; see [store.TriggerStore]. Resuming
+// everything also forgets every paused trigger group and job group.
+func (s *Store) TriggersResume(ctx context.Context, sel *store.TriggerSelector) (int, error) {
+	if err := s.enter(ctx); err != nil {
+		return 0, err
+	}
+	where, args, err := selectorWhere(sel)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	err = s.write(ctx, "resuming triggers", func(tx *txn) error {
+		var err error
+		switch {
+		case sel.All:
+			_, err = tx.exec(sqlPausedGroupsClear, s.sched)
+		case sel.Group != "":
+			_, err = tx.exec(sqlPausedGroupDelete, s.sched, pausedTriggerGroup, sel.Group)
+		case sel.JobGroup != "":
+			_, err = tx.exec(sqlPausedGroupDelete, s.sched, pausedJobGroup, sel.JobGroup)
+		}
+		if err != nil {
+			return err
+		}
+		n, err = tx.execWake(sqlResumeTriggers+where+`{wake}`, append([]any{s.sched}, args...)...)
+		return err
+	})
+	if err != nil {
+		return 0, s.translate("resuming triggers", err, nil, nil)
+	}
+	return int(n), nil
+}
+
+// PausedGroups returns the trigger groups and job groups recorded as paused,
+// each sorted, and whether everything is paused.
+func (s *Store) PausedGroups(ctx context.Context) (*store.PausedGroups, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(sqlPausedGroupsList), s.sched)
+	kinds, err := collect(rows, err, scanKey) // (kind, group name)
+	if err != nil {
+		return nil, s.translate("listing paused groups", err, nil, nil)
+	}
+	pg := &store.PausedGroups{}
+	for _, k := range kinds {
+		switch k.Group {
+		case pausedAll:
+			pg.All = true
+		case pausedTriggerGroup:
+			pg.TriggerGroups = append(pg.TriggerGroups, k.Name)
+		case pausedJobGroup:
+			pg.JobGroups = append(pg.JobGroups, k.Name)
+		}
+	}
+	return pg, nil
+}
+
+// TriggersAcquire claims up to Limit due WAITING triggers, earliest first
+// and, at the same instant, highest priority first (then by key). Claiming
+// locks rows, skipping those other nodes are claiming: nodes never wait on
+// each other. See sqlAcquirePostgres and sqlAcquireSelect.
+func (s *Store) TriggersAcquire(ctx context.Context, p *store.TriggersAcquireParams) ([]store.TriggerRecord, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	var out []store.TriggerRecord
+	err := s.write(ctx, "acquiring triggers", func(tx *txn) error {
+		out = nil
+		if err := tx.lease(p.Lease); err != nil {
+			return err
+		}
+		if p.Limit <= 0 || p.NoLaterThan.IsZero() {
+			return nil
+		}
+		var err error
+		if s.d.name == Postgres {
+			rows, qerr := tx.query(sqlAcquirePostgres, s.sched, p.NoLaterThan.UnixNano(), p.Limit,
+				p.Lease.NodeID, p.Lease.Epoch)
+			out, err = collect(rows, qerr, scanTrigger)
+			slices.SortFunc(out, dueOrder)
+			return err
+		}
+		rows, qerr := tx.query(sqlAcquireSelect, s.sched, p.NoLaterThan.UnixNano(), p.Limit)
+		out, err = collect(rows, qerr, scanTrigger)
+		if err != nil || len(out) == 0 {
+			return err
+		}
+		keys := make([]store.Key, len(out))
+		for i := range out {
+			keys[i] = out[i].Key
+		}
+		where, args := keysWhere("trigger_group", "trigger_name", keys,
+			[]any{p.Lease.NodeID, p.Lease.Epoch, s.sched})
+		n, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, acquireClaimSQL+where), args...)
+		if err != nil {
+			return err
+		}
+		if got, _ := n.RowsAffected(); got != int64(len(out)) {
+			return fmt.Errorf("claimed %d of the %d triggers locked", got, len(out))
+		}
+		for i := range out {
+			out[i].State = store.StateAcquired
+			out[i].ClaimedBy = p.Lease.NodeID
+			out[i].ClaimEpoch = p.Lease.Epoch
+			out[i].Version++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.translate("acquiring triggers", err, nil, nil)
+	}
+	return out, nil
+}
+
+// acquireClaimSQL is the second step of claiming on MySQL and SQLite: mark
+// the rows sqlAcquireSelect locked ACQUIRED (their keys appended).
+const acquireClaimSQL = `UPDATE {p}triggers SET state = 'ACQUIRED', claimed_by = ?, claim_epoch = ?, ` +
+	`version = version + 1 WHERE sched_name = ? AND `
+
+// claimed locks a trigger and returns it when l holds its claim.
+func (tx *txn) claimed(key store.Key, l store.Lease) (store.TriggerRecord, error) {
+	t, err := scanTrigger(tx.queryRow(sqlTriggerGetForUpdate, tx.s.sched, key.Group, key.Name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, fmt.Errorf("%w: trigger %s no longer exists", store.ErrNotClaimed, key)
+	}
+	if err != nil {
+		return t, err
+	}
+	if t.State != store.StateAcquired || t.ClaimedBy != l.NodeID || t.ClaimEpoch != l.Epoch {
+		return t, fmt.Errorf("%w: trigger %s is %s (claimed by %q epoch %d)",
+			store.ErrNotClaimed, key, t.State, t.ClaimedBy, t.ClaimEpoch)
+	}
+	return t, nil
+}
+
+// setTiming stores the timing fields of src on trigger key, in state st.
+func (tx *txn) setTiming(key store.Key, src *store.TriggerRecord, st store.TriggerState) error {
+	_, err := tx.exec(sqlTriggerSetTiming, nanos(src.NextFireTime), nanos(src.PreviousFireTime),
+		int64(src.TimesTriggered), nanos(src.StartTime), nanos(src.EndTime), jsonArg(src.Schedule),
+		src.MisfireInstruction, string(st), tx.s.sched, key.Group, key.Name)
+	if err == nil && st == store.StateWaiting {
+		tx.woke(src.NextFireTime)
+	}
+	return err
+}
+
+// TriggerRelease returns an acquired trigger to WAITING (BLOCKED when its
+// job is busy), or COMPLETE when the new timing has no next fire time.
+func (s *Store) TriggerRelease(ctx context.Context, p *store.TriggerReleaseParams) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	if p.Timing != nil {
+		if err := checkJSON("schedule of trigger "+p.Key.String(), p.Timing.Schedule); err != nil {
+			return err
+		}
+	}
+	err := s.write(ctx, "releasing a trigger", func(tx *txn) error {
+		if err := tx.lease(p.Lease); err != nil {
+			return err
+		}
+		t, err := tx.claimed(p.Key, p.Lease)
+		if err != nil {
+			return err
+		}
+		timing := &t
+		if p.Timing != nil {
+			timing = p.Timing
+		}
+		st := store.StateComplete
+		if !timing.NextFireTime.IsZero() {
+			job, err := tx.lockJob(t.JobKey)
+			if err != nil {
+				return err
+			}
+			busy, err := tx.jobBusy(job)
+			if err != nil {
+				return err
+			}
+			st = store.StateWaiting
+			if busy {
+				st = store.StateBlocked
+			}
+		}
+		return tx.setTiming(p.Key, timing, st)
+	})
+	return s.translate("releasing trigger "+p.Key.String(), err, nil, nil)
+}
+
+// newExecutionID returns a random execution ID: 26 characters of base32.
+func newExecutionID() string { return rand.Text() }
+
+// TriggerFire fires an acquired trigger; see [store.TriggerStore]. In one
+// transaction it checks the lease (shared lock on the node row) and the
+// claim (exclusive lock on the trigger row), locks the job row when the job
+// disallows concurrency (so that two firings of the job serialize and the
+// second sees the first's execution), inserts the execution (the unique key
+// on trigger and scheduled time refuses a second firing of one instant)
+// and stores the advanced timing.
+//
+// The store fills the execution's TriggerKey, JobKey, NodeID and Epoch (from
+// the lease), State (EXECUTING), Priority (the trigger's) and
+// RequestsRecovery (the job's), and clears FinishedTime, Recovering and
+// Error. FiredTime defaults to the database clock. When Execution.ID is
+// empty the store generates a unique ID and writes it back to
+// p.Execution.ID; a given ID that is taken is an error.
+func (s *Store) TriggerFire(ctx context.Context, p *store.TriggerFireParams) (*store.TriggerFireResult, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	key := p.Trigger.Key
+	if p.Execution.ScheduledTime.IsZero() {
+		return nil, fmt.Errorf("%w: firing trigger %s: execution has no scheduled time", errInvalid, key)
+	}
+	if err := checkJSON("schedule of trigger "+key.String(), p.Trigger.Schedule); err != nil {
+		return nil, err
+	}
+	var (
+		res *store.TriggerFireResult
+		id  string
+	)
+	err := s.write(ctx, "firing a trigger", func(tx *txn) error {
+		res, id = nil, ""
+		if err := tx.lease(p.Lease); err != nil {
+			return err
+		}
+		t, err := tx.claimed(key, p.Lease)
+		if err != nil {
+			return err
+		}
+		job, err := scanJob(tx.queryRow(sqlJobGet, s.sched, t.JobKey.Group, t.JobKey.Name))
+		if err != nil {
+			return fmt.Errorf("reading job %s of trigger %s: %w", t.JobKey, key, err)
+		}
+		scheduled := p.Execution.ScheduledTime.UnixNano()
+		if job.DisallowConcurrent {
+			locked, err := tx.lockJob(job.Key)
+			if err != nil || locked == nil {
+				return fmt.Errorf("locking job %s of trigger %s: %w", t.JobKey, key, cmpErr(err, sql.ErrNoRows))
+			}
+			job = *locked
+			running, err := tx.jobRunning(job.Key)
+			if err != nil {
+				return err
+			}
+			if running {
+				var other string
+				err := tx.queryRow(sqlExecutionOfInstant, s.sched, key.Group, key.Name, scheduled).Scan(&other)
+				if err == nil {
+					return fmt.Errorf("%w: trigger %s at %s (execution %s)", store.ErrAlreadyFired, key,
+						p.Execution.ScheduledTime, other)
+				}
+				if !errors.Is(err, sql.ErrNoRows) {
+					return err
+				}
+				if _, err := tx.exec(sqlTriggerSetState, string(store.StateBlocked), s.sched, key.Group, key.Name); err != nil {
+					return err
+				}
+				res = &store.TriggerFireResult{Job: job, Blocked: true}
+				return nil
+			}
+		}
+		id = p.Execution.ID
+		if id == "" {
+			id = newExecutionID()
+		}
+		_, err = tx.exec(sqlExecutionInsert, s.sched, id, key.Group, key.Name, job.Key.Group, job.Key.Name,
+			scheduled, nanos(p.Execution.FiredTime), p.Lease.NodeID, p.Lease.Epoch, job.RequestsRecovery, t.Priority)
+		if c := s.d.classify(err); c.unique {
+			if strings.HasSuffix(c.constraint, "executions_fire_key") {
+				return fmt.Errorf("%w: trigger %s at %s", store.ErrAlreadyFired, key, p.Execution.ScheduledTime)
+			}
+			return fmt.Errorf("%w: firing trigger %s: execution ID %q is taken", errInvalid, key, id)
+		}
+		if err != nil {
+			return err
+		}
+		st := store.StateWaiting
+		switch {
+		case p.Trigger.NextFireTime.IsZero():
+			st = store.StateComplete
+		case job.DisallowConcurrent:
+			st = store.StateBlocked
+		}
+		if err := tx.setTiming(key, &p.Trigger, st); err != nil {
+			return err
+		}
+		if job.DisallowConcurrent {
+			if _, err := tx.exec(sqlJobBlock, s.sched, job.Key.Group, job.Key.Name); err != nil {
+				return err
+			}
+		}
+		res = &store.TriggerFireResult{Job: job}
+		return nil
+	})
+	if err != nil {
+		return nil, s.translate("firing trigger "+key.String(), err, nil, nil)
+	}
+	if id != "" {
+		p.Execution.ID = id
+	}
+	return res, nil
+}
+
+// cmpErr returns err, or fallback when err is nil.
+func cmpErr(err, fallback error) error {
+	if err != nil {
+		return err
+	}
+	return fallback
+}

@@ -1,0 +1,179 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql/driver"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// notifyChannel is the PostgreSQL channel of a scheduler's trigger
+// notifications: the table prefix, "triggers_", and a hash of the schema
+// and scheduler name, so that schedulers sharing a database (notifications
+// are database-wide) do not wake each other. At most 57 bytes of a-z, 0-9
+// and _, under PostgreSQL's 63-byte identifier limit.
+func notifyChannel(prefix, schema, sched string) string {
+	h := sha256.Sum256([]byte(schema + "\x00" + sched))
+	return prefix + "triggers_" + hex.EncodeToString(h[:8])
+}
+
+// sqlNotify sends the earliest next fire time (Unix milliseconds) of the
+// triggers a transaction left WAITING. PostgreSQL delivers it at commit,
+// and not at all on rollback.
+const sqlNotify = `SELECT pg_notify(?, ?)`
+
+// notify runs sqlNotify when the transaction woke a trigger.
+func (t *txn) notify() error {
+	if t.wake == 0 || t.s.d.name != Postgres {
+		return nil
+	}
+	ms := time.Unix(0, t.wake).UnixMilli()
+	_, err := t.exec(sqlNotify, t.s.channel, strconv.FormatInt(ms, 10))
+	return err
+}
+
+// watchBuffer is the capacity of a watch channel; deliveries beyond it are
+// dropped (the engine only needs to know that something is due soon).
+const watchBuffer = 64
+
+// Backoff between reconnections of a watch.
+const (
+	watchMinBackoff = 100 * time.Millisecond
+	watchMaxBackoff = 5 * time.Second
+)
+
+// WatchTriggers delivers the next fire time of every trigger that any node
+// of this scheduler inserts, resumes, releases, fires into WAITING or
+// unblocks, until ctx ends or the store closes; then the channel is closed.
+// Deliveries are dropped while the channel is full. See
+// [store.TriggerWatcher].
+//
+// Only PostgreSQL can push (LISTEN/NOTIFY). On SQLite and MySQL,
+// WatchTriggers returns a nil channel and an error wrapping
+// [errors.ErrUnsupported]: the caller polls only.
+//
+// The watch holds one dedicated connection doing LISTEN: a new connection
+// from the URL for a store made by Open, one connection of the caller's
+// pool for a store made by OpenDB. When the connection breaks it
+// reconnects with backoff, logging at Warn once per outage and at Info when
+// it is back; notifications sent meanwhile are lost, which only costs
+// latency while the engine polls.
+func (s *Store) WatchTriggers(ctx context.Context) (<-chan time.Time, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	if s.d.name != Postgres {
+		return nil, fmt.Errorf("sqlstore: watching triggers on %s: %w", s.d.name, errors.ErrUnsupported)
+	}
+	ch := make(chan time.Time, watchBuffer)
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.stop, cancel)
+	s.watchers.Add(1)
+	go func() {
+		defer s.watchers.Done()
+		defer close(ch)
+		defer stop()
+		defer cancel()
+		s.watch(ctx, ch)
+	}()
+	return ch, nil
+}
+
+// watch listens until ctx ends, reconnecting after failures.
+func (s *Store) watch(ctx context.Context, ch chan<- time.Time) {
+	backoff := watchMinBackoff
+	outage := false
+	for ctx.Err() == nil {
+		listening := false
+		err := s.listen(ctx, ch, func() {
+			listening = true
+			backoff = watchMinBackoff
+			if outage {
+				outage = false
+				s.log.Info("trigger watch reconnected", "channel", s.channel)
+			}
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		if !outage {
+			outage = true
+			s.log.Warn("trigger watch lost its connection; polling only until it is back",
+				"channel", s.channel, "error", err)
+		}
+		if listening {
+			backoff = watchMinBackoff
+		}
+		t := time.NewTimer(backoff + rand.N(backoff/2))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, watchMaxBackoff)
+	}
+}
+
+// listen runs LISTEN on one connection and forwards notifications until
+// the connection fails or ctx ends. It calls up once listening.
+func (s *Store) listen(ctx context.Context, ch chan<- time.Time, up func()) error {
+	if s.pgConfig != nil {
+		conn, err := pgx.ConnectConfig(ctx, s.pgConfig.Copy())
+		if err != nil {
+			return err
+		}
+		defer conn.Close(context.WithoutCancel(ctx))
+		return s.listenOn(ctx, conn, ch, up)
+	}
+	// OpenDB: borrow a connection of the caller's pool for the whole watch.
+	sc, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer sc.Close()
+	return sc.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("pool connection is a %T, not a pgx stdlib connection", dc)
+		}
+		err := s.listenOn(ctx, c.Conn(), ch, up)
+		// Stop listening before the connection goes back to the pool;
+		// when that fails, have the pool discard it.
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, uerr := c.Conn().Exec(uctx, "UNLISTEN *"); uerr != nil {
+			return errors.Join(err, driver.ErrBadConn)
+		}
+		return err
+	})
+}
+
+func (s *Store) listenOn(ctx context.Context, conn *pgx.Conn, ch chan<- time.Time, up func()) error {
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()); err != nil {
+		return err
+	}
+	up()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		ms, err := strconv.ParseInt(n.Payload, 10, 64)
+		if err != nil {
+			continue // not ours
+		}
+		select {
+		case ch <- time.UnixMilli(ms).UTC():
+		default: // the receiver is behind; it polls anyway
+		}
+	}
+}
