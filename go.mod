@@ -5,7 +5,7 @@ go 1.26.0
 require (
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/jackc/pgx/v5 v5.12.0
-	modernc.org/sqlite v1.61.1
+	modernc.org/sqlite v1.60.1
 )
 
 require (
