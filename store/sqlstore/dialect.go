@@ -119,7 +119,7 @@ func dialectFor(name Dialect) (*dialect, error) {
 			classify: classifyMySQL,
 		}, nil
 	}
-	return nil, fmt.Errorf("sqlstore: unknown dialect %q (supported: %s, %s, %s)", name, SQLite, Postgres, MySQL)
+	return nil, fmt.Errorf("unknown dialect %q (supported: %s, %s, %s)", name, SQLite, Postgres, MySQL)
 }
 
 // render replaces the tokens of an SQL text for this dialect and prefix.

@@ -224,6 +224,14 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err := s.enter(ctx); err != nil {
 		return err
 	}
+	if err := s.migrate(ctx); err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return nil
+}
+
+// migrate is Migrate with an unprefixed error.
+func (s *Store) migrate(ctx context.Context) error {
 	var err error
 	if s.d.name == MySQL {
 		err = s.migrateMySQL(ctx)
@@ -238,7 +246,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("sqlstore: migrating the %s schema (tables %s*): %w", s.d.name, s.prefix, err)
+		return fmt.Errorf("migrating the %s schema (tables %s*): %w", s.d.name, s.prefix, err)
 	}
 	return nil
 }

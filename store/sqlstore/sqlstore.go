@@ -133,7 +133,7 @@ func Open(ctx context.Context, databaseURL string, opts *Options) (*Store, error
 	s, err := newStore(ctx, p.db, p.dialect, o, true)
 	if err != nil {
 		_ = p.db.Close()
-		return nil, err
+		return nil, fmt.Errorf("sqlstore: opening %s: %w", p.describe, err)
 	}
 	s.pgConfig = p.pgConfig
 	if p.dialect == MySQL && p.readCommitted {
@@ -165,7 +165,11 @@ func OpenDB(ctx context.Context, db *sql.DB, dialect Dialect, opts *Options) (*S
 	if err != nil {
 		return nil, err
 	}
-	return newStore(ctx, db, dialect, o, false)
+	s, err := newStore(ctx, db, dialect, o, false)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: %w", err)
+	}
+	return s, nil
 }
 
 func newStore(ctx context.Context, db *sql.DB, name Dialect, o Options, owns bool) (*Store, error) {
@@ -185,7 +189,7 @@ func newStore(ctx context.Context, db *sql.DB, name Dialect, o Options, owns boo
 		s.txOpts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 	}
 	s.stop, s.stopFn = context.WithCancel(context.Background())
-	if err := s.Migrate(ctx); err != nil {
+	if err := s.migrate(ctx); err != nil {
 		s.stopFn()
 		return nil, err
 	}
@@ -193,7 +197,7 @@ func newStore(ctx context.Context, db *sql.DB, name Dialect, o Options, owns boo
 		var schema string
 		if err := db.QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
 			s.stopFn()
-			return nil, fmt.Errorf("sqlstore: reading the PostgreSQL schema: %w", err)
+			return nil, fmt.Errorf("reading the PostgreSQL schema: %w", err)
 		}
 		s.channel = notifyChannel(o.TablePrefix, schema, o.SchedulerName)
 	}

@@ -33,6 +33,8 @@ type pool struct {
 	// readCommitted: the pool's sessions already use READ COMMITTED, so
 	// MySQL transactions need not set it one by one.
 	readCommitted bool
+	// describe names the database in errors, without credentials.
+	describe string
 }
 
 // openPool opens a pool for databaseURL. It does not connect, except to
@@ -54,7 +56,8 @@ func openPool(ctx context.Context, databaseURL string, maxOpen int) (*pool, erro
 		db := stdlib.OpenDB(*cfg)
 		db.SetMaxOpenConns(maxOpen)
 		db.SetMaxIdleConns(maxOpen)
-		return &pool{db: db, dialect: Postgres, pgConfig: cfg}, nil
+		describe := fmt.Sprintf("PostgreSQL database %s on %s:%d", cfg.Database, cfg.Host, cfg.Port)
+		return &pool{db: db, dialect: Postgres, pgConfig: cfg, describe: describe}, nil
 	case "mysql":
 		return openMySQL(ctx, databaseURL, maxOpen)
 	}
@@ -90,7 +93,7 @@ func openSQLite(rest string, maxOpen int) (*pool, error) {
 	db.SetMaxOpenConns(maxOpen)
 	db.SetMaxIdleConns(maxOpen)
 	db.SetConnMaxIdleTime(0)
-	return &pool{db: db, dialect: SQLite}, nil
+	return &pool{db: db, dialect: SQLite, describe: "SQLite file " + path}, nil
 }
 
 // mysqlConfig converts mysql://user:password@host:port/dbname?params to a
@@ -180,5 +183,6 @@ func openMySQL(ctx context.Context, databaseURL string, maxOpen int) (*pool, err
 	db := sql.OpenDB(conn)
 	db.SetMaxOpenConns(maxOpen)
 	db.SetMaxIdleConns(maxOpen)
-	return &pool{db: db, dialect: MySQL, readCommitted: true}, nil
+	describe := fmt.Sprintf("MySQL database %s at %s", cfg.DBName, cfg.Addr)
+	return &pool{db: db, dialect: MySQL, readCommitted: true, describe: describe}, nil
 }
