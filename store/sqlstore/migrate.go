@@ -30,9 +30,14 @@ func migrations() []migration {
 	}
 }
 
-// table is a table definition, rendered per dialect: column types use the
-// tokens {key} (names and keys, binary collation), {text}, {json} and
-// {bool}; indexes become CREATE INDEX statements, or inline KEY clauses on
+// table is a table definition, rendered per dialect. Primary keys start
+// with sched_name; secondary indexes start with the column their queries
+// select by and put sched_name after it, so that no secondary index looks
+// as good as the primary key to a planner without statistics (PostgreSQL
+// before its first ANALYZE of a new table otherwise picks any index
+// starting with sched_name for a primary key lookup, and filters). Column
+// types use the tokens {key} (names and keys, binary collation), {text},
+// {json} and {bool}; indexes become CREATE INDEX statements, or inline KEY clauses on
 // MySQL (whose CREATE INDEX has no IF NOT EXISTS).
 type table struct {
 	name    string // without prefix
@@ -100,9 +105,9 @@ func schemaV1() []table {
 			indexes: []index{
 				// Ordered like the claiming query, so that it reads (and locks) no
 				// more rows than it claims.
-				{name: "triggers_claim", cols: "sched_name, state, next_fire_time, priority DESC, trigger_group, trigger_name"},
-				{name: "triggers_job", cols: "sched_name, job_group, job_name"},
-				{name: "triggers_calendar", cols: "sched_name, calendar_name"},
+				{name: "triggers_claim", cols: "state, sched_name, next_fire_time, priority DESC, trigger_group, trigger_name"},
+				{name: "triggers_job", cols: "job_group, job_name, sched_name"},
+				{name: "triggers_calendar", cols: "calendar_name, sched_name"},
 			},
 		},
 		{
@@ -147,10 +152,10 @@ func schemaV1() []table {
 			primary: "sched_name, id",
 			indexes: []index{
 				// The key that makes a second firing of one instant impossible.
-				{name: "executions_fire_key", unique: true, cols: "sched_name, trigger_group, trigger_name, scheduled_time"},
-				{name: "executions_state", cols: "sched_name, state, scheduled_time"},
-				{name: "executions_job", cols: "sched_name, job_group, job_name, state"},
-				{name: "executions_node", cols: "sched_name, node_id, state"},
+				{name: "executions_fire_key", unique: true, cols: "trigger_group, trigger_name, scheduled_time, sched_name"},
+				{name: "executions_state", cols: "state, sched_name, scheduled_time"},
+				{name: "executions_job", cols: "job_group, job_name, sched_name, state"},
+				{name: "executions_node", cols: "node_id, sched_name, state"},
 			},
 		},
 		{
