@@ -1,0 +1,148 @@
+package clustertest
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chime-scheduler/chime/internal/clustertest/firelog"
+)
+
+func TestCheckCountsDuplicatesMissesAndReruns(t *testing.T) {
+	at := func(ms int64) time.Time { return time.UnixMilli(ms) }
+	expected := map[FireKey]bool{
+		{"g.t1", 1000}: true,
+		{"g.t1", 2000}: true,
+		{"g.t2", 1000}: true,
+		{"g.t2", 2000}: true,
+	}
+	records := []firelog.Record{
+		{Trigger: "g.t1", Scheduled: at(1000), Actual: at(1010), Node: "a", Event: firelog.EventFire},
+		{Trigger: "g.t1", Scheduled: at(2000), Actual: at(2020), Node: "a", Event: firelog.EventFire},
+		{Trigger: "g.t1", Scheduled: at(2000), Actual: at(2500), Node: "b", Recovering: true, Event: firelog.EventFire},
+		{Trigger: "g.t2", Scheduled: at(1000), Actual: at(1030), Node: "b", Event: firelog.EventStart},
+		{Trigger: "g.t2", Scheduled: at(1000), Actual: at(1500), Node: "b", Event: firelog.EventEnd},
+		{Trigger: "g.t2", Scheduled: at(3000), Actual: at(3000), Node: "c", Event: firelog.EventFire},
+		{Trigger: "other.t", Scheduled: at(1000), Actual: at(1000), Node: "c", Event: firelog.EventFire},
+	}
+	tests := []struct {
+		name                     string
+		opts                     CheckOptions
+		wantDuplicates, wantRuns int
+	}{
+		{"a recovery re-run is a duplicate by default", CheckOptions{}, 1, 5},
+		{"a recovery re-run is allowed when asked", CheckOptions{AllowRecoveryReruns: true}, 0, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Check(records, expected, "g", tt.opts)
+			got := fmt.Sprintf("fires=%d distinct=%d duplicates=%d misses=%d unexpected=%d reruns=%d lags=%v",
+				r.Fires, r.Distinct, r.Duplicates, r.Misses, r.Unexpected, r.Reruns, r.Lags)
+			want := fmt.Sprintf("fires=%d distinct=4 duplicates=%d misses=1 unexpected=1 reruns=1 lags=[0s 10ms 20ms 30ms]",
+				tt.wantRuns, tt.wantDuplicates)
+			if got != want {
+				t.Errorf("Check:\n got %s\nwant %s", got, want)
+			}
+		})
+	}
+}
+
+func TestFiguresLine(t *testing.T) {
+	f := Figures{Dialect: "postgres", Scenario: "kill9", Nodes: 3, Triggers: 2, Recovery: 2345 * time.Millisecond,
+		Result: Result{Fires: 10, Lags: []time.Duration{time.Millisecond, 2 * time.Millisecond, 9 * time.Millisecond}}}
+	want := "cluster: dialect=postgres scenario=kill9 nodes=3 triggers=2 fires=10 duplicates=0 misses=0 recovery=2.345s lag_p50=2ms lag_p99=9ms lag_max=9ms"
+	if got := f.String(); got != want {
+		t.Errorf("Figures.String:\n got %s\nwant %s", got, want)
+	}
+}
+
+// echoServer answers each line with the same line.
+func echoServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_, _ = io.Copy(c, c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func roundTrip(conn net.Conn, msg string) (string, error) {
+	if err := conn.SetDeadline(time.Now().Add(5 * time.Second)); err != nil {
+		return "", err
+	}
+	if _, err := fmt.Fprintln(conn, msg); err != nil {
+		return "", err
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	return strings.TrimSpace(line), err
+}
+
+func TestProxyCutAndRestore(t *testing.T) {
+	p, err := NewProxy(echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	before, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer before.Close()
+	if got, err := roundTrip(before, "hello"); err != nil || got != "hello" {
+		t.Fatalf("through the proxy: %q, %v", got, err)
+	}
+
+	p.Cut()
+	if _, err := roundTrip(before, "still there?"); err == nil {
+		t.Error("a connection open before the cut still works after it")
+	}
+	during, err := net.Dial("tcp", p.Addr())
+	if err == nil {
+		if _, err := roundTrip(during, "anyone?"); err == nil {
+			t.Error("a connection opened during the cut works")
+		}
+		during.Close()
+	}
+
+	p.Restore()
+	after, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer after.Close()
+	if got, err := roundTrip(after, "back"); err != nil || got != "back" {
+		t.Errorf("after restore: %q, %v", got, err)
+	}
+}
+
+func TestRewriteHost(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"postgres://postgres@127.0.0.1:5432/test?sslmode=disable&search_path=chime_x", "postgres://postgres@127.0.0.1:6000/test?sslmode=disable&search_path=chime_x"},
+		{"mysql://root:pw@127.0.0.1:3306/chime_x", "mysql://root:pw@127.0.0.1:6000/chime_x"},
+	} {
+		got, err := RewriteHost(tt.in, "127.0.0.1:6000")
+		if err != nil || got != tt.want {
+			t.Errorf("RewriteHost(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+	if _, err := RewriteHost("sqlite:/tmp/x.db", "127.0.0.1:6000"); err == nil {
+		t.Error("RewriteHost accepted a URL without a host")
+	}
+}
