@@ -31,6 +31,9 @@ func (s *Store) ExecutionComplete(ctx context.Context, p *store.ExecutionComplet
 	if err := checkJSON("job data", p.JobData); err != nil {
 		return err
 	}
+	if err := checkInstants("completing execution "+p.ID, p.FinishedTime); err != nil {
+		return err
+	}
 	err := s.write(ctx, "completing an execution", func(tx *txn) error {
 		if err := tx.lease(p.Lease); err != nil {
 			return err
@@ -121,7 +124,7 @@ func (s *Store) ExecutionsPrune(ctx context.Context, before time.Time) (int, err
 	var n int64
 	err := s.write(ctx, "pruning executions", func(tx *txn) error {
 		var err error
-		n, err = tx.exec(sqlExecutionsPrune, s.sched, before.UnixNano())
+		n, err = tx.exec(sqlExecutionsPrune, s.sched, boundNanos(before))
 		return err
 	})
 	if err != nil {

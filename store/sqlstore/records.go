@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -15,12 +16,41 @@ import (
 type scanner interface{ Scan(dest ...any) error }
 
 // nanos is the stored form of an instant: Unix nanoseconds, NULL for the
-// zero time. Instants between the years 1678 and 2262 round-trip exactly.
+// zero time. Instants between the years 1678 and 2262 round-trip exactly;
+// writes check others away with checkInstants.
 func nanos(t time.Time) any {
 	if t.IsZero() {
 		return nil
 	}
 	return t.UnixNano()
+}
+
+// inRange reports whether t fits the schema's Unix nanoseconds in an int64.
+func inRange(t time.Time) bool {
+	return !t.Before(time.Unix(0, math.MinInt64)) && !t.After(time.Unix(0, math.MaxInt64))
+}
+
+// checkInstants refuses instants the schema cannot hold (before 1677-09-21
+// or after 2262-04-11), which would otherwise wrap around silently.
+func checkInstants(what string, ts ...time.Time) error {
+	for _, t := range ts {
+		if !t.IsZero() && !inRange(t) {
+			return fmt.Errorf("%w: %s: instant %s is outside the years 1678 to 2262 the store can hold", errInvalid, what, t)
+		}
+	}
+	return nil
+}
+
+// boundNanos is a query bound: t in Unix nanoseconds, clamped to what the
+// schema can hold.
+func boundNanos(t time.Time) int64 {
+	switch {
+	case inRange(t):
+		return t.UnixNano()
+	case t.Before(time.Unix(0, 0)):
+		return math.MinInt64
+	}
+	return math.MaxInt64
 }
 
 // instant reads a stored instant back, in UTC.

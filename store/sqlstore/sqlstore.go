@@ -312,6 +312,8 @@ func (s *Store) write(ctx context.Context, doing string, fn func(tx *txn) error)
 		}
 		pause := time.Duration(1<<attempt) * time.Millisecond
 		pause += rand.N(pause)
+		s.log.Debug("retrying a transaction that lost a race", "doing", doing, "attempt", attempt,
+			"pause", pause, "error", err)
 		t := time.NewTimer(pause)
 		select {
 		case <-ctx.Done():

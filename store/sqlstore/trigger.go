@@ -31,6 +31,9 @@ func (s *Store) TriggerInsert(ctx context.Context, p *store.TriggerInsertParams)
 	if err := checkJSON("data of trigger "+rec.Key.String(), rec.Data); err != nil {
 		return err
 	}
+	if err := checkInstants("trigger "+rec.Key.String(), rec.StartTime, rec.EndTime, rec.NextFireTime, rec.PreviousFireTime); err != nil {
+		return err
+	}
 	err := s.write(ctx, "storing a trigger", func(tx *txn) error {
 		// The trigger row first, the job row second: the order of TriggerFire.
 		_, err := scanTrigger(tx.queryRow(sqlTriggerGetForUpdate, s.sched, rec.Key.Group, rec.Key.Name))
@@ -321,13 +324,13 @@ func (s *Store) TriggersAcquire(ctx context.Context, p *store.TriggersAcquirePar
 		}
 		var err error
 		if s.d.name == Postgres {
-			rows, qerr := tx.query(sqlAcquirePostgres, s.sched, p.NoLaterThan.UnixNano(), p.Limit,
+			rows, qerr := tx.query(sqlAcquirePostgres, s.sched, boundNanos(p.NoLaterThan), p.Limit,
 				p.Lease.NodeID, p.Lease.Epoch)
 			out, err = collect(rows, qerr, scanTrigger)
 			slices.SortFunc(out, dueOrder)
 			return err
 		}
-		rows, qerr := tx.query(sqlAcquireSelect, s.sched, p.NoLaterThan.UnixNano(), p.Limit)
+		rows, qerr := tx.query(sqlAcquireSelect, s.sched, boundNanos(p.NoLaterThan), p.Limit)
 		out, err = collect(rows, qerr, scanTrigger)
 		if err != nil || len(out) == 0 {
 			return err
@@ -401,6 +404,10 @@ func (s *Store) TriggerRelease(ctx context.Context, p *store.TriggerReleaseParam
 		if err := checkJSON("schedule of trigger "+p.Key.String(), p.Timing.Schedule); err != nil {
 			return err
 		}
+		tm := p.Timing
+		if err := checkInstants("trigger "+p.Key.String(), tm.StartTime, tm.EndTime, tm.NextFireTime, tm.PreviousFireTime); err != nil {
+			return err
+		}
 	}
 	err := s.write(ctx, "releasing a trigger", func(tx *txn) error {
 		if err := tx.lease(p.Lease); err != nil {
@@ -460,6 +467,11 @@ func (s *Store) TriggerFire(ctx context.Context, p *store.TriggerFireParams) (*s
 		return nil, fmt.Errorf("%w: firing trigger %s: execution has no scheduled time", errInvalid, key)
 	}
 	if err := checkJSON("schedule of trigger "+key.String(), p.Trigger.Schedule); err != nil {
+		return nil, err
+	}
+	tm, e := &p.Trigger, &p.Execution
+	if err := checkInstants("firing trigger "+key.String(), tm.StartTime, tm.EndTime, tm.NextFireTime,
+		tm.PreviousFireTime, e.ScheduledTime, e.FiredTime); err != nil {
 		return nil, err
 	}
 	var (
