@@ -116,6 +116,47 @@
 // row lock, so no two see a stale view of its executions. Locks are taken
 // trigger rows first, job row second where both are needed.
 //
+// # Pausing
+//
+// paused_groups holds one row per (sched_name, kind, group_name): kind
+// TRIGGER or JOB with a trigger group or job group, or ALL with an empty
+// group name. A row is created, unpaused, the first time a pause, resume
+// or trigger insert needs it, and is never deleted; its paused column is
+// the record, and PausedGroups lists the rows where it is set. The rows are
+// lock points that make pausing and resuming serialize with inserting
+// triggers, per group:
+//
+//   - TriggersPause and TriggersResume of everything write the ALL row
+//     (an upsert, whose exclusive lock is held until commit) before they
+//     update any trigger; resuming everything then clears every paused
+//     row. Of a trigger group or job group, they read the ALL row under a
+//     shared lock, then write the group's row likewise. Selecting a
+//     trigger or a job records nothing and locks no such row.
+//   - TriggerInsert (and replace) of a trigger with a next fire time reads
+//     the ALL row, its job group's row and its trigger group's row under
+//     shared locks (sqlPausedOfInsert), creating the missing ones, before
+//     any other lock, and stores the trigger PAUSED when one is paused.
+//
+// At READ COMMITTED, if the insert holds its shared locks first, the pause
+// (or resume) waits for the insert to commit, and its UPDATE of the
+// triggers, a later statement, sees the new trigger; if the pause holds
+// the exclusive lock first, the insert's locking read waits for it to
+// commit and reads the committed value: PostgreSQL re-reads the latest
+// version of a row it waited for, and InnoDB's locking reads read the
+// latest committed version. Either way the outcome is that of running the
+// two one after the other. Every transaction takes these locks in the
+// order ALL, JOB, TRIGGER, and before the trigger and job rows.
+//
+// The cost: every insert of a trigger takes three shared row locks, on one
+// row every insert shares (ALL) and on one its job group's inserts share.
+// Shared locks do not conflict with each other, so inserts do not wait on
+// each other; only a pause or resume waits for the inserts in flight into
+// its group (all of them, for everything), and holds new ones back until
+// it commits. On PostgreSQL a shared row lock is written into the row
+// (several lockers make a MultiXact), so many concurrent inserts all write
+// the ALL row's lock information; inserting triggers is not on the firing
+// path, which never touches paused_groups.
+//
 // # Recovery and reconciliation
 //
 // NodesRecover finds the nodes whose last check-in is DeadAfter behind the
@@ -168,11 +209,4 @@
 // a migration and its version record are separate transactions (a failure
 // between them leaves a "dirty" schema to repair by hand); and it keeps
 // one version row rather than a history.
-//
-// # Known limits
-//
-// A trigger inserted while another transaction pauses its group (on
-// PostgreSQL or MySQL) may miss the pause and stay WAITING: the pause
-// records the group and pauses the triggers it sees. Pausing or resuming
-// the group again settles it.
 package sqlstore

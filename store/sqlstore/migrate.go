@@ -124,8 +124,13 @@ func schemaV1() []table {
 			name: "paused_groups",
 			columns: []string{
 				"sched_name {key} NOT NULL",
-				"kind VARCHAR(8) NOT NULL", // TRIGGER, JOB or ALL
-				"group_name {key} NOT NULL",
+				"kind VARCHAR(8) NOT NULL",  // TRIGGER, JOB or ALL
+				"group_name {key} NOT NULL", // '' for ALL
+				// Rows are created on demand and never deleted: they are the
+				// lock points that serialize pausing and resuming with
+				// inserting triggers (see TriggersPause). Only the rows with
+				// paused set are recorded pauses.
+				"paused {bool} NOT NULL",
 			},
 			primary: "sched_name, kind, group_name",
 		},

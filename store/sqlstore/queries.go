@@ -159,10 +159,6 @@ const (
 	sqlTriggerSetTiming = `UPDATE {p}triggers SET next_fire_time = ?, prev_fire_time = ?, times_triggered = ?, ` +
 		`start_time = ?, end_time = ?, schedule = ?, misfire_instruction = ?, state = ?, claimed_by = '', ` +
 		`claim_epoch = 0, version = version + 1 WHERE sched_name = ? AND trigger_group = ? AND trigger_name = ?`
-	// sqlTriggerPaused counts the paused-group records that make a new
-	// trigger start paused.
-	sqlTriggerPaused = `SELECT COUNT(*) FROM {p}paused_groups WHERE sched_name = ? AND (kind = 'ALL' ` +
-		`OR (kind = 'TRIGGER' AND group_name = ?) OR (kind = 'JOB' AND group_name = ?))`
 )
 
 // Pausing and resuming.
@@ -178,9 +174,25 @@ const (
 	sqlResumeTriggers = `UPDATE {p}triggers AS t SET state = CASE WHEN ` + jobBusyOfTrigger +
 		` THEN 'BLOCKED' ELSE 'WAITING' END, version = version + 1 ` +
 		`WHERE t.sched_name = ? AND t.state IN ('PAUSED', 'PAUSED_BLOCKED')`
-	sqlPausedGroupDelete = `DELETE FROM {p}paused_groups WHERE sched_name = ? AND kind = ? AND group_name = ?`
-	sqlPausedGroupsClear = `DELETE FROM {p}paused_groups WHERE sched_name = ?`
-	sqlPausedGroupsList  = `SELECT kind, group_name FROM {p}paused_groups WHERE sched_name = ? ORDER BY kind, group_name`
+	// sqlPausedOfInsert reads, under shared locks, the paused-group rows
+	// that decide whether a new trigger starts paused: ALL, then JOB of its
+	// job group, then TRIGGER of its trigger group (the kinds sort in that
+	// order, and so do the rows of the primary key). A locking read waits
+	// for a pause or resume of any of them in progress and reads its
+	// committed outcome; a pause or resume that comes later waits for the
+	// insert to commit.
+	sqlPausedOfInsert = `SELECT kind, group_name, paused FROM {p}paused_groups WHERE sched_name = ? ` +
+		`AND ((kind = 'ALL' AND group_name = '') OR (kind = 'JOB' AND group_name = ?) ` +
+		`OR (kind = 'TRIGGER' AND group_name = ?)) ORDER BY kind, group_name{share}`
+	// sqlPausedAllShare reads the ALL row under a shared lock: pausing or
+	// resuming a group waits for a pause or resume of everything.
+	sqlPausedAllShare = `SELECT kind, group_name, paused FROM {p}paused_groups WHERE sched_name = ? ` +
+		`AND kind = 'ALL' AND group_name = ''{share}`
+	// sqlPausedGroupsResume forgets every paused trigger group and job group
+	// (resuming everything), keeping the rows.
+	sqlPausedGroupsResume = `UPDATE {p}paused_groups SET paused = FALSE WHERE sched_name = ? AND paused = TRUE`
+	sqlPausedGroupsList   = `SELECT kind, group_name FROM {p}paused_groups WHERE sched_name = ? AND paused = TRUE ` +
+		`ORDER BY kind, group_name`
 )
 
 // Claiming and firing.

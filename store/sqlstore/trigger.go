@@ -16,10 +16,10 @@ import (
 // trigger would be both paused and blocked it is stored PAUSED_BLOCKED, and
 // a zero NextFireTime makes it COMPLETE whatever is paused.
 //
-// A trigger inserted while another transaction pauses its group may miss
-// that pause (the pause records the group and updates the triggers it
-// sees); it is then an ordinary WAITING trigger of a paused group, which a
-// second pause or a resume of the group handles as usual.
+// Whether the trigger starts paused is read from the paused-group rows of
+// everything, its job group and its trigger group under shared locks, taken
+// before any other lock, so that an insert and a pause or resume of one of
+// those groups serialize; see TriggersPause.
 func (s *Store) TriggerInsert(ctx context.Context, p *store.TriggerInsertParams) error {
 	if err := s.enter(ctx); err != nil {
 		return err
@@ -35,7 +35,15 @@ func (s *Store) TriggerInsert(ctx context.Context, p *store.TriggerInsertParams)
 		return err
 	}
 	err := s.write(ctx, "storing a trigger", func(tx *txn) error {
-		// The trigger row first, the job row second: the order of TriggerFire.
+		// The paused-group rows first (a COMPLETE trigger ignores them), then
+		// the trigger row, then the job row: the order of TriggerFire.
+		paused := false
+		if !rec.NextFireTime.IsZero() {
+			var err error
+			if paused, err = tx.pausedOfInsert(rec.Key.Group, rec.JobKey.Group); err != nil {
+				return err
+			}
+		}
 		_, err := scanTrigger(tx.queryRow(sqlTriggerGetForUpdate, s.sched, rec.Key.Group, rec.Key.Name))
 		exists := err == nil
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -60,7 +68,7 @@ func (s *Store) TriggerInsert(ctx context.Context, p *store.TriggerInsertParams)
 		if exists && !p.Replace {
 			return fmt.Errorf("%w: %s", store.ErrTriggerExists, rec.Key)
 		}
-		state, err := tx.insertState(rec, &job)
+		state, err := tx.insertState(rec, &job, paused)
 		if err != nil {
 			return err
 		}
@@ -84,16 +92,12 @@ func (s *Store) TriggerInsert(ctx context.Context, p *store.TriggerInsertParams)
 	return s.translate("storing trigger "+rec.Key.String(), err, nil, store.ErrTriggerExists)
 }
 
-// insertState is the state a trigger is stored in.
-func (tx *txn) insertState(rec *store.TriggerRecord, job *store.JobRecord) (store.TriggerState, error) {
+// insertState is the state a trigger is stored in, given whether a
+// recorded pause covers it.
+func (tx *txn) insertState(rec *store.TriggerRecord, job *store.JobRecord, paused bool) (store.TriggerState, error) {
 	if rec.NextFireTime.IsZero() {
 		return store.StateComplete, nil
 	}
-	var n int
-	if err := tx.queryRow(sqlTriggerPaused, tx.s.sched, rec.Key.Group, rec.JobKey.Group).Scan(&n); err != nil {
-		return "", err
-	}
-	paused := n > 0
 	busy, err := tx.jobBusy(job)
 	if err != nil {
 		return "", err
@@ -202,17 +206,121 @@ func selectorWhere(sel *store.TriggerSelector) (string, []any, error) {
 const (
 	pausedTriggerGroup = "TRIGGER"
 	pausedJobGroup     = "JOB"
-	pausedAll          = "ALL"
+	pausedAll          = "ALL" // with group name ""
 )
 
-// pausedGroupInsertSQL records a paused group, once.
-func (d *dialect) pausedGroupInsertSQL() string {
-	return `INSERT INTO {p}paused_groups (sched_name, kind, group_name) VALUES (?, ?, ?)` +
+// pausedGroupCreateSQL adds an unpaused paused_groups row unless it exists.
+func (d *dialect) pausedGroupCreateSQL() string {
+	return `INSERT INTO {p}paused_groups (sched_name, kind, group_name, paused) VALUES (?, ?, ?, FALSE)` +
 		d.insertIgnore("sched_name, kind, group_name", "group_name")
+}
+
+// pausedGroupSetSQL records a group as paused or not, creating its row when
+// missing. It takes the row's exclusive lock, held until commit.
+func (d *dialect) pausedGroupSetSQL() string {
+	q := `INSERT INTO {p}paused_groups (sched_name, kind, group_name, paused) VALUES (?, ?, ?, ?)`
+	if d.name == MySQL {
+		return q + ` ON DUPLICATE KEY UPDATE paused = VALUES(paused)`
+	}
+	return q + ` ON CONFLICT (sched_name, kind, group_name) DO UPDATE SET paused = excluded.paused`
+}
+
+// pausedRow is one row of paused_groups.
+type pausedRow struct {
+	kind, group string
+	paused      bool
+}
+
+func scanPausedRow(sc scanner) (pausedRow, error) {
+	var r pausedRow
+	err := sc.Scan(&r.kind, &r.group, &r.paused)
+	return r, err
+}
+
+// pausedOfInsert reports whether a new trigger of the given trigger group
+// and job group starts paused, holding shared locks on the rows of
+// everything, the job group and the trigger group until commit.
+func (tx *txn) pausedOfInsert(triggerGroup, jobGroup string) (bool, error) {
+	return tx.sharePaused(sqlPausedOfInsert, []pausedRow{
+		{kind: pausedAll}, {kind: pausedJobGroup, group: jobGroup}, {kind: pausedTriggerGroup, group: triggerGroup},
+	}, tx.s.sched, jobGroup, triggerGroup)
+}
+
+// sharePaused runs a query that reads the paused_groups rows want (in that
+// order) under shared locks and reports whether any is paused. Missing rows
+// are created unpaused, in the order of want, and read again: the row,
+// rather than its absence, is what a concurrent pause or resume locks. (On
+// PostgreSQL, creating a row waits for another transaction creating the
+// same one; a locking read of an absent row would not.)
+func (tx *txn) sharePaused(tmpl string, want []pausedRow, args ...any) (bool, error) {
+	for created := false; ; created = true {
+		rows, err := tx.query(tmpl, args...)
+		got, err := collect(rows, err, scanPausedRow)
+		if err != nil {
+			return false, err
+		}
+		if len(got) == len(want) {
+			return slices.ContainsFunc(got, func(r pausedRow) bool { return r.paused }), nil
+		}
+		if created {
+			return false, fmt.Errorf("read %d of the %d paused-group rows just created", len(got), len(want))
+		}
+		for _, w := range want {
+			if slices.ContainsFunc(got, func(r pausedRow) bool { return r.kind == w.kind && r.group == w.group }) {
+				continue
+			}
+			if _, err := tx.exec(tx.s.d.pausedGroupCreateSQL(), tx.s.sched, w.kind, w.group); err != nil {
+				return false, err
+			}
+		}
+	}
+}
+
+// recordPaused records what a selector of TriggersPause or TriggersResume
+// selects as paused or not, before the triggers are updated. Everything
+// (ALL) is written with its row's exclusive lock; a trigger group or job
+// group first takes the ALL row's shared lock, then its own row's
+// exclusive lock. A selector of a trigger or a job records nothing.
+//
+// The row locks serialize the pause or resume with every TriggerInsert of
+// a trigger it covers, which share-locks the same rows before anything
+// else: if the insert locked them first, the pause waits for it to commit,
+// and its UPDATE of the triggers, a later statement, sees the new trigger;
+// if the pause locked them first, the insert's locking read waits for the
+// pause to commit and reads the committed value (PostgreSQL re-reads the
+// latest version of a row it waited for; InnoDB's locking reads read the
+// latest committed version). Locks are taken in the order ALL, JOB,
+// TRIGGER everywhere.
+func (tx *txn) recordPaused(sel *store.TriggerSelector, paused bool) error {
+	set := tx.s.d.pausedGroupSetSQL()
+	switch {
+	case sel.All:
+		if _, err := tx.exec(set, tx.s.sched, pausedAll, "", paused); err != nil {
+			return err
+		}
+		if !paused {
+			_, err := tx.exec(sqlPausedGroupsResume, tx.s.sched)
+			return err
+		}
+		return nil
+	case sel.Group != "", sel.JobGroup != "":
+		kind, group := pausedTriggerGroup, sel.Group
+		if sel.JobGroup != "" {
+			kind, group = pausedJobGroup, sel.JobGroup
+		}
+		if _, err := tx.sharePaused(sqlPausedAllShare, []pausedRow{{kind: pausedAll}}, tx.s.sched); err != nil {
+			return err
+		}
+		_, err := tx.exec(set, tx.s.sched, kind, group, paused)
+		return err
+	}
+	return nil
 }
 
 // TriggersPause pauses the selected triggers; see [store.TriggerStore]. A
 // selector naming a trigger or job that does not exist pauses nothing.
+// Pausing a group or everything first records it (see recordPaused), then
+// pauses the triggers.
 func (s *Store) TriggersPause(ctx context.Context, sel *store.TriggerSelector) (int, error) {
 	if err := s.enter(ctx); err != nil {
 		return 0, err
@@ -223,19 +331,8 @@ func (s *Store) TriggersPause(ctx context.Context, sel *store.TriggerSelector) (
 	}
 	var n int64
 	err = s.write(ctx, "pausing triggers", func(tx *txn) error {
-		kind, group := "", ""
-		switch {
-		case sel.All:
-			kind = pausedAll
-		case sel.Group != "":
-			kind, group = pausedTriggerGroup, sel.Group
-		case sel.JobGroup != "":
-			kind, group = pausedJobGroup, sel.JobGroup
-		}
-		if kind != "" {
-			if _, err := tx.exec(s.d.pausedGroupInsertSQL(), s.sched, kind, group); err != nil {
-				return err
-			}
+		if err := tx.recordPaused(sel, true); err != nil {
+			return err
 		}
 		var err error
 		n, err = tx.exec(sqlPauseTriggers+where, append([]any{s.sched}, args...)...)
@@ -249,6 +346,8 @@ func (s *Store) TriggersPause(ctx context.Context, sel *store.TriggerSelector) (
 
 // TriggersResume undoes TriggersPause; see [store.TriggerStore]. Resuming
 // everything also forgets every paused trigger group and job group.
+// Resuming a group or everything first records it as not paused (see
+// recordPaused), then resumes the triggers.
 func (s *Store) TriggersResume(ctx context.Context, sel *store.TriggerSelector) (int, error) {
 	if err := s.enter(ctx); err != nil {
 		return 0, err
@@ -259,18 +358,10 @@ func (s *Store) TriggersResume(ctx context.Context, sel *store.TriggerSelector) 
 	}
 	var n int64
 	err = s.write(ctx, "resuming triggers", func(tx *txn) error {
-		var err error
-		switch {
-		case sel.All:
-			_, err = tx.exec(sqlPausedGroupsClear, s.sched)
-		case sel.Group != "":
-			_, err = tx.exec(sqlPausedGroupDelete, s.sched, pausedTriggerGroup, sel.Group)
-		case sel.JobGroup != "":
-			_, err = tx.exec(sqlPausedGroupDelete, s.sched, pausedJobGroup, sel.JobGroup)
-		}
-		if err != nil {
+		if err := tx.recordPaused(sel, false); err != nil {
 			return err
 		}
+		var err error
 		n, err = tx.execWake(sqlResumeTriggers+where+`{wake}`, append([]any{s.sched}, args...)...)
 		return err
 	})
