@@ -174,6 +174,9 @@ type Figures struct {
 	// Recovery, when not zero, is how long recovering a lost node's work
 	// took.
 	Recovery time.Duration
+	// Overlap, when not zero, is how long a lost node's execution and its
+	// recovered re-run ran at the same time.
+	Overlap time.Duration
 }
 
 // String formats the figures as one "cluster:" line.
@@ -189,6 +192,9 @@ func (f Figures) String() string {
 	}
 	if f.Recovery > 0 {
 		fmt.Fprintf(&b, " recovery=%s", f.Recovery.Round(time.Millisecond))
+	}
+	if f.Overlap > 0 {
+		fmt.Fprintf(&b, " overlap=%s", f.Overlap.Round(time.Millisecond))
 	}
 	if len(f.Result.Lags) > 0 {
 		r := func(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }

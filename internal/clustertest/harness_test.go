@@ -146,3 +146,52 @@ func TestRewriteHost(t *testing.T) {
 		t.Error("RewriteHost accepted a URL without a host")
 	}
 }
+
+func TestProxyPartitionHoldsBytesUntilRestore(t *testing.T) {
+	p, err := NewProxy(echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	open, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	if got, err := roundTrip(open, "hello"); err != nil || got != "hello" {
+		t.Fatalf("through the proxy: %q, %v", got, err)
+	}
+
+	p.Partition()
+	held, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	readers := make(map[string]*bufio.Reader)
+	for name, c := range map[string]net.Conn{"open": open, "new": held} {
+		if _, err := fmt.Fprintln(c, name); err != nil {
+			t.Fatal(err)
+		}
+		// A short deadline: nothing may arrive while partitioned.
+		if err := c.SetReadDeadline(time.Now().Add(300 * time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		r := bufio.NewReader(c)
+		if line, err := r.ReadString('\n'); err == nil {
+			t.Errorf("%s connection answered %q during the partition", name, line)
+		}
+		readers[name] = r
+	}
+
+	p.Restore()
+	for name, c := range map[string]net.Conn{"open": open, "new": held} {
+		if err := c.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		line, err := readers[name].ReadString('\n')
+		if err != nil || strings.TrimSpace(line) != name {
+			t.Errorf("%s connection after the partition: %q, %v; want what it sent during it", name, line, err)
+		}
+	}
+}

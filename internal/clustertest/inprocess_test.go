@@ -214,7 +214,7 @@ func testInProcess(t *testing.T, d dialect) {
 	beforeDelete := executionIDs(t, st, deleteStore)
 
 	expected := load.Expected()
-	WaitFor(t, time.Until(load.Last())+60*time.Second, "every firing of the load", func() (bool, string, error) {
+	WaitFor(t, time.Until(load.Last())+2*time.Minute, "every firing of the load", func() (bool, string, error) {
 		r := Check(fires.Records(), expected, load.Group, CheckOptions{})
 		return r.Misses == 0, fmt.Sprintf("%d of %d firings missing", r.Misses, len(expected)), nil
 	})

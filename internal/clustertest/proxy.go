@@ -3,23 +3,28 @@ package clustertest
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"sync"
 )
 
 // Proxy forwards TCP connections from a loopback port to a database
-// server, and can cut a node off from the database: Cut closes every open
-// connection and drops every new one until Restore. A node reaches the
-// database through it with a URL rewritten by RewriteHost.
+// server, and can cut a node off from the database in two ways until
+// Restore: Cut closes every open connection and drops every new one, as a
+// stopped server or a reset network does; Partition stops moving bytes on
+// every connection, open or new, as a network that silently loses packets
+// does (the peers see nothing until it heals, then everything held arrives
+// in order). A node reaches the database through it with a URL rewritten by
+// RewriteHost.
 type Proxy struct {
 	ln     net.Listener
 	target string
+	done   chan struct{} // closed by Close
 
 	mu     sync.Mutex
 	cut    bool
 	closed bool
+	flow   chan struct{} // closed while bytes flow; open during a partition
 	conns  map[net.Conn]struct{}
 	wg     sync.WaitGroup // the accept loop and the pipes
 }
@@ -31,7 +36,9 @@ func NewProxy(target string) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
-	p := &Proxy{ln: ln, target: target, conns: make(map[net.Conn]struct{})}
+	flow := make(chan struct{})
+	close(flow)
+	p := &Proxy{ln: ln, target: target, done: make(chan struct{}), flow: flow, conns: make(map[net.Conn]struct{})}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -50,17 +57,52 @@ func (p *Proxy) Cut() {
 	}
 }
 
-// Restore forwards new connections again.
+// Partition holds every byte on every connection, open or new, until
+// Restore.
+func (p *Proxy) Partition() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.flow:
+		p.flow = make(chan struct{})
+	default: // partitioned already
+	}
+}
+
+// Restore ends a cut or a partition: new connections are forwarded again,
+// and held bytes flow.
 func (p *Proxy) Restore() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cut = false
+	select {
+	case <-p.flow:
+	default:
+		close(p.flow)
+	}
+}
+
+// flowing waits while the proxy is partitioned; it reports false when the
+// proxy closed meanwhile.
+func (p *Proxy) flowing() bool {
+	p.mu.Lock()
+	flow := p.flow
+	p.mu.Unlock()
+	select {
+	case <-flow:
+		return true
+	case <-p.done:
+		return false
+	}
 }
 
 // Close stops listening, closes every connection and waits for the
 // proxy's goroutines to end.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
+	if !p.closed {
+		close(p.done)
+	}
 	p.closed = true
 	for c := range p.conns {
 		c.Close()
@@ -96,6 +138,9 @@ func (p *Proxy) accept() {
 func (p *Proxy) forward(client net.Conn) {
 	defer p.wg.Done()
 	defer p.forget(client)
+	if !p.flowing() {
+		return
+	}
 	server, err := net.Dial("tcp", p.target)
 	if err != nil {
 		return
@@ -110,17 +155,33 @@ func (p *Proxy) forward(client net.Conn) {
 	p.mu.Unlock()
 	defer p.forget(server)
 	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
-		done <- struct{}{}
-	}
-	go pipe(server, client)
-	go pipe(client, server)
+	go func() { p.pipe(server, client); done <- struct{}{} }()
+	go func() { p.pipe(client, server); done <- struct{}{} }()
 	<-done
 	// One direction ended: end the other by closing both sides.
 	client.Close()
 	server.Close()
 	<-done
+}
+
+// pipe copies src to dst, holding what it read while the proxy is
+// partitioned, until either side fails.
+func (p *Proxy) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if !p.flowing() {
+				return
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 func (p *Proxy) forget(c net.Conn) {

