@@ -1,0 +1,45 @@
+// Command chime is chime's server, its command-line client and its
+// benchmark driver.
+//
+//	chime server                 run a scheduler node with its API on :8080
+//	chime jobs list              manage jobs over a server's API
+//	chime cron next '0 0 2 * * ?' --count 5    explain cron offline
+//	chime bench --workload W1a --nodes 2 --database-url URL
+//
+// Run `chime help` for every command.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCmd().ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chime:", err)
+		os.Exit(1)
+	}
+}
+
+// newRootCmd assembles the command tree. Each command lives in the file
+// named after it.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "chime",
+		Short:         "chime: a distributed, persistent job scheduler",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newServerCmd(), newBenchCmd())
+	root.AddCommand(newClientCmds()...)
+	root.AddCommand(newCronCmd(), newMigrateCmd())
+	return root
+}
