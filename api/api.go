@@ -1,0 +1,399 @@
+// Package api holds the wire types of chime server's REST API: the JSON
+// bodies the server reads and writes and the CLI sends and decodes. It has
+// no behaviour beyond field validation helpers; the routes are listed in
+// docs/api.md and in the OpenAPI document the server serves at
+// /api/openapi.json.
+//
+// Conventions: field names are snake_case; instants are RFC 3339 strings
+// with their offset; durations are Go duration strings ("90s", "1h30m");
+// lists are paged with an opaque cursor (Page.Next, passed back as
+// ?cursor=); every error is an [Error].
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Version is the API's path prefix.
+const Version = "/api/v1"
+
+// Error is the one error shape of the API.
+type Error struct {
+	// Code is machine-readable: one of the ErrorCode constants.
+	Code ErrorCode `json:"code"`
+	// Message says what went wrong in words a person can act on.
+	Message string `json:"message"`
+	// Field names the offending input field, in dotted path form
+	// ("triggers[0].schedule.expression"), when one is to blame.
+	Field string `json:"field,omitempty"`
+}
+
+// Error implements error, so clients can return an Error as is.
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return string(e.Code) + ": " + e.Field + ": " + e.Message
+	}
+	return string(e.Code) + ": " + e.Message
+}
+
+// ErrorCode classifies an Error; each maps to one HTTP status.
+type ErrorCode string
+
+// Error codes, with their HTTP status.
+const (
+	CodeInvalidArgument  ErrorCode = "invalid_argument"  // 400
+	CodeUnauthenticated  ErrorCode = "unauthenticated"   // 401
+	CodePermissionDenied ErrorCode = "permission_denied" // 403
+	CodeNotFound         ErrorCode = "not_found"         // 404
+	CodeConflict         ErrorCode = "conflict"          // 409: already exists, or in use
+	CodeVersionMismatch  ErrorCode = "version_mismatch"  // 412: If-Match names an older version
+	CodeTooLarge         ErrorCode = "payload_too_large" // 413
+	CodeRateLimited      ErrorCode = "rate_limited"      // 429
+	CodeInternal         ErrorCode = "internal"          // 500
+	CodeUnavailable      ErrorCode = "unavailable"       // 503: the database is unreachable
+)
+
+// Job is a job as the server manages it: what runs, when, and the rules
+// around each run. PUT /api/v1/jobs/{group}/{name} upserts it by key, so
+// jobs declared in YAML or code and jobs made in the API reconcile.
+type Job struct {
+	Group       string `json:"group"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Type is "http", "shell" or a Go job type the embedding binary
+	// registered.
+	Type string `json:"type"`
+	// HTTP is the request of an "http" job (package jobs/httpjob's Spec).
+	HTTP json.RawMessage `json:"http,omitempty"`
+	// Shell is the command of a "shell" job (package jobs/shelljob's Spec).
+	Shell json.RawMessage `json:"shell,omitempty"`
+	// Data is the data map handed to a Go job type.
+	Data map[string]any `json:"data,omitempty"`
+	// Triggers say when the job runs. A job without triggers runs only
+	// when asked (run now, backfill).
+	Triggers []Trigger `json:"triggers,omitempty"`
+	// Timeout cancels an attempt that runs longer; it is recorded as
+	// timed_out. Empty for no limit.
+	Timeout string `json:"timeout,omitempty"`
+	// Retry re-runs failed attempts. Nil for no retries.
+	Retry *RetryPolicy `json:"retry,omitempty"`
+	// Overlap says what a firing does while an execution of the same job
+	// runs anywhere in the cluster: OverlapAllow (the default),
+	// OverlapSkip, OverlapQueue or OverlapCancel.
+	Overlap Overlap `json:"overlap,omitempty"`
+	// RequestsRecovery re-runs the job on a live node when its node dies
+	// mid-run.
+	RequestsRecovery bool `json:"requests_recovery,omitempty"`
+	// Alerts overrides the global alert recipients for this job.
+	Alerts *JobAlerts `json:"alerts,omitempty"`
+	// Paused reports (and on upsert sets) whether every trigger of the job
+	// is paused.
+	Paused bool `json:"paused,omitempty"`
+	// Version increases with every change; the ETag header carries it, and
+	// If-Match on an update must name the current one. Read-only.
+	Version int64 `json:"version,omitempty"`
+	// Status is computed by the server; ignored on input.
+	Status *JobStatus `json:"status,omitempty"`
+}
+
+// Trigger fires a job on a schedule.
+type Trigger struct {
+	// Name identifies the trigger within the job's group; defaults to the
+	// job's name with its index ("nightly-0").
+	Name string `json:"name,omitempty"`
+	// Schedule is the schedule in package schedule's JSON form, for example
+	// {"kind":"cron","expression":"0 30 2 ? * MON-FRI","time_zone":"Europe/Berlin"}.
+	Schedule json.RawMessage `json:"schedule"`
+	// Calendar names an exclusion calendar.
+	Calendar string `json:"calendar,omitempty"`
+	// Misfire is a schedule.MisfireInstruction; empty for the smart policy.
+	Misfire string `json:"misfire,omitempty"`
+	// Priority breaks ties between triggers due at the same instant.
+	Priority int `json:"priority,omitempty"`
+	// StartTime and EndTime bound the firing window.
+	StartTime *time.Time `json:"start_time,omitempty"`
+	EndTime   *time.Time `json:"end_time,omitempty"`
+	// Data overrides the job's data for this trigger's firings.
+	Data map[string]any `json:"data,omitempty"`
+	// State, NextFireTime and PreviousFireTime are reported by the server.
+	State            string     `json:"state,omitempty"`
+	NextFireTime     *time.Time `json:"next_fire_time,omitempty"`
+	PreviousFireTime *time.Time `json:"previous_fire_time,omitempty"`
+}
+
+// RetryPolicy re-runs a failed attempt.
+type RetryPolicy struct {
+	// MaxAttempts counts every attempt, the first included: 3 means up to
+	// two retries.
+	MaxAttempts int `json:"max_attempts"`
+	// Backoff is "fixed" or "exponential" (the default).
+	Backoff string `json:"backoff,omitempty"`
+	// Delay is the wait before the first retry; exponential backoff doubles
+	// it for each further retry. Defaults to "10s".
+	Delay string `json:"delay,omitempty"`
+	// MaxDelay caps the wait. Defaults to "1h".
+	MaxDelay string `json:"max_delay,omitempty"`
+	// Jitter spreads each wait by up to this fraction, 0 to 1. Defaults to
+	// 0.2.
+	Jitter *float64 `json:"jitter,omitempty"`
+}
+
+// Overlap is a job's overlap policy, enforced across the cluster.
+type Overlap string
+
+// Overlap policies.
+const (
+	// OverlapAllow runs every firing, concurrently if need be.
+	OverlapAllow Overlap = "allow"
+	// OverlapSkip skips a firing while an execution runs, recording it as
+	// skipped.
+	OverlapSkip Overlap = "skip"
+	// OverlapQueue holds one firing until the running execution ends; more
+	// firings meanwhile are skipped.
+	OverlapQueue Overlap = "queue"
+	// OverlapCancel cancels the running execution and runs the new one.
+	OverlapCancel Overlap = "cancel"
+)
+
+// JobAlerts are a job's own alert settings.
+type JobAlerts struct {
+	// Emails and Webhooks replace the global default recipients when set.
+	Emails   []string `json:"emails,omitempty"`
+	Webhooks []string `json:"webhooks,omitempty"`
+	// DeadMan alerts when the job has not succeeded for this long.
+	DeadMan string `json:"dead_man,omitempty"`
+	// Disabled turns the job's alerts off.
+	Disabled bool `json:"disabled,omitempty"`
+}
+
+// JobStatus is what the server knows of a job's recent runs.
+type JobStatus struct {
+	LastOutcome  string     `json:"last_outcome,omitempty"`
+	LastRun      *time.Time `json:"last_run,omitempty"`
+	LastSuccess  *time.Time `json:"last_success,omitempty"`
+	NextFireTime *time.Time `json:"next_fire_time,omitempty"`
+	// Failing is set when the job's last finished execution did not
+	// succeed.
+	Failing bool `json:"failing,omitempty"`
+	// Running counts executions in progress across the cluster.
+	Running int `json:"running,omitempty"`
+}
+
+// JobList is a page of jobs.
+type JobList struct {
+	Jobs []Job  `json:"jobs"`
+	Next string `json:"next,omitempty"`
+}
+
+// RunRequest is the body of POST /api/v1/jobs/{group}/{name}/run.
+type RunRequest struct {
+	// Params are merged over the job's data for this run.
+	Params map[string]any `json:"params,omitempty"`
+}
+
+// BackfillRequest is the body of POST /api/v1/jobs/{group}/{name}/backfill:
+// one run for each fire time of the job's triggers in [From, To).
+type BackfillRequest struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	// Trigger limits the backfill to one trigger's fire times.
+	Trigger string `json:"trigger,omitempty"`
+}
+
+// Accepted answers run, retry and backfill requests.
+type Accepted struct {
+	// ExecutionIDs will appear in the execution history once started.
+	ExecutionIDs []string `json:"execution_ids,omitempty"`
+	// Count is how many runs were scheduled.
+	Count int `json:"count"`
+}
+
+// Execution is one attempt at running a job.
+type Execution struct {
+	ID string `json:"id"`
+	// FirstID is the first attempt's ID: attempts of one firing share it.
+	FirstID       string     `json:"first_id"`
+	Attempt       int        `json:"attempt"`
+	JobGroup      string     `json:"job_group"`
+	JobName       string     `json:"job_name"`
+	TriggerGroup  string     `json:"trigger_group,omitempty"`
+	TriggerName   string     `json:"trigger_name,omitempty"`
+	NodeID        string     `json:"node_id"`
+	ScheduledTime time.Time  `json:"scheduled_time"`
+	StartedTime   *time.Time `json:"started_time,omitempty"`
+	FinishedTime  *time.Time `json:"finished_time,omitempty"`
+	// Outcome is running, succeeded, failed, timed_out, cancelled, skipped
+	// or node_lost.
+	Outcome         string         `json:"outcome"`
+	Error           string         `json:"error,omitempty"`
+	Output          string         `json:"output,omitempty"`
+	OutputTruncated bool           `json:"output_truncated,omitempty"`
+	Logs            []LogLine      `json:"logs,omitempty"`
+	Recovering      bool           `json:"recovering,omitempty"`
+	Manual          bool           `json:"manual,omitempty"`
+	Params          map[string]any `json:"params,omitempty"`
+}
+
+// LogLine is one log record a job wrote during an execution.
+type LogLine struct {
+	Time    time.Time      `json:"time"`
+	Level   string         `json:"level"`
+	Message string         `json:"message"`
+	Attrs   map[string]any `json:"attrs,omitempty"`
+}
+
+// ExecutionList is a page of executions, newest first.
+type ExecutionList struct {
+	Executions []Execution `json:"executions"`
+	Next       string      `json:"next,omitempty"`
+}
+
+// Decision is one thing the scheduler decided about a job's fire time:
+// fired, misfired, skipped, vetoed, paused, retry scheduled.
+type Decision struct {
+	JobGroup      string    `json:"job_group"`
+	JobName       string    `json:"job_name"`
+	TriggerGroup  string    `json:"trigger_group,omitempty"`
+	TriggerName   string    `json:"trigger_name,omitempty"`
+	ScheduledTime time.Time `json:"scheduled_time"`
+	At            time.Time `json:"at"`
+	Kind          string    `json:"kind"`
+	Reason        string    `json:"reason"`
+	NodeID        string    `json:"node_id,omitempty"`
+	ExecutionID   string    `json:"execution_id,omitempty"`
+}
+
+// Explanation answers GET /api/v1/jobs/{group}/{name}/explain?at=…: why the
+// job did or did not run at an instant.
+type Explanation struct {
+	At time.Time `json:"at"`
+	// Summary is one sentence: "Fired at 02:00:00.012 on node a",
+	// "Not due: the next fire time after 01:00 was 03:00", "Skipped: the
+	// previous execution was still running (overlap: skip)".
+	Summary string `json:"summary"`
+	// Decisions and Executions recorded around the instant.
+	Decisions  []Decision  `json:"decisions"`
+	Executions []Execution `json:"executions"`
+	// FireTimes are the job's scheduled fire times around the instant.
+	FireTimes []time.Time `json:"fire_times"`
+}
+
+// Calendar is a named exclusion calendar.
+type Calendar struct {
+	Name string `json:"name"`
+	// Calendar is the calendar in package calendar's JSON form.
+	Calendar json.RawMessage `json:"calendar"`
+	// UsedBy lists the triggers ("group.name") that use the calendar.
+	// Read-only.
+	UsedBy []string `json:"used_by,omitempty"`
+}
+
+// Node is a scheduler node of the cluster.
+type Node struct {
+	ID          string    `json:"id"`
+	Epoch       int64     `json:"epoch"`
+	LastCheckIn time.Time `json:"last_check_in"`
+	Alive       bool      `json:"alive"`
+	// ClockOffset is the node's clock minus the database's, for the node
+	// that answers the request (other nodes report their own).
+	ClockOffset string `json:"clock_offset,omitempty"`
+	// Self marks the node that answered.
+	Self bool `json:"self,omitempty"`
+}
+
+// Role is what a user or token may do.
+type Role string
+
+// Roles, each allowed everything the one before it may do.
+const (
+	// RoleViewer reads everything but users, tokens and secrets.
+	RoleViewer Role = "viewer"
+	// RoleOperator also creates, edits, pauses, runs, retries and deletes
+	// jobs, triggers and calendars.
+	RoleOperator Role = "operator"
+	// RoleAdmin also manages users, tokens and alert settings.
+	RoleAdmin Role = "admin"
+)
+
+// User is a local user. Password is accepted on input and never returned.
+type User struct {
+	Name     string     `json:"name"`
+	Role     Role       `json:"role"`
+	Password string     `json:"password,omitempty"`
+	Created  *time.Time `json:"created,omitempty"`
+}
+
+// Token is an API token for automation. Secret is returned once, when the
+// token is created.
+type Token struct {
+	ID       string     `json:"id"`
+	Name     string     `json:"name"`
+	Role     Role       `json:"role"`
+	User     string     `json:"user,omitempty"`
+	Secret   string     `json:"secret,omitempty"`
+	Created  *time.Time `json:"created,omitempty"`
+	LastUsed *time.Time `json:"last_used,omitempty"`
+	Expires  *time.Time `json:"expires,omitempty"`
+}
+
+// LoginRequest is the body of POST /api/v1/auth/login.
+type LoginRequest struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+}
+
+// Session answers a login: the token goes in "Authorization: Bearer …"
+// (the console gets it as a cookie too).
+type Session struct {
+	Token   string    `json:"token"`
+	User    string    `json:"user"`
+	Role    Role      `json:"role"`
+	Expires time.Time `json:"expires"`
+}
+
+// AlertSettings are the global alert settings (admin only). Secrets are
+// write-only: reads return them masked.
+type AlertSettings struct {
+	DefaultEmails   []string `json:"default_emails,omitempty"`
+	DefaultWebhooks []string `json:"default_webhooks,omitempty"`
+	// RateLimit is the least time between two alerts of one kind for one
+	// job, like "10m".
+	RateLimit string `json:"rate_limit,omitempty"`
+}
+
+// AuditEntry records who changed what, when.
+type AuditEntry struct {
+	ID     string         `json:"id"`
+	Time   time.Time      `json:"time"`
+	Actor  string         `json:"actor"`
+	Action string         `json:"action"`
+	Target string         `json:"target"`
+	Detail map[string]any `json:"detail,omitempty"`
+}
+
+// AuditList is a page of audit entries, newest first.
+type AuditList struct {
+	Entries []AuditEntry `json:"entries"`
+	Next    string       `json:"next,omitempty"`
+}
+
+// CronExplanation answers GET /api/v1/cron/explain?expression=…&time_zone=…&count=…
+// (and `chime cron explain|next`, offline).
+type CronExplanation struct {
+	Expression string `json:"expression"`
+	TimeZone   string `json:"time_zone"`
+	// Description is the expression in English.
+	Description string `json:"description"`
+	// Next are the next fire times; DST marks those whose local time a
+	// daylight-saving change moved or repeated.
+	Next []FireTime `json:"next"`
+}
+
+// FireTime is one upcoming fire time.
+type FireTime struct {
+	Time time.Time `json:"time"`
+	// DST is set when a daylight-saving change falls between this fire time
+	// and the previous one, or the wall time was moved by a gap.
+	DST bool `json:"dst,omitempty"`
+}
