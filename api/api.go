@@ -397,3 +397,45 @@ type FireTime struct {
 	// and the previous one, or the wall time was moved by a gap.
 	DST bool `json:"dst,omitempty"`
 }
+
+// JobQuery selects jobs: the query string of GET /api/v1/jobs.
+type JobQuery struct {
+	// Group keeps the jobs of one group.
+	Group string `json:"group,omitempty"`
+	// Text keeps jobs whose group, name or description contains it (case
+	// insensitive): ?q=.
+	Text string `json:"q,omitempty"`
+	// State is "paused" or "active".
+	State string `json:"state,omitempty"`
+	// Failing keeps the jobs whose last finished execution did not succeed.
+	Failing bool `json:"failing,omitempty"`
+	// Cursor continues a previous page; Limit bounds the page (default 50,
+	// at most 500).
+	Cursor string `json:"cursor,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
+}
+
+// ExecutionQuery selects executions: the query string of
+// GET /api/v1/executions.
+type ExecutionQuery struct {
+	// JobGroup and JobName keep one job's executions (?job=group/name).
+	JobGroup string `json:"job_group,omitempty"`
+	JobName  string `json:"job_name,omitempty"`
+	// Outcomes keeps these outcomes (?outcome=failed&outcome=timed_out).
+	Outcomes []string `json:"outcome,omitempty"`
+	// From and To bound the scheduled time: From ≤ t < To.
+	From *time.Time `json:"from,omitempty"`
+	To   *time.Time `json:"to,omitempty"`
+	// NodeID keeps one node's executions (?node=).
+	NodeID string `json:"node,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
+}
+
+// AuditQuery selects audit entries: the query string of GET /api/v1/audit.
+type AuditQuery struct {
+	Actor  string `json:"actor,omitempty"`
+	Target string `json:"target,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
+}
