@@ -1,0 +1,36 @@
+// Package jobs holds what chime's built-in job types share: the fire-time
+// variables a job's spec may refer to (Vars), template expansion over them
+// (Expand), a bounded output buffer (Capture) and the error that names a bad
+// spec field (FieldError).
+//
+// The job types themselves live in subpackages: package httpjob sends an
+// HTTP request, package shelljob runs a command. Each is a pure runner,
+// Run(ctx, spec, vars, out), with no knowledge of the scheduler; chime
+// server wraps them into jobs, decides which are enabled, and records their
+// results. These packages import only the standard library and each other.
+//
+// # Templates
+//
+// Some spec fields (an HTTP request's URL, header values and body; a
+// command's argv elements and environment values) are Go text/template
+// templates expanded when the job fires, with a Vars as the data:
+//
+//	{{.JobGroup}} {{.JobName}}           the job's key
+//	{{.TriggerGroup}} {{.TriggerName}}   the firing trigger's key
+//	{{.ExecutionID}}                     this execution's id
+//	{{.NodeID}}                          the node running it
+//	{{.ScheduledTime}} {{.FireTime}}     time.Time values, so {{.FireTime.Unix}}
+//	                                     and {{.FireTime.Format "2006-01-02"}} work
+//	{{.Attempt}}                         1 for the first try, 2 for the first retry, …
+//	{{.Params.region}}                   a value from the job's parameters
+//
+// Besides text/template's built-in functions (urlquery, printf, index, …)
+// one more is defined: json, which encodes its argument as JSON, so a
+// value lands in a JSON body correctly quoted and escaped:
+//
+//	{"job": {{json .JobName}}, "fired_at": {{json .FireTime}}, "region": {{json .Params.region}}}
+//
+// A reference to a parameter that is not set is an error, not an empty
+// string ("missingkey=error"); so is a field Vars does not have. Text
+// without "{{" is used as it is; to write a literal "{{", write {{"{{"}}.
+package jobs

@@ -1,0 +1,91 @@
+package jobs
+
+import (
+	"encoding/json"
+	"strings"
+	"text/template"
+	"time"
+)
+
+// Vars are the facts of one firing that a job's templates may use. The
+// server fills them in from the execution it runs.
+type Vars struct {
+	// JobGroup and JobName are the key of the job that fired.
+	JobGroup, JobName string
+	// TriggerGroup and TriggerName are the key of the trigger that fired
+	// it; empty when the job was run by hand.
+	TriggerGroup, TriggerName string
+	// ExecutionID identifies this execution in the server's history.
+	ExecutionID string
+	// NodeID identifies the cluster node running the execution.
+	NodeID string
+	// ScheduledTime is when the trigger was due.
+	ScheduledTime time.Time
+	// FireTime is when the job actually fired; later than ScheduledTime by
+	// the firing lag, or much later after a misfire or a recovery.
+	FireTime time.Time
+	// Attempt counts tries of this firing, starting at 1; a retry has 2 or
+	// more.
+	Attempt int
+	// Params are the job's parameters (its data map overlaid with the
+	// trigger's), as decoded from JSON.
+	Params map[string]any
+}
+
+// Expand expands text as a template over v (see the package documentation
+// for the variables and functions). name is the spec field the text came
+// from, such as "http.body"; errors are *FieldError values naming it. Text
+// without "{{" is returned unchanged.
+func Expand(name, text string, v Vars) (string, error) {
+	if !strings.Contains(text, "{{") {
+		return text, nil
+	}
+	t, err := parse(name, text)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, v); err != nil {
+		return "", templateError(name, err)
+	}
+	return b.String(), nil
+}
+
+// CheckTemplate reports whether text parses as a template, as Expand would
+// parse it, without expanding it. Spec validation uses it, so that a
+// template with a syntax error is refused when the job is saved rather than
+// when it fires. Errors are *FieldError values naming name.
+func CheckTemplate(name, text string) error {
+	if !strings.Contains(text, "{{") {
+		return nil
+	}
+	_, err := parse(name, text)
+	return err
+}
+
+func parse(name, text string) (*template.Template, error) {
+	t, err := template.New(name).Option("missingkey=error").Funcs(funcs()).Parse(text)
+	if err != nil {
+		return nil, templateError(name, err)
+	}
+	return t, nil
+}
+
+// funcs are the functions templates may call besides text/template's
+// built-ins.
+func funcs() template.FuncMap {
+	return template.FuncMap{
+		"json": func(v any) (string, error) {
+			b, err := json.Marshal(v)
+			return string(b), err
+		},
+	}
+}
+
+// templateError turns an error from text/template into a FieldError. The
+// template's messages start with "template: <name>:", which the field
+// already says.
+func templateError(name string, err error) *FieldError {
+	msg := strings.TrimPrefix(err.Error(), "template: "+name+":")
+	return &FieldError{Field: name, Message: "template: " + msg, Err: err}
+}
