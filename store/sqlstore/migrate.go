@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strconv"
 	"strings"
 )
 
@@ -13,54 +14,96 @@ import (
 // migration. Open and OpenDB migrate every database to it.
 const SchemaVersion = 1
 
-// migration is one versioned step of the schema.
-type migration struct {
-	version     int
-	description string
-	tables      []table
+// Migration is one versioned step of a schema: the store's own, or a
+// component's (see [Store.MigrateComponent]). A migration is never edited
+// once released; changes append a new one with the next version. Tables
+// are created first, then Statements run in order.
+type Migration struct {
+	// Version numbers the step: positive, and increasing along the list.
+	Version int
+	// Description says what the step adds, in up to 200 bytes. It is
+	// recorded with the version.
+	Description string
+	// Tables are created, with their indexes, if they do not exist.
+	Tables []Table
+	// Statements are further statements (ALTER TABLE, backfills…) run
+	// after the tables are created. They are rendered like [Store.SQL]
+	// ({p} the table prefix, {now} the database clock) and may also use
+	// the column type tokens of [Table]. On MySQL, whose DDL commits by
+	// itself, a migration interrupted halfway runs again from its first
+	// statement on the next start, so its statements must be idempotent
+	// there.
+	Statements []string
 }
 
-// migrations returns the schema's history, oldest first. A migration is
-// never edited once released; changes append a new one. Migrations only
-// add, so an older binary keeps working on a newer schema during a rolling
-// upgrade.
-func migrations() []migration {
-	return []migration{
-		{1, "jobs, triggers, calendars, paused groups, executions and nodes", schemaV1()},
+// migrations returns the store's schema history, oldest first. Migrations
+// only add, so an older binary keeps working on a newer schema during a
+// rolling upgrade.
+func migrations() []Migration {
+	return []Migration{
+		{Version: 1, Description: "jobs, triggers, calendars, paused groups, executions and nodes", Tables: schemaV1()},
 	}
 }
 
-// table is a table definition, rendered per dialect. Primary keys start
-// with sched_name; secondary indexes start with the column their queries
-// select by and put sched_name after it, so that no secondary index looks
-// as good as the primary key to a planner without statistics (PostgreSQL
-// before its first ANALYZE of a new table otherwise picks any index
-// starting with sched_name for a primary key lookup, and filters). Column
-// types use the tokens {key} (names and keys, binary collation), {text},
-// {json} and {bool}; indexes become CREATE INDEX statements, or inline KEY clauses on
-// MySQL (whose CREATE INDEX has no IF NOT EXISTS).
-type table struct {
-	name    string // without prefix
-	columns []string
-	primary string
-	indexes []index
+// Table is a table definition, rendered per dialect by the migrator and
+// created if it does not exist.
+//
+// Column definitions are SQL with these type tokens, which each dialect
+// replaces:
+//
+//	{key}   names and keys up to 200 characters, compared byte-wise:
+//	        VARCHAR(200) COLLATE "C" on PostgreSQL, VARCHAR(200) with the
+//	        utf8mb4_bin table collation on MySQL, TEXT on SQLite
+//	{text}  long text: TEXT, or LONGTEXT on MySQL
+//	{json}  JSON text kept byte for byte: JSON on PostgreSQL (not JSONB),
+//	        LONGTEXT on MySQL, TEXT on SQLite
+//	{bool}  BOOLEAN
+//
+// BIGINT, INTEGER and VARCHAR(n) are the same everywhere; instants are best
+// kept as BIGINT Unix nanoseconds. Indexes become CREATE INDEX IF NOT
+// EXISTS statements, or KEY clauses of the CREATE TABLE on MySQL (whose
+// CREATE INDEX has no IF NOT EXISTS); MySQL tables are InnoDB, utf8mb4,
+// binary collation.
+//
+// The store's own tables follow a rule worth copying: primary keys start
+// with sched_name, and secondary indexes start with the column their
+// queries select by and put sched_name after it, so that no secondary index
+// looks as good as the primary key to a planner without statistics
+// (PostgreSQL before its first ANALYZE of a new table otherwise picks any
+// index starting with sched_name for a primary key lookup, and filters).
+type Table struct {
+	// Name is the table's name without the table prefix.
+	Name string
+	// Columns are the column definitions, with type tokens.
+	Columns []string
+	// Primary lists the primary key's columns, comma-separated.
+	Primary string
+	// Indexes are the secondary indexes.
+	Indexes []Index
 }
 
-type index struct {
-	name   string // without prefix
-	unique bool
-	cols   string
+// Index is a secondary index of a [Table].
+type Index struct {
+	// Name is the index's name without the table prefix. PostgreSQL and
+	// SQLite index names share one namespace per schema, so it should
+	// start with its table's name.
+	Name string
+	// Unique makes it a unique index.
+	Unique bool
+	// Cols lists its columns, comma-separated, each optionally followed
+	// by DESC.
+	Cols string
 }
 
 // schemaV1 is the first schema. Every row carries sched_name and every
 // primary key starts with it. Times are BIGINT Unix nanoseconds (NULL for
 // none), durations BIGINT nanoseconds, and data JSON text kept byte for
 // byte.
-func schemaV1() []table {
-	return []table{
+func schemaV1() []Table {
+	return []Table{
 		{
-			name: "jobs",
-			columns: []string{
+			Name: "jobs",
+			Columns: []string{
 				"sched_name {key} NOT NULL",
 				"job_group {key} NOT NULL",
 				"job_name {key} NOT NULL",
@@ -74,11 +117,11 @@ func schemaV1() []table {
 				"job_data {json}",
 				"version BIGINT NOT NULL",
 			},
-			primary: "sched_name, job_group, job_name",
+			Primary: "sched_name, job_group, job_name",
 		},
 		{
-			name: "triggers",
-			columns: []string{
+			Name: "triggers",
+			Columns: []string{
 				"sched_name {key} NOT NULL",
 				"trigger_group {key} NOT NULL",
 				"trigger_name {key} NOT NULL",
@@ -101,28 +144,28 @@ func schemaV1() []table {
 				"claim_epoch BIGINT NOT NULL",
 				"version BIGINT NOT NULL",
 			},
-			primary: "sched_name, trigger_group, trigger_name",
-			indexes: []index{
+			Primary: "sched_name, trigger_group, trigger_name",
+			Indexes: []Index{
 				// Ordered like the claiming query, so that it reads (and locks) no
 				// more rows than it claims.
-				{name: "triggers_claim", cols: "state, sched_name, next_fire_time, priority DESC, trigger_group, trigger_name"},
-				{name: "triggers_job", cols: "job_group, job_name, sched_name"},
-				{name: "triggers_calendar", cols: "calendar_name, sched_name"},
+				{Name: "triggers_claim", Cols: "state, sched_name, next_fire_time, priority DESC, trigger_group, trigger_name"},
+				{Name: "triggers_job", Cols: "job_group, job_name, sched_name"},
+				{Name: "triggers_calendar", Cols: "calendar_name, sched_name"},
 			},
 		},
 		{
-			name: "calendars",
-			columns: []string{
+			Name: "calendars",
+			Columns: []string{
 				"sched_name {key} NOT NULL",
 				"calendar_name {key} NOT NULL",
 				"calendar_data {json}",
 				"version BIGINT NOT NULL",
 			},
-			primary: "sched_name, calendar_name",
+			Primary: "sched_name, calendar_name",
 		},
 		{
-			name: "paused_groups",
-			columns: []string{
+			Name: "paused_groups",
+			Columns: []string{
 				"sched_name {key} NOT NULL",
 				"kind VARCHAR(8) NOT NULL",  // TRIGGER, JOB or ALL
 				"group_name {key} NOT NULL", // '' for ALL
@@ -132,11 +175,11 @@ func schemaV1() []table {
 				// paused set are recorded pauses.
 				"paused {bool} NOT NULL",
 			},
-			primary: "sched_name, kind, group_name",
+			Primary: "sched_name, kind, group_name",
 		},
 		{
-			name: "executions",
-			columns: []string{
+			Name: "executions",
+			Columns: []string{
 				"sched_name {key} NOT NULL",
 				"id {key} NOT NULL",
 				"trigger_group {key} NOT NULL",
@@ -154,18 +197,18 @@ func schemaV1() []table {
 				"priority INTEGER NOT NULL",
 				"error_message {text} NOT NULL",
 			},
-			primary: "sched_name, id",
-			indexes: []index{
+			Primary: "sched_name, id",
+			Indexes: []Index{
 				// The key that makes a second firing of one instant impossible.
-				{name: "executions_fire_key", unique: true, cols: "trigger_group, trigger_name, scheduled_time, sched_name"},
-				{name: "executions_state", cols: "state, sched_name, scheduled_time"},
-				{name: "executions_job", cols: "job_group, job_name, sched_name, state"},
-				{name: "executions_node", cols: "node_id, sched_name, state"},
+				{Name: "executions_fire_key", Unique: true, Cols: "trigger_group, trigger_name, scheduled_time, sched_name"},
+				{Name: "executions_state", Cols: "state, sched_name, scheduled_time"},
+				{Name: "executions_job", Cols: "job_group, job_name, sched_name, state"},
+				{Name: "executions_node", Cols: "node_id, sched_name, state"},
 			},
 		},
 		{
-			name: "nodes",
-			columns: []string{
+			Name: "nodes",
+			Columns: []string{
 				"sched_name {key} NOT NULL",
 				"node_id {key} NOT NULL",
 				"epoch BIGINT NOT NULL",
@@ -173,29 +216,29 @@ func schemaV1() []table {
 				"dead {bool} NOT NULL",
 				"registered {bool} NOT NULL",
 			},
-			primary: "sched_name, node_id",
+			Primary: "sched_name, node_id",
 		},
 	}
 }
 
 // ddl renders the statements that create the tables of a migration; each
 // is idempotent (IF NOT EXISTS).
-func (d *dialect) ddl(prefix string, tables []table) []string {
+func (d *dialect) ddl(prefix string, tables []Table) []string {
 	var out []string
 	for _, t := range tables {
 		var b strings.Builder
-		b.WriteString("CREATE TABLE IF NOT EXISTS " + prefix + t.name + " (\n")
-		for _, c := range t.columns {
+		b.WriteString("CREATE TABLE IF NOT EXISTS " + prefix + t.Name + " (\n")
+		for _, c := range t.Columns {
 			b.WriteString("\t" + d.ddlTypes.Replace(c) + ",\n")
 		}
-		b.WriteString("\tPRIMARY KEY (" + t.primary + ")")
+		b.WriteString("\tPRIMARY KEY (" + t.Primary + ")")
 		if d.name == MySQL {
-			for _, ix := range t.indexes {
+			for _, ix := range t.Indexes {
 				kind := "KEY"
-				if ix.unique {
+				if ix.Unique {
 					kind = "UNIQUE KEY"
 				}
-				b.WriteString(",\n\t" + kind + " " + prefix + ix.name + " (" + ix.cols + ")")
+				b.WriteString(",\n\t" + kind + " " + prefix + ix.Name + " (" + ix.Cols + ")")
 			}
 		}
 		b.WriteString("\n)" + d.ddlTypes.Replace("{opts}"))
@@ -203,23 +246,56 @@ func (d *dialect) ddl(prefix string, tables []table) []string {
 		if d.name == MySQL {
 			continue
 		}
-		for _, ix := range t.indexes {
+		for _, ix := range t.Indexes {
 			kind := "INDEX"
-			if ix.unique {
+			if ix.Unique {
 				kind = "UNIQUE INDEX"
 			}
-			out = append(out, "CREATE "+kind+" IF NOT EXISTS "+prefix+ix.name+" ON "+prefix+t.name+" ("+ix.cols+")")
+			out = append(out, "CREATE "+kind+" IF NOT EXISTS "+prefix+ix.Name+" ON "+prefix+t.Name+" ("+ix.Cols+")")
 		}
 	}
 	return out
 }
 
-// migrationsTable is the bookkeeping table: one row per applied version.
-func (d *dialect) migrationsTable(prefix string) string {
-	return "CREATE TABLE IF NOT EXISTS " + prefix + "schema_migrations (\n" +
+// statements renders a migration's extra statements: column type tokens,
+// then the tokens of [Store.SQL].
+func (d *dialect) statements(prefix string, stmts []string) []string {
+	out := make([]string, len(stmts))
+	for i, stmt := range stmts {
+		out[i] = d.render(prefix, d.ddlTypes.Replace(stmt))
+	}
+	return out
+}
+
+// migrationsTable is the bookkeeping table, named without the prefix: one
+// row per applied version.
+func (d *dialect) migrationsTable(prefix, table string) string {
+	return "CREATE TABLE IF NOT EXISTS " + prefix + table + " (\n" +
 		"\tversion INTEGER NOT NULL PRIMARY KEY,\n" +
 		"\tdescription VARCHAR(200) NOT NULL,\n" +
 		"\tapplied_at BIGINT NOT NULL\n)" + d.ddlTypes.Replace("{opts}")
+}
+
+// schema is one migrated schema: the store's own or a component's.
+type schema struct {
+	// component is empty for the store's own schema.
+	component string
+	// table is the bookkeeping table, without the prefix.
+	table string
+	list  []Migration
+}
+
+// storeSchema is the store's own schema, kept in {prefix}schema_migrations.
+func storeSchema() schema {
+	return schema{table: "schema_migrations", list: migrations()}
+}
+
+// describe names the schema in errors and logs.
+func (sc schema) describe() string {
+	if sc.component == "" {
+		return "store"
+	}
+	return "component " + strconv.Quote(sc.component)
 }
 
 // Migrate brings the schema to [SchemaVersion]. Open and OpenDB call it;
@@ -242,23 +318,28 @@ func (s *Store) Migrate(ctx context.Context) error {
 
 // migrate is Migrate with an unprefixed error.
 func (s *Store) migrate(ctx context.Context) error {
-	var err error
-	if s.d.name == MySQL {
-		err = s.migrateMySQL(ctx)
-	} else {
-		err = s.write(ctx, "migrating", func(tx *txn) error {
-			if s.d.name == Postgres {
-				if err := s.lockMigrationsPostgres(tx); err != nil {
-					return err
-				}
-			}
-			return s.migrateOn(ctx, tx.Tx)
-		})
-	}
-	if err != nil {
+	if err := s.migrateSchema(ctx, storeSchema()); err != nil {
 		return fmt.Errorf("migrating the %s schema (tables %s*): %w", s.d.name, s.prefix, err)
 	}
 	return nil
+}
+
+// migrateSchema applies the missing migrations of sc under the migration
+// lock. Every schema of one table prefix shares that lock: migrations are
+// rare, and one lock lets a component's migration rely on the store's
+// tables being complete.
+func (s *Store) migrateSchema(ctx context.Context, sc schema) error {
+	if s.d.name == MySQL {
+		return s.migrateMySQL(ctx, sc)
+	}
+	return s.write(ctx, "migrating", func(tx *txn) error {
+		if s.d.name == Postgres {
+			if err := s.lockMigrationsPostgres(tx); err != nil {
+				return err
+			}
+		}
+		return s.migrateOn(ctx, tx.Tx, sc)
+	})
 }
 
 // lockMigrationsPostgres takes an advisory lock that ends with the
@@ -287,7 +368,7 @@ func lockKey(parts ...string) int64 {
 }
 
 // migrateMySQL runs the migrations on one connection holding a named lock.
-func (s *Store) migrateMySQL(ctx context.Context) error {
+func (s *Store) migrateMySQL(ctx context.Context, sc schema) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -311,7 +392,7 @@ func (s *Store) migrateMySQL(ctx context.Context) error {
 	defer func() {
 		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(?)", name)
 	}()
-	return s.migrateOn(ctx, conn)
+	return s.migrateOn(ctx, conn, sc)
 }
 
 // execQuerier is a transaction or a connection.
@@ -320,12 +401,13 @@ type execQuerier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// migrateOn applies the missing migrations on db, which holds the lock.
-func (s *Store) migrateOn(ctx context.Context, db execQuerier) error {
-	if _, err := db.ExecContext(ctx, s.d.migrationsTable(s.prefix)); err != nil {
+// migrateOn applies the missing migrations of sc on db, which holds the
+// lock.
+func (s *Store) migrateOn(ctx context.Context, db execQuerier, sc schema) error {
+	if _, err := db.ExecContext(ctx, s.d.migrationsTable(s.prefix, sc.table)); err != nil {
 		return err
 	}
-	rows, err := db.QueryContext(ctx, "SELECT version FROM "+s.prefix+"schema_migrations")
+	rows, err := db.QueryContext(ctx, "SELECT version FROM "+s.prefix+sc.table)
 	if err != nil {
 		return err
 	}
@@ -344,25 +426,30 @@ func (s *Store) migrateOn(ctx context.Context, db execQuerier) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if latest > SchemaVersion {
-		s.log.Warn("database schema is newer than this binary; running on it",
-			"schema_version", latest, "known_version", SchemaVersion, "table_prefix", s.prefix)
+	known := 0
+	if len(sc.list) > 0 {
+		known = sc.list[len(sc.list)-1].Version
 	}
-	insert := s.d.render(s.prefix, sqlMigrationApplied)
-	for _, m := range migrations() {
-		if applied[m.version] {
+	if latest > known {
+		s.log.Warn("database schema is newer than this binary; running on it", "schema", sc.describe(),
+			"schema_version", latest, "known_version", known, "table_prefix", s.prefix)
+	}
+	insert := s.d.render(s.prefix, "INSERT INTO {p}"+sc.table+" (version, description, applied_at) VALUES (?, ?, {now})")
+	for _, m := range sc.list {
+		if applied[m.Version] {
 			continue
 		}
-		for _, stmt := range s.d.ddl(s.prefix, m.tables) {
+		stmts := append(s.d.ddl(s.prefix, m.Tables), s.d.statements(s.prefix, m.Statements)...)
+		for _, stmt := range stmts {
 			if _, err := db.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("migration %d: %w", m.version, err)
+				return fmt.Errorf("migration %d: %w", m.Version, err)
 			}
 		}
-		if _, err := db.ExecContext(ctx, insert, m.version, m.description); err != nil {
-			return fmt.Errorf("migration %d: recording it: %w", m.version, err)
+		if _, err := db.ExecContext(ctx, insert, m.Version, m.Description); err != nil {
+			return fmt.Errorf("migration %d: recording it: %w", m.Version, err)
 		}
-		s.log.Info("applied schema migration", "dialect", string(s.d.name), "table_prefix", s.prefix,
-			"schema_version", m.version, "description", m.description)
+		s.log.Info("applied schema migration", "schema", sc.describe(), "dialect", string(s.d.name),
+			"table_prefix", s.prefix, "schema_version", m.Version, "description", m.Description)
 	}
 	return nil
 }

@@ -1,0 +1,126 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// This file is what other parts of chime (the server's history, its users)
+// need to keep their own tables on the store's database: a versioned
+// migration of their own, and SQL rendered for the store's dialect.
+
+var (
+	validComponent = regexp.MustCompile(`^[a-z0-9_]{1,32}$`)
+	validName      = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
+)
+
+// MigrateComponent brings a component's own tables to the last of its
+// migrations, on the store's database and under its table prefix. It is
+// safe to run from many processes at once: it takes the lock the store's
+// own [Store.Migrate] takes (a transaction-scoped advisory lock on
+// PostgreSQL, BEGIN IMMEDIATE on SQLite, GET_LOCK on MySQL) and applies
+// each missing migration once, recording it in the table
+// {prefix}{component}_schema_migrations. On PostgreSQL and SQLite each
+// migration applies entirely or not at all; on MySQL, whose DDL commits by
+// itself, a migration interrupted halfway runs again on the next call (see
+// [Migration.Statements]).
+//
+// component names the component: 1 to 32 of a-z, 0-9 and _. Each table and
+// index name must start with component and an underscore, so that
+// components cannot collide with each other (the store's own tables are
+// named jobs, triggers and so on). migrations are oldest first, with
+// positive, increasing versions; a migration is never edited once
+// released. A bad component name or migration list is reported before
+// anything is changed.
+func (s *Store) MigrateComponent(ctx context.Context, component string, migrations []Migration) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	if err := validateComponent(component, migrations); err != nil {
+		return fmt.Errorf("sqlstore: MigrateComponent: %w", err)
+	}
+	sc := schema{component: component, table: component + "_schema_migrations", list: migrations}
+	if err := s.migrateSchema(ctx, sc); err != nil {
+		return fmt.Errorf("sqlstore: migrating component %q on %s (tables %s%s_*): %w",
+			component, s.d.name, s.prefix, component, err)
+	}
+	return nil
+}
+
+// validateComponent checks a component's name and migrations.
+func validateComponent(component string, migrations []Migration) error {
+	if !validComponent.MatchString(component) {
+		return fmt.Errorf("component name %q: want 1 to 32 of a-z, 0-9 and _", component)
+	}
+	if len(migrations) == 0 {
+		return errors.New("no migrations")
+	}
+	own := component + "_"
+	prev := 0
+	for i, m := range migrations {
+		switch {
+		case m.Version <= prev:
+			return fmt.Errorf("migrations[%d]: Version %d: want versions positive and increasing", i, m.Version)
+		case m.Description == "" || len(m.Description) > 200:
+			return fmt.Errorf("migrations[%d] (version %d): Description is %d bytes long, want 1 to 200",
+				i, m.Version, len(m.Description))
+		case len(m.Tables) == 0 && len(m.Statements) == 0:
+			return fmt.Errorf("migrations[%d] (version %d): no Tables and no Statements", i, m.Version)
+		}
+		prev = m.Version
+		for j, t := range m.Tables {
+			if !validName.MatchString(t.Name) || !strings.HasPrefix(t.Name, own) {
+				return fmt.Errorf("migrations[%d] (version %d): Tables[%d].Name %q: want a-z, 0-9 and _ starting with %q",
+					i, m.Version, j, t.Name, own)
+			}
+			if t.Name == own+"schema_migrations" {
+				return fmt.Errorf("migrations[%d] (version %d): Tables[%d].Name %q is the bookkeeping table's", i, m.Version, j, t.Name)
+			}
+			if len(t.Columns) == 0 || t.Primary == "" {
+				return fmt.Errorf("migrations[%d] (version %d): table %s: want Columns and a Primary key", i, m.Version, t.Name)
+			}
+			for k, ix := range t.Indexes {
+				if !validName.MatchString(ix.Name) || !strings.HasPrefix(ix.Name, own) || ix.Cols == "" {
+					return fmt.Errorf("migrations[%d] (version %d): table %s: Indexes[%d] %q: want a name of a-z, 0-9 and _ starting with %q, and Cols",
+						i, m.Version, t.Name, k, ix.Name, own)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// SQL renders a statement for the store's dialect and table prefix, for
+// components that keep their own tables on the store's database (see
+// [Store.MigrateComponent]). Write one SQL text with these tokens:
+//
+//	{p}       the table prefix ([Store.TablePrefix])
+//	{now}     the database clock, in Unix nanoseconds (a BIGINT expression)
+//	{share}   a shared row lock on the rows a SELECT returns
+//	{update}  an exclusive row lock on the rows a SELECT returns
+//	{skip}    an exclusive row lock that skips rows other transactions hold
+//	?         a bind parameter, rewritten to $1, $2, … on PostgreSQL
+//
+// The lock clauses are empty on SQLite, whose write transactions hold the
+// database's write lock. Every ? is a parameter, even inside a string
+// literal: pass literals containing ? as parameters. Rendering is not free:
+// render each statement once and keep the text.
+func (s *Store) SQL(q string) string { return s.d.render(s.prefix, q) }
+
+// IsUniqueViolation reports whether err, from a statement on the store's
+// database, is a unique or primary key violation.
+func (s *Store) IsUniqueViolation(err error) bool {
+	return err != nil && s.d.classify(err).unique
+}
+
+// TablePrefix returns the prefix of the store's table names
+// ([Options.TablePrefix]).
+func (s *Store) TablePrefix() string { return s.prefix }
+
+// SchedulerName returns the store's scheduler name
+// ([Options.SchedulerName]). A component's rows should carry it, as the
+// store's do, so that several schedulers can share one database.
+func (s *Store) SchedulerName() string { return s.sched }
