@@ -1,0 +1,72 @@
+// Package alert tells people when chime jobs go wrong: by e-mail over
+// SMTP and by JSON webhooks that Slack and compatible chat tools display.
+//
+// # Kinds
+//
+// An Event has a Kind:
+//
+//   - KindFailure: an execution failed and no retry is left;
+//   - KindTimeout: an execution ran past its time limit;
+//   - KindMisfire: a trigger fired late and its misfire instruction applied;
+//   - KindNodeLost: a node was declared dead (with a job: the job was
+//     running on it);
+//   - KindDeadMan: a job has not succeeded within its window.
+//
+// The server calls Notifier.Notify with the first four as they happen.
+// Dead-man alerts come from a DeadManChecker, which the server calls
+// periodically with the current time and its DeadManWatch list; the
+// checker asks a SuccessHistory when each job last succeeded and returns
+// one event per job per silent window.
+//
+// # Delivery
+//
+// Notify never blocks: it puts the alert on a bounded queue (dropping it,
+// with a Warn log, when the queue is full), and one goroutine, run from
+// Notifier.Start to Notifier.Stop, delivers the queue in order. Each
+// e-mail and each webhook request is tried up to Config.Attempts times,
+// each try bounded by Config.Timeout, with a doubling backoff between
+// tries; one that still fails is logged at Warn and counted in Stats.
+//
+// E-mail goes through Config.SMTP with STARTTLS by default (a server that
+// does not offer it is refused), implicit TLS, or no TLS, and
+// authenticates when a username is set. One message goes to all the
+// recipients of an alert.
+//
+// A webhook receives a POST with Content-Type application/json and a
+// WebhookPayload body: a "text" field rendered for chat tools, and the
+// event's fields for programs. Any status but 2xx is a failed try.
+//
+// # Recipients
+//
+// Config.DefaultEmails and Config.DefaultWebhooks receive every alert,
+// unless the Event's Recipients name the job's own: a job's non-empty
+// Emails replace DefaultEmails, and its non-empty Webhooks replace
+// DefaultWebhooks, each list on its own. So a job with its own e-mail
+// addresses and no webhooks alerts its addresses and the default webhooks.
+//
+// # Rate limiting
+//
+// So that a flapping job cannot flood anyone, alerts are counted per job
+// and kind (per node and kind for a node lost while running nothing)
+// against Config.RateLimit, by default one alert every 10 minutes. An
+// alert over the limit is suppressed and counted, and the next alert for
+// that job and kind that goes out says how many were suppressed.
+//
+// # Templates
+//
+// Config.SubjectTemplate and Config.BodyTemplate render e-mails, and
+// Config.TextTemplate renders a webhook's "text" field. They are
+// text/template templates over TemplateData, which offers
+//
+//	.Kind .JobGroup .JobName .ExecutionID .Attempt .ScheduledTime .At
+//	.NodeID .Error .Detail   the Event's fields
+//	.Job                     "group.name", empty without a job
+//	.Summary                 one line, such as "Job billing.invoice failed"
+//	.Suppressed              alerts held back since the last one
+//
+// and a slack function that escapes text for Slack's message format. New
+// renders each template on a sample event and refuses one that fails; a
+// template that fails on a real event is logged at Warn and the default
+// (DefaultSubjectTemplate, DefaultBodyTemplate, DefaultTextTemplate) is
+// used instead.
+package alert
