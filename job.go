@@ -61,6 +61,11 @@ type JobDetail struct {
 	Timeout time.Duration
 	// Data is the job's data map.
 	Data JobData
+	// Version is the stored job's version, which every write of the job
+	// increments. It is set on the details Scheduler.Job and Scheduler.Jobs
+	// return and ignored when storing; pass it back as IfVersion to update
+	// the job only if nobody changed it since it was read.
+	Version int64
 }
 
 // JobContext is what a running job knows about its firing.

@@ -99,6 +99,9 @@ var (
 	ErrCalendarExists = store.ErrCalendarExists
 	// ErrCalendarInUse: a trigger still uses the calendar.
 	ErrCalendarInUse = store.ErrCalendarInUse
+	// ErrVersionMismatch: a write conditional on a job's version (IfVersion)
+	// found another version stored.
+	ErrVersionMismatch = store.ErrVersionMismatch
 	// ErrWillNeverFire: the trigger's schedule yields no fire time.
 	ErrWillNeverFire = errors.New("chime: trigger will never fire")
 	// ErrShutdown: the scheduler was stopped.
@@ -409,6 +412,10 @@ func (s *Scheduler) IsStarted() bool {
 type AddJobOptions struct {
 	// Replace overwrites a job with the same key, keeping its triggers.
 	Replace bool
+	// IfVersion, when not zero, overwrites the job only if its stored
+	// Version is this one: ErrVersionMismatch when it changed since it was
+	// read, ErrJobNotFound when it is gone. It implies Replace.
+	IfVersion int64
 }
 
 // AddJob stores a job without scheduling it. The job must be durable, since
@@ -421,8 +428,11 @@ func (s *Scheduler) AddJob(ctx context.Context, job JobDetail, opts *AddJobOptio
 	if err != nil {
 		return err
 	}
-	replace := opts != nil && opts.Replace
-	if err := s.store.JobUpsert(ctx, &store.JobUpsertParams{Job: rec, Replace: replace}); err != nil {
+	p := &store.JobUpsertParams{Job: rec}
+	if opts != nil {
+		p.Replace, p.ExpectVersion = opts.Replace, opts.IfVersion
+	}
+	if err := s.store.JobUpsert(ctx, p); err != nil {
 		return fmt.Errorf("chime: add job %s: %w", rec.Key, err)
 	}
 	s.emit(SchedulerEvent{Type: EventJobAdded, JobKey: jobKeyOf(rec.Key)})
@@ -433,10 +443,16 @@ func (s *Scheduler) AddJob(ctx context.Context, job JobDetail, opts *AddJobOptio
 type ScheduleJobOptions struct {
 	// Replace overwrites a job or triggers with the same keys.
 	Replace bool
+	// IfVersion, when not zero, stores the job only if its stored Version
+	// is this one (ErrVersionMismatch otherwise, ErrJobNotFound when it is
+	// gone), checked atomically with the job's write and before any
+	// trigger is written. It implies Replace.
+	IfVersion int64
 }
 
 // ScheduleJob stores a job together with its triggers, whose JobKey may be
-// left empty. Nothing is stored when any of them is invalid.
+// left empty. Nothing is stored when any of them is invalid, or when
+// opts.IfVersion does not match.
 func (s *Scheduler) ScheduleJob(ctx context.Context, job JobDetail, triggers []Trigger, opts *ScheduleJobOptions) error {
 	if len(triggers) == 0 && !job.Durable {
 		return &ValidationError{Field: "triggers", Reason: "a non-durable job needs at least one trigger"}
@@ -459,13 +475,18 @@ func (s *Scheduler) ScheduleJob(ctx context.Context, job JobDetail, triggers []T
 		}
 		trecs = append(trecs, trec)
 	}
-	replace := opts != nil && opts.Replace
+	var ifVersion int64
+	replace := false
+	if opts != nil {
+		ifVersion = opts.IfVersion
+		replace = opts.Replace || ifVersion != 0
+	}
 	if !replace {
 		if err := s.checkFree(ctx, rec.Key, trecs); err != nil {
 			return err
 		}
 	}
-	if err := s.store.JobUpsert(ctx, &store.JobUpsertParams{Job: rec, Replace: replace}); err != nil {
+	if err := s.store.JobUpsert(ctx, &store.JobUpsertParams{Job: rec, Replace: replace, ExpectVersion: ifVersion}); err != nil {
 		return fmt.Errorf("chime: schedule job %s: %w", rec.Key, err)
 	}
 	s.emit(SchedulerEvent{Type: EventJobAdded, JobKey: jobKeyOf(rec.Key)})
@@ -1078,6 +1099,7 @@ func jobDetailOf(rec *store.JobRecord) (*JobDetail, error) {
 		PersistJobDataAfterExecution: rec.PersistData,
 		Timeout:                      rec.Timeout,
 		Data:                         data,
+		Version:                      rec.Version,
 	}, nil
 }
 

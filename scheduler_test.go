@@ -853,6 +853,67 @@ func TestScheduleJobRefusesTakenKeysAndChangesNothing(t *testing.T) {
 	}
 }
 
+func TestIfVersionUpdatesOnlyTheVersionRead(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newScheduler(t, chime.Config{})
+	defer s.Stop(ctx)
+	j := job("j")
+	j.Description = "first"
+	scheduleJob(t, s, j, trig("t", mustCron(t, "0 0 * * * ?")))
+	read, err := s.Job(ctx, j.Key)
+	if err != nil {
+		t.Fatalf("Job: %v", err)
+	}
+	if read.Version <= 0 {
+		t.Fatalf("Version of a stored job = %d, want > 0", read.Version)
+	}
+
+	update := *read
+	update.Description = "second"
+	every2h := trig("t", mustCron(t, "0 0 */2 * * ?"))
+	if err := s.ScheduleJob(ctx, update, []chime.Trigger{every2h}, &chime.ScheduleJobOptions{IfVersion: read.Version}); err != nil {
+		t.Fatalf("ScheduleJob expecting the version read: %v", err)
+	}
+	after, err := s.Job(ctx, j.Key)
+	if err != nil {
+		t.Fatalf("Job: %v", err)
+	}
+	if after.Description != "second" || after.Version <= read.Version {
+		t.Errorf("job after the update = %q version %d, want %q and a version above %d", after.Description, after.Version, "second", read.Version)
+	}
+
+	stale := *read
+	stale.Description = "stale"
+	hourly := trig("t", mustCron(t, "0 0 * * * ?"))
+	err = s.ScheduleJob(ctx, stale, []chime.Trigger{hourly}, &chime.ScheduleJobOptions{IfVersion: read.Version})
+	if !errors.Is(err, chime.ErrVersionMismatch) {
+		t.Fatalf("ScheduleJob with a stale version: err = %v, want ErrVersionMismatch", err)
+	}
+	stale.Durable = true
+	err = s.AddJob(ctx, stale, &chime.AddJobOptions{IfVersion: read.Version})
+	if !errors.Is(err, chime.ErrVersionMismatch) {
+		t.Fatalf("AddJob with a stale version: err = %v, want ErrVersionMismatch", err)
+	}
+	now, err := s.Job(ctx, j.Key)
+	if err != nil {
+		t.Fatalf("Job: %v", err)
+	}
+	if now.Description != "second" || now.Version != after.Version {
+		t.Errorf("refused writes changed the job: %q version %d", now.Description, now.Version)
+	}
+	info, err := s.Trigger(ctx, every2h.Key)
+	if err != nil {
+		t.Fatalf("Trigger: %v", err)
+	}
+	if got := info.Schedule.(*schedule.Cron).Expression(); got != "0 0 */2 * * ?" {
+		t.Errorf("refused write changed the trigger's schedule to %q", got)
+	}
+	err = s.AddJob(ctx, chime.JobDetail{Key: chime.NewJobKey("", "gone"), Type: "record", Durable: true}, &chime.AddJobOptions{IfVersion: 1})
+	if !errors.Is(err, chime.ErrJobNotFound) {
+		t.Errorf("AddJob expecting a version of a missing job: err = %v, want ErrJobNotFound", err)
+	}
+}
+
 func TestRescheduleAndUnschedule(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()

@@ -57,6 +57,10 @@ var (
 	// ErrFenced is returned when a node writes under a lease epoch that is no
 	// longer current: another node declared it dead and took over its work.
 	ErrFenced = errors.New("store: node lease epoch is stale")
+	// ErrVersionMismatch is returned when a conditional write expected a
+	// record version that is no longer the stored one: someone else changed
+	// the record since the caller read it.
+	ErrVersionMismatch = errors.New("store: version mismatch")
 	// ErrNodeNotFound is returned when a node ID is not registered.
 	ErrNodeNotFound = errors.New("store: node not registered")
 	// ErrClosed is returned by a store that was closed.
@@ -235,7 +239,10 @@ type Store interface {
 // JobStore keeps job details.
 type JobStore interface {
 	// JobUpsert stores a job. Without Replace an existing key fails with
-	// ErrJobExists. Replacing keeps the job's triggers.
+	// ErrJobExists. Replacing keeps the job's triggers. With ExpectVersion
+	// set the write replaces the job only when its stored Version is that
+	// one, checked and written in one atomic step: a missing job fails with
+	// ErrJobNotFound, another version with ErrVersionMismatch.
 	JobUpsert(ctx context.Context, p *JobUpsertParams) error
 	// JobGet returns a job or ErrJobNotFound.
 	JobGet(ctx context.Context, key Key) (*JobRecord, error)
@@ -250,6 +257,11 @@ type JobStore interface {
 type JobUpsertParams struct {
 	Job     JobRecord
 	Replace bool
+	// ExpectVersion, when not zero, makes the write conditional on the
+	// stored job's Version being exactly this; Replace is then implied.
+	// Callers use it for optimistic concurrency: read a job, change it,
+	// write it back expecting the version they read.
+	ExpectVersion int64
 }
 
 // JobListParams are the parameters of JobList.

@@ -9,7 +9,8 @@ import (
 )
 
 // JobUpsert stores a job. Without Replace an existing key fails with
-// [store.ErrJobExists]. Replacing keeps the job's triggers.
+// [store.ErrJobExists]. Replacing keeps the job's triggers. A non-zero
+// ExpectVersion replaces only a job stored with that version.
 func (s *Store) JobUpsert(ctx context.Context, p *store.JobUpsertParams) error {
 	if err := s.lock(ctx); err != nil {
 		return err
@@ -17,7 +18,12 @@ func (s *Store) JobUpsert(ctx context.Context, p *store.JobUpsertParams) error {
 	defer s.mu.Unlock()
 	j := copyJob(&p.Job)
 	old, ok := s.jobs[j.Key]
-	if ok && !p.Replace {
+	switch {
+	case p.ExpectVersion != 0 && !ok:
+		return fmt.Errorf("%w: %s", store.ErrJobNotFound, j.Key)
+	case p.ExpectVersion != 0 && old.Version != p.ExpectVersion:
+		return fmt.Errorf("%w: job %s is at version %d, not %d", store.ErrVersionMismatch, j.Key, old.Version, p.ExpectVersion)
+	case ok && !p.Replace && p.ExpectVersion == 0:
 		return fmt.Errorf("%w: %s", store.ErrJobExists, j.Key)
 	}
 	j.Version = 1

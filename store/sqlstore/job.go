@@ -17,8 +17,15 @@ func (d *dialect) jobUpsertSQL() string {
 	})
 }
 
+// sqlJobUpdateIfVersion replaces a job only when it is stored with the
+// expected version: the compare and the set are one statement.
+const sqlJobUpdateIfVersion = `UPDATE {p}jobs SET job_type = ?, description = ?, durable = ?, ` +
+	`requests_recovery = ?, disallow_concurrent = ?, persist_data = ?, timeout_ns = ?, job_data = ?, ` +
+	`version = version + 1 WHERE sched_name = ? AND job_group = ? AND job_name = ? AND version = ?`
+
 // JobUpsert stores a job. Without Replace an existing key fails with
-// [store.ErrJobExists]. Replacing keeps the job's triggers.
+// [store.ErrJobExists]. Replacing keeps the job's triggers. A non-zero
+// ExpectVersion replaces only a job stored with that version.
 func (s *Store) JobUpsert(ctx context.Context, p *store.JobUpsertParams) error {
 	if err := s.enter(ctx); err != nil {
 		return err
@@ -26,6 +33,9 @@ func (s *Store) JobUpsert(ctx context.Context, p *store.JobUpsertParams) error {
 	j := &p.Job
 	if err := checkJSON("job data", j.Data); err != nil {
 		return err
+	}
+	if p.ExpectVersion != 0 {
+		return s.jobUpdateIfVersion(ctx, j, p.ExpectVersion)
 	}
 	tmpl := sqlJobInsert
 	if p.Replace {
@@ -37,6 +47,32 @@ func (s *Store) JobUpsert(ctx context.Context, p *store.JobUpsertParams) error {
 		return err
 	})
 	return s.translate("storing job "+j.Key.String(), err, nil, store.ErrJobExists)
+}
+
+// jobUpdateIfVersion replaces job j when its stored version is want. When
+// the update matches no row, the job is read in the same transaction to
+// tell a missing job from a changed one.
+func (s *Store) jobUpdateIfVersion(ctx context.Context, j *store.JobRecord, want int64) error {
+	err := s.write(ctx, "storing a job", func(tx *txn) error {
+		n, err := tx.exec(sqlJobUpdateIfVersion, j.Type, j.Description, j.Durable, j.RequestsRecovery,
+			j.DisallowConcurrent, j.PersistData, int64(j.Timeout), jsonArg(j.Data),
+			s.sched, j.Key.Group, j.Key.Name, want)
+		if err != nil || n == 1 {
+			return err
+		}
+		cur, err := scanJob(tx.queryRow(sqlJobGet, s.sched, j.Key.Group, j.Key.Name))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w (storing job %s)", store.ErrJobNotFound, j.Key)
+		}
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: job %s is at version %d, not %d", store.ErrVersionMismatch, j.Key, cur.Version, want)
+	})
+	if errors.Is(err, store.ErrVersionMismatch) {
+		return err
+	}
+	return s.translate("storing job "+j.Key.String(), err, nil, nil)
 }
 
 // JobGet returns a job or [store.ErrJobNotFound].

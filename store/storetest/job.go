@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/chime-scheduler/chime/store"
@@ -63,6 +65,66 @@ var jobTests = []test{
 			t.Fatalf("JobUpsert with Replace of a new key: %v", err)
 		}
 		h.getJob(k)
+	}},
+	{"ExpectVersionReplacesThatVersionOnly", func(t *testing.T, h *harness) {
+		k := h.job(key("g", "j"), withJobData(`{"a":1}`))
+		h.simple(key("t", "1"), k, at(1))
+		v1 := h.getJob(k).Version
+		err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{
+			Job:           store.JobRecord{Key: k, Type: "second", Durable: true, Data: []byte(`{"b":2}`)},
+			ExpectVersion: v1,
+		})
+		if err != nil {
+			t.Fatalf("JobUpsert expecting the stored version %d: %v", v1, err)
+		}
+		v2 := h.getJob(k)
+		if v2.Type != "second" || v2.Version <= v1 {
+			t.Errorf("job after conditional write = %+v, want Type second and Version > %d", v2, v1)
+		}
+		h.wantState(store.StateWaiting, key("t", "1"))
+
+		err = h.s.JobUpsert(h.ctx, &store.JobUpsertParams{
+			Job:           store.JobRecord{Key: k, Type: "stale", Durable: true},
+			ExpectVersion: v1,
+		})
+		wantErr(t, "JobUpsert expecting a stale version", err, store.ErrVersionMismatch)
+		wantEqual(t, "job after the refused write", normJob(h.getJob(k)), normJob(v2))
+	}},
+	{"ExpectVersionOfMissingJob", func(t *testing.T, h *harness) {
+		k := key("g", "missing")
+		err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{Job: store.JobRecord{Key: k, Type: "noop", Durable: true}, ExpectVersion: 1})
+		wantErr(t, "JobUpsert expecting a version of a missing job", err, store.ErrJobNotFound)
+		_, err = h.s.JobGet(h.ctx, k)
+		wantErr(t, "JobGet after the refused write", err, store.ErrJobNotFound)
+	}},
+	{"ExpectVersionOneWriterWins", func(t *testing.T, h *harness) {
+		const writers = 8
+		k := h.job(key("g", "j"))
+		v := h.getJob(k).Version
+		errs := make(chan error, writers)
+		for i := range writers {
+			go func() {
+				errs <- h.s.JobUpsert(h.ctx, &store.JobUpsertParams{
+					Job:           store.JobRecord{Key: k, Type: fmt.Sprintf("writer-%d", i), Durable: true},
+					ExpectVersion: v,
+				})
+			}()
+		}
+		won := 0
+		for range writers {
+			switch err := <-errs; {
+			case err == nil:
+				won++
+			case !errors.Is(err, store.ErrVersionMismatch):
+				t.Errorf("JobUpsert of a concurrent writer: %v, want nil or ErrVersionMismatch", err)
+			}
+		}
+		if won != 1 {
+			t.Errorf("%d writers expecting version %d succeeded, want exactly 1", won, v)
+		}
+		if got := h.getJob(k).Version; got != v+1 {
+			t.Errorf("Version after the race = %d, want %d", got, v+1)
+		}
 	}},
 	{"GetMissing", func(t *testing.T, h *harness) {
 		_, err := h.s.JobGet(h.ctx, key("g", "missing"))
