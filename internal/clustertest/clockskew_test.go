@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chime-scheduler/chime/internal/clustertest/firelog"
+	"github.com/chime-scheduler/chime/internal/firelog"
 )
 
 // TestClockSkew runs a node whose clock is five minutes ahead, one five
@@ -52,7 +52,7 @@ func testClockSkew(t *testing.T, d dialect) {
 
 	all := records(t, nodes...)
 	res := Check(all, load.Expected(), load.Group, CheckOptions{})
-	res.AssertExactlyOnce(t)
+	assertExactlyOnce(t, res)
 	perNode := map[string][]firelog.Record{}
 	for _, r := range all {
 		if !r.IsFire() {

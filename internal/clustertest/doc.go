@@ -41,14 +41,14 @@
 // scheduled time: lateness never passes for a miss. Jobs append one line
 // per execution to a fire log (package firelog) on true time; Check merges
 // the nodes' logs and counts, per (trigger, scheduled time), duplicates,
-// misses and unexpected firings, and the lag of each execution. Tests wait
-// for conditions with deadlines (WaitFor) and assert durations only as
-// generous correctness bounds.
+// misses and unexpected firings, and the lag of each execution
+// (firelog.Check). Tests wait for conditions with deadlines (WaitFor) and
+// assert durations only as generous correctness bounds.
 //
 // # Processes
 //
-// Binary builds the node program (package testnode) once per test run,
-// without -race; StartNode runs it, Node.Stop sends SIGTERM and Node.Kill
-// SIGKILL. The test seeds triggers through its own scheduler, which never
+// nodeproc.Binary builds the node program (package testnode) once per
+// test run, without -race; StartNode runs it (a nodeproc.Process),
+// Node.Stop sends SIGTERM and Node.Kill SIGKILL. The test seeds triggers through its own scheduler, which never
 // starts, on the same database.
 package clustertest

@@ -223,7 +223,7 @@ func testInProcess(t *testing.T, d dialect) {
 	}
 
 	res := Check(fires.Records(), expected, load.Group, CheckOptions{})
-	res.AssertExactlyOnce(t)
+	assertExactlyOnce(t, res)
 	Report(t, Figures{Dialect: d.name, Scenario: "in_process", Nodes: len(nodes), Triggers: load.Triggers, Result: res})
 
 	deleteRuns := runs.of(deleteJob.Key)

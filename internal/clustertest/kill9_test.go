@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime"
-	"github.com/chime-scheduler/chime/internal/clustertest/firelog"
+	"github.com/chime-scheduler/chime/internal/firelog"
 	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/store"
 )
@@ -182,7 +182,7 @@ func testKill9(t *testing.T, d dialect) {
 	}
 
 	res := Check(all, load.Expected(), load.Group, CheckOptions{AllowRecoveryReruns: true})
-	res.AssertExactlyOnce(t)
+	assertExactlyOnce(t, res)
 	rerunsOnlyOf(t, all, load.Group, "a")
 	Report(t, Figures{Dialect: d.name, Scenario: "kill9", Nodes: 3, Triggers: load.Triggers + len(slow), Result: res, Recovery: recovery})
 }

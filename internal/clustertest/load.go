@@ -10,18 +10,6 @@ import (
 	"github.com/chime-scheduler/chime/schedule"
 )
 
-// FireKey identifies one scheduled firing: a trigger and the fire time it
-// was due at, in Unix milliseconds.
-type FireKey struct {
-	Trigger     string
-	ScheduledMs int64
-}
-
-// String returns "trigger@scheduled" with the time in RFC 3339.
-func (k FireKey) String() string {
-	return k.Trigger + "@" + time.UnixMilli(k.ScheduledMs).UTC().Format("15:04:05.000")
-}
-
 // Load is a set of fixed-interval triggers, one job each, whose every fire
 // time is known in advance: trigger i fires Fires times, at
 // StartOf(i) + j×Interval for j = 0…Fires-1. Start times are spread over

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/chime-scheduler/chime/internal/nodeproc"
 )
 
 // FileLogger returns a logger for an in-process scheduler that writes to a
@@ -20,7 +22,7 @@ func FileLogger(t testing.TB, dir, name string) *slog.Logger {
 	t.Cleanup(func() {
 		f.Close()
 		if t.Failed() {
-			t.Logf("%s: last lines of %s:\n%s", name, path, tail(path, 40))
+			t.Logf("%s: last lines of %s:\n%s", name, path, nodeproc.Tail(path, 40))
 		}
 	})
 	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))

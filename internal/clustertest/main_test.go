@@ -11,15 +11,16 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime"
-	"github.com/chime-scheduler/chime/internal/clustertest/firelog"
 	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/firelog"
+	"github.com/chime-scheduler/chime/internal/nodeproc"
 	"github.com/chime-scheduler/chime/store"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
 // nodeBinary is the testnode binary, built on first use into a directory
 // TestMain removes.
-var nodeBinary *Binary
+var nodeBinary *nodeproc.Binary
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "chime-clustertest-")
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	nodeBinary = NewBinary(dir)
+	nodeBinary = nodeproc.NewBinary(testnodePackage, dir)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -32,6 +32,6 @@ func testMultiProcess(t *testing.T, d dialect) {
 	stopNodes(t, nodes...)
 
 	res := Check(records(t, nodes...), load.Expected(), load.Group, CheckOptions{})
-	res.AssertExactlyOnce(t)
+	assertExactlyOnce(t, res)
 	Report(t, Figures{Dialect: d.name, Scenario: "multi_process", Nodes: len(nodes), Triggers: load.Triggers, Result: res})
 }

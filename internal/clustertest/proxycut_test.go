@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chime-scheduler/chime/internal/clustertest/firelog"
+	"github.com/chime-scheduler/chime/internal/firelog"
 	"github.com/chime-scheduler/chime/store"
 )
 
@@ -217,7 +217,7 @@ func testDisconnectionOn(t *testing.T, d dialect, how disconnection) {
 	checkRecovery(t, "the others recorded p's job as failed", recovery)
 
 	res := Check(all, load.Expected(), load.Group, CheckOptions{AllowRecoveryReruns: true})
-	res.AssertExactlyOnce(t)
+	assertExactlyOnce(t, res)
 	rerunsOnlyOf(t, all, load.Group, "p")
 	t.Logf("p cancelled its jobs %s after it was cut off; the others recovered its work after %s; the recovering job ran twice at once for %s", cancelled, recovery, overlap)
 	Report(t, Figures{Dialect: d.name, Scenario: how.scenario, Nodes: 3, Triggers: load.Triggers + 2, Result: res, Recovery: recovery, Overlap: overlap})

@@ -95,6 +95,6 @@ func testDatabaseRestart(t *testing.T, d dialect, name string, downFor time.Dura
 	stopNodes(t, nodes...)
 
 	res := Check(records(t, nodes...), load.Expected(), load.Group, CheckOptions{AllowRecoveryReruns: true})
-	res.AssertExactlyOnce(t)
+	assertExactlyOnce(t, res)
 	Report(t, Figures{Dialect: d.name, Scenario: fmt.Sprintf("database_%s", name), Nodes: len(nodes), Triggers: load.Triggers, Result: res, Recovery: upAt.Sub(restartAt) + resumed})
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime"
-	"github.com/chime-scheduler/chime/internal/clustertest/firelog"
+	"github.com/chime-scheduler/chime/internal/firelog"
 )
 
 // pollInterval is how often WaitFor looks again.

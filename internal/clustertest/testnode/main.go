@@ -29,7 +29,7 @@ import (
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/clock"
-	"github.com/chime-scheduler/chime/internal/clustertest/firelog"
+	"github.com/chime-scheduler/chime/internal/firelog"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 

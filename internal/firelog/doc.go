@@ -1,5 +1,7 @@
-// Package firelog is the line format in which the cluster tests' jobs
-// record what they ran, and its reader and writer.
+// Package firelog is the line format in which the jobs of the cluster tests
+// (internal/clustertest) and of the benchmarks (internal/bench) record what
+// they ran, its reader and writer, and Check, which compares what ran with
+// what was expected.
 //
 // One line is one event:
 //
