@@ -1,0 +1,242 @@
+package httpapi
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/internal/httpjson"
+)
+
+func (h *handler) listJobs(w http.ResponseWriter, r *http.Request, c *call) error {
+	list, err := h.svc.ListJobs(r.Context(), api.JobQuery{
+		Group:   c.query.str("group"),
+		Text:    c.query.str("q"),
+		State:   c.query.str("state"),
+		Failing: c.query.bool("failing"),
+		Cursor:  c.query.str("cursor"),
+		Limit:   c.query.int("limit"),
+	})
+	if err != nil {
+		return err
+	}
+	if list.Jobs == nil {
+		list.Jobs = []api.Job{}
+	}
+	httpjson.Write(w, http.StatusOK, list)
+	return nil
+}
+
+func (h *handler) createJob(w http.ResponseWriter, r *http.Request, c *call) error {
+	var job api.Job
+	if err := h.decode(w, r, &job); err != nil {
+		return err
+	}
+	created, err := h.svc.CreateJob(r.Context(), c.actor(), job)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", jobPath(created.Group, created.Name))
+	writeJob(w, http.StatusCreated, created)
+	return nil
+}
+
+func (h *handler) getJob(w http.ResponseWriter, r *http.Request, _ *call) error {
+	job, err := h.svc.GetJob(r.Context(), r.PathValue("group"), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	writeJob(w, http.StatusOK, job)
+	return nil
+}
+
+func (h *handler) putJob(w http.ResponseWriter, r *http.Request, c *call) error {
+	ifMatch, err := parseIfMatch(r.Header.Values("If-Match"))
+	if err != nil {
+		return err
+	}
+	var job api.Job
+	if err := h.decode(w, r, &job); err != nil {
+		return err
+	}
+	if job.Group, err = fromPath(r, "group", job.Group); err != nil {
+		return err
+	}
+	if job.Name, err = fromPath(r, "name", job.Name); err != nil {
+		return err
+	}
+	stored, created, err := h.svc.PutJob(r.Context(), c.actor(), job, ifMatch)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+		w.Header().Set("Location", jobPath(stored.Group, stored.Name))
+	}
+	writeJob(w, status, stored)
+	return nil
+}
+
+func (h *handler) deleteJob(w http.ResponseWriter, r *http.Request, c *call) error {
+	if err := h.svc.DeleteJob(r.Context(), c.actor(), r.PathValue("group"), r.PathValue("name")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h *handler) pauseJob(w http.ResponseWriter, r *http.Request, c *call) error {
+	if err := h.svc.PauseJob(r.Context(), c.actor(), r.PathValue("group"), r.PathValue("name")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h *handler) resumeJob(w http.ResponseWriter, r *http.Request, c *call) error {
+	if err := h.svc.ResumeJob(r.Context(), c.actor(), r.PathValue("group"), r.PathValue("name")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h *handler) runJob(w http.ResponseWriter, r *http.Request, c *call) error {
+	var req api.RunRequest
+	if err := h.decodeOptional(w, r, &req); err != nil {
+		return err
+	}
+	acc, err := h.svc.RunJob(r.Context(), c.actor(), r.PathValue("group"), r.PathValue("name"), req)
+	if err != nil {
+		return err
+	}
+	httpjson.Write(w, http.StatusAccepted, acc)
+	return nil
+}
+
+func (h *handler) backfillJob(w http.ResponseWriter, r *http.Request, c *call) error {
+	var req api.BackfillRequest
+	if err := h.decode(w, r, &req); err != nil {
+		return err
+	}
+	switch {
+	case req.From.IsZero():
+		return httpjson.Errorf(api.CodeInvalidArgument, "from", "is required")
+	case req.To.IsZero():
+		return httpjson.Errorf(api.CodeInvalidArgument, "to", "is required")
+	}
+	if err := timeRange(&req.From, &req.To, "to"); err != nil {
+		return err
+	}
+	acc, err := h.svc.Backfill(r.Context(), c.actor(), r.PathValue("group"), r.PathValue("name"), req)
+	if err != nil {
+		return err
+	}
+	httpjson.Write(w, http.StatusAccepted, acc)
+	return nil
+}
+
+func (h *handler) upcoming(w http.ResponseWriter, r *http.Request, c *call) error {
+	times, err := h.svc.UpcomingFireTimes(r.Context(), r.PathValue("group"), r.PathValue("name"), c.query.int("count"))
+	if err != nil {
+		return err
+	}
+	httpjson.Write(w, http.StatusOK, nonNil(times))
+	return nil
+}
+
+func (h *handler) explain(w http.ResponseWriter, r *http.Request, c *call) error {
+	exp, err := h.svc.Explain(r.Context(), r.PathValue("group"), r.PathValue("name"), *c.query.time("at"))
+	if err != nil {
+		return err
+	}
+	httpjson.Write(w, http.StatusOK, exp)
+	return nil
+}
+
+// writeJob writes a job with its version as the ETag.
+func writeJob(w http.ResponseWriter, status int, job *api.Job) {
+	w.Header().Set("ETag", etag(job.Version))
+	httpjson.Write(w, status, job)
+}
+
+// etag is the ETag of a job version: the version as a quoted string.
+func etag(version int64) string { return `"` + strconv.FormatInt(version, 10) + `"` }
+
+// parseIfMatch reads the If-Match header of a job update: absent is 0, no
+// precondition; otherwise it must be one strong ETag as etag writes it.
+// "*" and lists are refused, since the service checks one version.
+func parseIfMatch(values []string) (int64, error) {
+	if len(values) == 0 {
+		return 0, nil
+	}
+	bad := func() error {
+		return httpjson.Errorf(api.CodeInvalidArgument, "If-Match",
+			`must be one ETag of this job as GET returned it, like "7"; got %s`, strings.Join(values, ", "))
+	}
+	if len(values) > 1 {
+		return 0, bad()
+	}
+	inner, ok := strings.CutPrefix(values[0], `"`)
+	if !ok {
+		return 0, bad()
+	}
+	inner, ok = strings.CutSuffix(inner, `"`)
+	if !ok {
+		return 0, bad()
+	}
+	version, err := strconv.ParseInt(inner, 10, 64)
+	if err != nil || version <= 0 {
+		return 0, bad()
+	}
+	return version, nil
+}
+
+// jobPath is the URL path of a job.
+func jobPath(group, name string) string {
+	return api.Version + "/jobs/" + url.PathEscape(group) + "/" + url.PathEscape(name)
+}
+
+// fromPath reconciles a body field with the path wildcard of the same
+// name: an empty body field takes the path's value, a different one is
+// refused.
+func fromPath(r *http.Request, field, body string) (string, error) {
+	path := r.PathValue(field)
+	if body != "" && body != path {
+		return "", httpjson.Errorf(api.CodeInvalidArgument, field, "is %q but the path names %q", body, path)
+	}
+	return path, nil
+}
+
+// decode reads a JSON request body within the body limit.
+func (h *handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	return httpjson.Decode(w, r, h.maxBody, v)
+}
+
+// decodeOptional is decode for a body that may be absent: an empty body
+// leaves v as it is.
+func (h *handler) decodeOptional(w http.ResponseWriter, r *http.Request, v any) error {
+	body := bufio.NewReader(r.Body)
+	if _, err := body.Peek(1); errors.Is(err, io.EOF) {
+		return nil
+	}
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{body, r.Body}
+	return h.decode(w, r, v)
+}
+
+// nonNil makes a nil list encode as [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

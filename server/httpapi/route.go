@@ -1,0 +1,142 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/internal/httpjson"
+)
+
+// route is one entry of the route table. The mux serves it, the wrapper
+// enforces its role and query parameters, and the OpenAPI document
+// describes it, all from these same fields.
+type route struct {
+	// method and path form the ServeMux pattern; path's {wildcards} are
+	// also OpenAPI's path template syntax.
+	method string
+	path   string
+	// operationID names the operation in the OpenAPI document.
+	operationID string
+	summary     string
+	// role is the least role allowed to call the route; empty for a
+	// public route, which needs no credentials.
+	role api.Role
+	// query lists the query parameters the route accepts; any other is
+	// refused.
+	query []param
+	// ifMatch documents the If-Match request header.
+	ifMatch bool
+	// body is the zero value of the request body's type; nil for a route
+	// that reads no body. optionalBody allows an empty body.
+	body         any
+	optionalBody bool
+	// responses are the success responses.
+	responses []response
+	// errors lists error statuses the route answers besides those the
+	// document derives from its other fields (400, 401, 403, 404, 412,
+	// 413).
+	errors []int
+	// quiet routes (probes, metrics) are logged at Debug level.
+	quiet  bool
+	handle handlerFunc
+}
+
+// response describes one success response of a route.
+type response struct {
+	status int
+	// body is the zero value of the body's type; nil for no body.
+	body any
+	// contentType defaults to application/json when body is set.
+	contentType string
+	// etag documents the ETag response header.
+	etag bool
+}
+
+// pattern is the route's ServeMux pattern, "GET /api/v1/jobs".
+func (rt *route) pattern() string { return rt.method + " " + rt.path }
+
+// call is what the route wrapper hands a handler: the authenticated
+// caller (nil on a public route) and the validated query string.
+type call struct {
+	user  *api.User
+	query queryValues
+}
+
+// actor names the caller for the audit log.
+func (c *call) actor() string { return c.user.Name }
+
+// handlerFunc serves one route. A returned error is written as an
+// api.Error; the handler must not have written anything then.
+type handlerFunc func(w http.ResponseWriter, r *http.Request, c *call) error
+
+// roleRank orders the roles: each may do everything the ones below it may.
+// Unknown roles rank 0 and may do nothing.
+func roleRank(r api.Role) int {
+	switch r {
+	case api.RoleViewer:
+		return 1
+	case api.RoleOperator:
+		return 2
+	case api.RoleAdmin:
+		return 3
+	default:
+		return 0
+	}
+}
+
+// allows reports whether a caller with role have may call a route that
+// needs role need.
+func allows(have, need api.Role) bool {
+	return roleRank(have) > 0 && roleRank(have) >= roleRank(need)
+}
+
+// serve wraps a route's handler: it records the route for the request log,
+// authenticates and authorizes the caller, validates the query string, and
+// writes the handler's error. A refused request never reaches the handler.
+func (h *handler) serve(rt *route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := requestInfoFrom(r.Context())
+		if info != nil {
+			info.quiet = rt.quiet
+		}
+		c := &call{}
+		if rt.role != "" {
+			user, err := h.authenticate(r)
+			if err != nil {
+				h.writeError(w, r, err)
+				return
+			}
+			if info != nil {
+				info.user = user.Name
+			}
+			if !allows(user.Role, rt.role) {
+				h.writeError(w, r, httpjson.Errorf(api.CodePermissionDenied, "",
+					"%s %s needs role %s; %s has role %q", rt.method, rt.path, rt.role, user.Name, user.Role))
+				return
+			}
+			c.user = user
+		}
+		q, err := parseQuery(r.URL.Query(), rt.query)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		c.query = q
+		if err := rt.handle(w, r, c); err != nil {
+			h.writeError(w, r, err)
+		}
+	})
+}
+
+// authenticate asks the Authenticator who is calling. A nil user without
+// an error counts as no credentials.
+func (h *handler) authenticate(r *http.Request) (*api.User, error) {
+	user, err := h.authn.Authenticate(r.Context(), r)
+	if err != nil {
+		return nil, err
+	}
+	if user == nil {
+		return nil, httpjson.Errorf(api.CodeUnauthenticated, "", "credentials required")
+	}
+	return user, nil
+}

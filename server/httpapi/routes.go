@@ -1,0 +1,298 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/chime-scheduler/chime/api"
+)
+
+// outcomes are the execution outcomes ?outcome= accepts.
+func outcomes() []string {
+	return []string{"running", "succeeded", "failed", "timed_out", "cancelled", "skipped", "node_lost"}
+}
+
+// table is the route table: every route of docs/api.md. The mux serves
+// exactly these routes and the OpenAPI document describes exactly these,
+// so the two cannot drift apart.
+func (h *handler) table() []route {
+	const (
+		none     api.Role = ""
+		viewer            = api.RoleViewer
+		operator          = api.RoleOperator
+		admin             = api.RoleAdmin
+		v1                = api.Version
+	)
+	ok := func(body any) []response { return []response{{status: http.StatusOK, body: body}} }
+	noContent := []response{{status: http.StatusNoContent}}
+	accepted := []response{{status: http.StatusAccepted, body: api.Accepted{}}}
+	countParam := param{name: "count", typ: paramInt, min: 1, max: 1000, def: 10, description: "How many fire times to return."}
+
+	return []route{
+		// Sessions.
+		{
+			method: http.MethodPost, path: v1 + "/auth/login", role: none, operationID: "login",
+			summary: "Log in; the answer carries the session token, which is also set as the chime_session cookie. Rate-limited per user name and client address.",
+			body:    api.LoginRequest{}, responses: ok(api.Session{}), errors: []int{http.StatusTooManyRequests},
+			handle: h.login,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/auth/logout", role: viewer, operationID: "logout",
+			summary: "End the caller's session and clear the chime_session cookie.", responses: noContent,
+			handle: h.logout,
+		},
+		{
+			method: http.MethodGet, path: v1 + "/auth/me", role: viewer, operationID: "me",
+			summary: "The caller: user name and role.", responses: ok(api.User{}),
+			handle: h.me,
+		},
+
+		// Jobs.
+		{
+			method: http.MethodGet, path: v1 + "/jobs", role: viewer, operationID: "listJobs",
+			summary: "List jobs.",
+			query: append([]param{
+				{name: "group", description: "Keeps the jobs of one group."},
+				{name: "q", description: "Keeps jobs whose group, name or description contains it, ignoring case."},
+				{name: "state", enum: []string{"paused", "active"}, description: "Keeps paused or active jobs."},
+				{name: "failing", typ: paramBool, description: "Keeps the jobs whose last finished execution did not succeed."},
+			}, pageParams()...),
+			responses: ok(api.JobList{}),
+			handle:    h.listJobs,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/jobs", role: operator, operationID: "createJob",
+			summary: "Create a job; 409 if a job with its key exists.",
+			body:    api.Job{}, responses: []response{{status: http.StatusCreated, body: api.Job{}, etag: true}},
+			errors: []int{http.StatusConflict},
+			handle: h.createJob,
+		},
+		{
+			method: http.MethodGet, path: v1 + "/jobs/{group}/{name}", role: viewer, operationID: "getJob",
+			summary:   "One job with its triggers and status; the ETag header carries its version.",
+			responses: []response{{status: http.StatusOK, body: api.Job{}, etag: true}},
+			handle:    h.getJob,
+		},
+		{
+			method: http.MethodPut, path: v1 + "/jobs/{group}/{name}", role: operator, operationID: "putJob",
+			summary: "Create (201) or replace (200) the job with this key. With If-Match, refused (412) unless it names the current version.",
+			ifMatch: true, body: api.Job{},
+			responses: []response{
+				{status: http.StatusOK, body: api.Job{}, etag: true},
+				{status: http.StatusCreated, body: api.Job{}, etag: true},
+			},
+			handle: h.putJob,
+		},
+		{
+			method: http.MethodDelete, path: v1 + "/jobs/{group}/{name}", role: operator, operationID: "deleteJob",
+			summary: "Delete the job and its triggers.", responses: noContent,
+			handle: h.deleteJob,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/jobs/{group}/{name}/pause", role: operator, operationID: "pauseJob",
+			summary: "Pause every trigger of the job.", responses: noContent,
+			handle: h.pauseJob,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/jobs/{group}/{name}/resume", role: operator, operationID: "resumeJob",
+			summary: "Resume every trigger of the job.", responses: noContent,
+			handle: h.resumeJob,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/jobs/{group}/{name}/run", role: operator, operationID: "runJob",
+			summary: "Run the job now, with optional parameters merged over its data.",
+			body:    api.RunRequest{}, optionalBody: true, responses: accepted,
+			handle: h.runJob,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/jobs/{group}/{name}/backfill", role: operator, operationID: "backfillJob",
+			summary: "Run the job once for each fire time of its triggers in [from, to).",
+			body:    api.BackfillRequest{}, responses: accepted,
+			handle: h.backfillJob,
+		},
+		{
+			method: http.MethodGet, path: v1 + "/jobs/{group}/{name}/upcoming", role: viewer, operationID: "upcomingFireTimes",
+			summary:   "The job's next fire times across its triggers.",
+			query:     []param{countParam},
+			responses: ok([]api.FireTime{}),
+			handle:    h.upcoming,
+		},
+		{
+			method: http.MethodGet, path: v1 + "/jobs/{group}/{name}/explain", role: viewer, operationID: "explainJob",
+			summary:   "Why the job did or did not run at an instant.",
+			query:     []param{{name: "at", typ: paramTime, required: true, description: "The instant, RFC 3339."}},
+			responses: ok(api.Explanation{}),
+			handle:    h.explain,
+		},
+
+		// Executions.
+		{
+			method: http.MethodGet, path: v1 + "/executions", role: viewer, operationID: "listExecutions",
+			summary: "Execution history, newest first.",
+			query: append([]param{
+				{name: "job", description: "Keeps one job's executions: group/name."},
+				{name: "outcome", repeated: true, enum: outcomes(), description: "Keeps these outcomes; repeat for several."},
+				{name: "from", typ: paramTime, description: "Keeps executions scheduled at or after this instant, RFC 3339."},
+				{name: "to", typ: paramTime, description: "Keeps executions scheduled before this instant, RFC 3339."},
+				{name: "node", description: "Keeps one node's executions."},
+			}, pageParams()...),
+			responses: ok(api.ExecutionList{}),
+			handle:    h.listExecutions,
+		},
+		{
+			method: http.MethodGet, path: v1 + "/executions/{id}", role: viewer, operationID: "getExecution",
+			summary: "One execution with its output and logs.", responses: ok(api.Execution{}),
+			handle: h.getExecution,
+		},
+		{
+			method: http.MethodGet, path: v1 + "/executions/{id}/attempts", role: viewer, operationID: "executionAttempts",
+			summary: "Every attempt of the execution's firing, first first.", responses: ok([]api.Execution{}),
+			handle: h.attempts,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/executions/{id}/retry", role: operator, operationID: "retryExecution",
+			summary: "Run a finished execution's job again as a new attempt.", responses: accepted,
+			errors: []int{http.StatusConflict},
+			handle: h.retryExecution,
+		},
+
+		// Calendars.
+		{
+			method: http.MethodGet, path: v1 + "/calendars", role: viewer, operationID: "listCalendars",
+			summary: "Calendars, with the triggers that use them.", responses: ok([]api.Calendar{}),
+			handle: h.listCalendars,
+		},
+		{
+			method: http.MethodGet, path: v1 + "/calendars/{name}", role: viewer, operationID: "getCalendar",
+			summary: "One calendar.", responses: ok(api.Calendar{}),
+			handle: h.getCalendar,
+		},
+		{
+			method: http.MethodPut, path: v1 + "/calendars/{name}", role: operator, operationID: "putCalendar",
+			summary: "Create (201) or replace (200) the calendar with this name.",
+			body:    api.Calendar{},
+			responses: []response{
+				{status: http.StatusOK, body: api.Calendar{}},
+				{status: http.StatusCreated, body: api.Calendar{}},
+			},
+			handle: h.putCalendar,
+		},
+		{
+			method: http.MethodDelete, path: v1 + "/calendars/{name}", role: operator, operationID: "deleteCalendar",
+			summary: "Delete the calendar; 409 while a trigger uses it.", responses: noContent,
+			errors: []int{http.StatusConflict},
+			handle: h.deleteCalendar,
+		},
+
+		// Cluster and schedules.
+		{
+			method: http.MethodGet, path: v1 + "/nodes", role: viewer, operationID: "listNodes",
+			summary: "The cluster's nodes, alive or not, with clock offsets.", responses: ok([]api.Node{}),
+			handle: h.nodes,
+		},
+		{
+			method: http.MethodGet, path: v1 + "/cron/explain", role: viewer, operationID: "explainCron",
+			summary: "Explain a cron expression and list its next fire times, marking daylight-saving changes.",
+			query: []param{
+				{name: "expression", required: true, description: "The cron expression."},
+				{name: "time_zone", description: "An IANA time zone; defaults to UTC."},
+				countParam,
+			},
+			responses: ok(api.CronExplanation{}),
+			handle:    h.explainCron,
+		},
+
+		// Alerts and audit (admin).
+		{
+			method: http.MethodGet, path: v1 + "/alerts", role: admin, operationID: "getAlertSettings",
+			summary: "The global alert settings, secrets masked.", responses: ok(api.AlertSettings{}),
+			handle: h.alertSettings,
+		},
+		{
+			method: http.MethodPut, path: v1 + "/alerts", role: admin, operationID: "putAlertSettings",
+			summary: "Replace the global alert settings.", body: api.AlertSettings{}, responses: noContent,
+			handle: h.putAlertSettings,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/alerts/test", role: admin, operationID: "testAlert",
+			summary: "Send a test alert to the default recipients.", responses: noContent,
+			handle: h.testAlert,
+		},
+		{
+			method: http.MethodGet, path: v1 + "/audit", role: admin, operationID: "listAudit",
+			summary: "The audit log, newest first.",
+			query: append([]param{
+				{name: "actor", description: "Keeps one actor's entries."},
+				{name: "target", description: "Keeps the entries about one target."},
+			}, pageParams()...),
+			responses: ok(api.AuditList{}),
+			handle:    h.listAudit,
+		},
+
+		// Users and tokens (admin).
+		{
+			method: http.MethodGet, path: v1 + "/users", role: admin, operationID: "listUsers",
+			summary: "Local users.", responses: ok([]api.User{}),
+			handle: h.listUsers,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/users", role: admin, operationID: "createUser",
+			summary: "Create a user; 409 if the name is taken.", body: api.User{},
+			responses: []response{{status: http.StatusCreated, body: api.User{}}},
+			errors:    []int{http.StatusConflict},
+			handle:    h.createUser,
+		},
+		{
+			method: http.MethodPut, path: v1 + "/users/{name}", role: admin, operationID: "updateUser",
+			summary: "Change a user's role or password.", body: api.User{}, responses: ok(api.User{}),
+			handle: h.updateUser,
+		},
+		{
+			method: http.MethodDelete, path: v1 + "/users/{name}", role: admin, operationID: "deleteUser",
+			summary: "Delete a user.", responses: noContent,
+			handle: h.deleteUser,
+		},
+		{
+			method: http.MethodGet, path: v1 + "/tokens", role: admin, operationID: "listTokens",
+			summary: "API tokens, without their secrets.", responses: ok([]api.Token{}),
+			handle: h.listTokens,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/tokens", role: admin, operationID: "createToken",
+			summary: "Create an API token; the answer holds its secret, shown this once.", body: api.Token{},
+			responses: []response{{status: http.StatusCreated, body: api.Token{}}},
+			handle:    h.createToken,
+		},
+		{
+			method: http.MethodDelete, path: v1 + "/tokens/{id}", role: admin, operationID: "deleteToken",
+			summary: "Revoke an API token.", responses: noContent,
+			handle: h.deleteToken,
+		},
+
+		// Probes, metrics and this document (public).
+		{
+			method: http.MethodGet, path: "/healthz", role: none, operationID: "healthz",
+			summary: "The process is up: always 200 while it serves.", quiet: true,
+			responses: []response{{status: http.StatusOK, body: "", contentType: "text/plain"}},
+			handle:    h.healthz,
+		},
+		{
+			method: http.MethodGet, path: "/readyz", role: none, operationID: "readyz",
+			summary: "The node holds a lease and reaches the database: 200, or 503 with the reason.", quiet: true,
+			responses: []response{{status: http.StatusOK, body: "", contentType: "text/plain"}},
+			errors:    []int{http.StatusServiceUnavailable},
+			handle:    h.readyz,
+		},
+		{
+			method: http.MethodGet, path: "/metrics", role: none, operationID: "metrics",
+			summary: "Prometheus metrics; 404 when the server exports none.", quiet: true,
+			responses: []response{{status: http.StatusOK, body: "", contentType: "text/plain"}},
+			handle:    h.serveMetrics,
+		},
+		{
+			method: http.MethodGet, path: "/api/openapi.json", role: none, operationID: "openAPI",
+			summary:   "This API as an OpenAPI 3.0 document.",
+			responses: []response{{status: http.StatusOK, body: map[string]any{}}},
+			handle:    h.serveOpenAPI,
+		},
+	}
+}

@@ -1,0 +1,91 @@
+package httpapi
+
+import (
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/internal/httpjson"
+)
+
+// login checks the credentials, answers with the session and sets it as
+// the chime_session cookie: HttpOnly so scripts cannot read it,
+// SameSite=Strict so other sites cannot ride on it, and Secure when the
+// request came over TLS.
+func (h *handler) login(w http.ResponseWriter, r *http.Request, _ *call) error {
+	var req api.LoginRequest
+	if err := h.decode(w, r, &req); err != nil {
+		return err
+	}
+	switch {
+	case req.Username == "":
+		return httpjson.Errorf(api.CodeInvalidArgument, "username", "is required")
+	case req.Password == "":
+		return httpjson.Errorf(api.CodeInvalidArgument, "password", "is required")
+	}
+	if info := requestInfoFrom(r.Context()); info != nil {
+		info.user = req.Username
+	}
+	session, err := h.authn.Login(r.Context(), req.Username, req.Password, clientAddr(r))
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name:     SessionCookie,
+		Value:    session.Token,
+		Path:     "/",
+		Expires:  session.Expires,
+		HttpOnly: true,
+		Secure:   r.TLS != nil,
+		SameSite: http.SameSiteStrictMode,
+	})
+	httpjson.Write(w, http.StatusOK, session)
+	return nil
+}
+
+// logout ends the session the request carries and clears the cookie.
+func (h *handler) logout(w http.ResponseWriter, r *http.Request, _ *call) error {
+	if err := h.authn.Logout(r.Context(), requestToken(r)); err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name:     SessionCookie,
+		Value:    "",
+		Path:     "/",
+		MaxAge:   -1,
+		HttpOnly: true,
+		Secure:   r.TLS != nil,
+		SameSite: http.SameSiteStrictMode,
+	})
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h *handler) me(w http.ResponseWriter, _ *http.Request, c *call) error {
+	httpjson.Write(w, http.StatusOK, api.User{Name: c.user.Name, Role: c.user.Role, Created: c.user.Created})
+	return nil
+}
+
+// requestToken is the token a request authenticates with: the bearer
+// token, or else the session cookie's.
+func requestToken(r *http.Request) string {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if ok && strings.EqualFold(scheme, "Bearer") {
+		return strings.TrimSpace(token)
+	}
+	if c, err := r.Cookie(SessionCookie); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+// clientAddr is the client's IP address, which login rate limits key on.
+// Behind a proxy this is the proxy's address.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
