@@ -4,12 +4,16 @@
 package httpjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/chime-scheduler/chime/api"
@@ -73,8 +77,9 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 
 // Decode reads a JSON request body of at most maxBytes (DefaultMaxBody when
 // zero) into v. Unknown fields, wrong types, trailing data and oversized
-// bodies are refused with an *api.Error naming the problem and, where the
-// decoder knows it, the field.
+// bodies are refused with an *api.Error naming the problem and the field
+// to blame, as a dotted path with indices ("triggers[0].start_time"), when
+// one is.
 func Decode(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) error {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBody
@@ -82,30 +87,33 @@ func Decode(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) error
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return Errorf(api.CodeInvalidArgument, "", "Content-Type %q is not application/json", ct)
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBytes))
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	if err != nil {
+		return decodeError(err, maxBytes, nil, nil)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return decodeError(err, maxBytes)
+		return decodeError(err, maxBytes, data, reflect.TypeOf(v))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return decodeError(err, maxBytes)
+			return decodeError(err, maxBytes, nil, nil)
 		}
 		return Errorf(api.CodeInvalidArgument, "", "request body holds more than one JSON value")
 	}
 	return nil
 }
 
-// decodeError translates a decoding error into an *api.Error.
-func decodeError(err error, maxBytes int64) *api.Error {
+// decodeError translates a decoding error into an *api.Error. For errors
+// about one value, it finds that value's path in data, decoded as t.
+func decodeError(err error, maxBytes int64, data []byte, t reflect.Type) *api.Error {
 	var tooLarge *http.MaxBytesError
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	switch {
 	case errors.As(err, &tooLarge):
 		return Errorf(api.CodeTooLarge, "", "request body is larger than %d bytes", maxBytes)
-	case errors.As(err, &typeErr):
-		return Errorf(api.CodeInvalidArgument, typeErr.Field, "expected %s, got JSON %s", typeErr.Type, typeErr.Value)
 	case errors.As(err, &syntaxErr):
 		return Errorf(api.CodeInvalidArgument, "", "malformed JSON at byte %d: %v", syntaxErr.Offset, err)
 	case errors.Is(err, io.EOF):
@@ -113,8 +121,120 @@ func decodeError(err error, maxBytes int64) *api.Error {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return Errorf(api.CodeInvalidArgument, "", "request body ends in the middle of a JSON value")
 	}
-	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return Errorf(api.CodeInvalidArgument, strings.Trim(field, `"`), "unknown field")
+	field := ""
+	if t != nil {
+		field = fieldPath(data, t)
+	}
+	switch {
+	case errors.As(err, &typeErr):
+		if field == "" {
+			field = typeErr.Field
+		}
+		return Errorf(api.CodeInvalidArgument, field, "expected %s, got JSON %s", typeErr.Type, typeErr.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return Errorf(api.CodeInvalidArgument, field, "unknown field")
+	case field != "":
+		return Errorf(api.CodeInvalidArgument, field, "invalid value: %v", err)
 	}
 	return Errorf(api.CodeInvalidArgument, "", "invalid JSON body: %v", err)
+}
+
+// fieldPath finds the value in data that fails to decode as t (unknown
+// fields included), and returns its path: object keys joined with dots,
+// array indices in brackets ("triggers[0].start_time"). It returns "" when
+// the whole body is to blame or every part decodes. It re-decodes parts of
+// data, so it is only for the error path; it recurses no deeper than t.
+func fieldPath(data []byte, t reflect.Type) string {
+	return locate(data, t, "")
+}
+
+func locate(data []byte, t reflect.Type, path string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if decodesStrictly(data, t) {
+		return ""
+	}
+	if reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
+		return path
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(data, &fields) != nil {
+			return path
+		}
+		for _, key := range slices.Sorted(maps.Keys(fields)) {
+			f, ok := jsonField(t, key)
+			if !ok {
+				return joinPath(path, key)
+			}
+			if p := locate(fields[key], f.Type, joinPath(path, key)); p != "" {
+				return p
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		var elems []json.RawMessage
+		if t.Elem().Kind() == reflect.Uint8 || json.Unmarshal(data, &elems) != nil {
+			return path
+		}
+		for i, e := range elems {
+			if p := locate(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	case reflect.Map:
+		var entries map[string]json.RawMessage
+		if json.Unmarshal(data, &entries) != nil {
+			return path
+		}
+		for _, key := range slices.Sorted(maps.Keys(entries)) {
+			if p := locate(entries[key], t.Elem(), joinPath(path, key)); p != "" {
+				return p
+			}
+		}
+	}
+	return path
+}
+
+// decodesStrictly reports whether data decodes as t without unknown fields.
+func decodesStrictly(data []byte, t reflect.Type) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(reflect.New(t).Interface()) == nil
+}
+
+// jsonField finds the struct field encoding/json decodes key into: the
+// exact name first, then one equal under case folding, as it does.
+func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
+	var folded *reflect.StructField
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.IsExported() || (f.Anonymous && f.Type.Kind() == reflect.Struct) {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-":
+			continue
+		case name == "":
+			name = f.Name
+		}
+		if name == key {
+			return f, true
+		}
+		if folded == nil && strings.EqualFold(name, key) {
+			folded = &f
+		}
+	}
+	if folded != nil {
+		return *folded, true
+	}
+	return reflect.StructField{}, false
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
 }

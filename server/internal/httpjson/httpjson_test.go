@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chime-scheduler/chime/api"
 )
@@ -17,6 +19,16 @@ import (
 type body struct {
 	Name  string `json:"name"`
 	Count int    `json:"count"`
+	Items []item `json:"items,omitempty"`
+}
+
+type item struct {
+	At     time.Time         `json:"at"`
+	Labels map[string]*label `json:"labels,omitempty"`
+}
+
+type label struct {
+	Value int `json:"value"`
 }
 
 func TestDecode(t *testing.T) {
@@ -31,6 +43,11 @@ func TestDecode(t *testing.T) {
 		{name: "valid", body: `{"name":"a","count":2}`},
 		{name: "unknown field", body: `{"name":"a","colour":"red"}`, wantCode: api.CodeInvalidArgument, wantField: "colour"},
 		{name: "wrong type", body: `{"count":"two"}`, wantCode: api.CodeInvalidArgument, wantField: "count"},
+		{name: "nested unknown field", body: `{"items":[{"at":"2025-01-01T00:00:00Z"},{"colour":"red"}]}`, wantCode: api.CodeInvalidArgument, wantField: "items[1].colour"},
+		{name: "nested wrong type", body: `{"items":[{"labels":{"a":{"value":"x"}}}]}`, wantCode: api.CodeInvalidArgument, wantField: "items[0].labels.a.value"},
+		{name: "time not a string", body: `{"items":[{"at":5}]}`, wantCode: api.CodeInvalidArgument, wantField: "items[0].at"},
+		{name: "time malformed", body: `{"items":[{"at":"tomorrow"}]}`, wantCode: api.CodeInvalidArgument, wantField: "items[0].at"},
+		{name: "field name in another case", body: `{"NAME":"a","Count":2}`},
 		{name: "malformed", body: `{"name":`, wantCode: api.CodeInvalidArgument},
 		{name: "empty", body: ``, wantCode: api.CodeInvalidArgument},
 		{name: "two values", body: `{} {}`, wantCode: api.CodeInvalidArgument},
@@ -50,7 +67,7 @@ func TestDecode(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Decode: %v", err)
 				}
-				if got != (body{Name: "a", Count: 2}) {
+				if !reflect.DeepEqual(got, body{Name: "a", Count: 2}) {
 					t.Fatalf("decoded %+v", got)
 				}
 				return
