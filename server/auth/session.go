@@ -1,0 +1,226 @@
+package auth
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/internal/httpjson"
+)
+
+// sessionCookie is the name of the cookie that carries a session token for
+// the console.
+const sessionCookie = "chime_session"
+
+// errBadCredentials answers every credential that does not authenticate,
+// whatever was wrong with it, so that it reveals nothing.
+func errBadCredentials() *api.Error {
+	return httpjson.Errorf(api.CodeUnauthenticated, "", "invalid or expired credentials")
+}
+
+// Login checks a user name and password and starts a session. Attempts are
+// rate-limited per user name and per client address (clientAddr, with or
+// without a port; IPv6 addresses count per /64), failed or not. Every
+// attempt is logged, never with the password. An unknown user name and a
+// wrong password get the same answer and take as long.
+func (s *Service) Login(ctx context.Context, username, password, clientAddr string) (*api.Session, error) {
+	switch {
+	case username == "":
+		return nil, httpjson.Errorf(api.CodeInvalidArgument, "username", "required")
+	case password == "":
+		return nil, httpjson.Errorf(api.CodeInvalidArgument, "password", "required")
+	}
+	now := s.now()
+	log := s.log.With(slog.String("user", username), slog.String("client_addr", clientAddr))
+	if !s.byAddress.allow(addressKey(clientAddr), now) || !s.byUser.allow(username, now) {
+		log.LogAttrs(ctx, slog.LevelWarn, "login refused: too many attempts")
+		return nil, httpjson.Errorf(api.CodeRateLimited, "", "too many login attempts: try again in a minute")
+	}
+	var (
+		role api.Role
+		hash string
+	)
+	err := s.db.QueryRowContext(ctx, s.q.userGet, s.sched, username).Scan(&role, &hash)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password)) // as slow as a real check
+		log.LogAttrs(ctx, slog.LevelWarn, "login failed", slog.String("reason", "unknown user"))
+		return nil, httpjson.Errorf(api.CodeUnauthenticated, "", "invalid user name or password")
+	case err != nil:
+		return nil, fmt.Errorf("auth: reading user %q: %w", username, err)
+	}
+	if err := bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)); err != nil {
+		log.LogAttrs(ctx, slog.LevelWarn, "login failed", slog.String("reason", "wrong password"))
+		return nil, httpjson.Errorf(api.CodeUnauthenticated, "", "invalid user name or password")
+	}
+	// Expired sessions are deleted here: logins are rare, and the index on
+	// expires keeps it cheap.
+	if _, err := s.db.ExecContext(ctx, s.q.sessionPrune, s.sched, nanos(now)); err != nil {
+		return nil, fmt.Errorf("auth: deleting expired sessions: %w", err)
+	}
+	token := randomToken()
+	expires := s.sessionExpiry(now, now)
+	_, err = s.db.ExecContext(ctx, s.q.sessionInsert, s.sched, hashSecret(token), username,
+		nanos(now), nanos(expires), nanos(now))
+	if err != nil {
+		return nil, fmt.Errorf("auth: starting a session for user %q: %w", username, err)
+	}
+	log.LogAttrs(ctx, slog.LevelInfo, "login", slog.String("role", string(role)))
+	return &api.Session{Token: token, User: username, Role: role, Expires: instant(nanos(expires))}, nil
+}
+
+// addressKey is the rate limit key of a client address: the IP without
+// its port, and an IPv6 address's /64, which one client usually holds
+// whole. An address that does not parse is its own key.
+func addressKey(clientAddr string) string {
+	host := clientAddr
+	if h, _, err := net.SplitHostPort(clientAddr); err == nil {
+		host = h
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.WithZone("").Prefix(64) // a valid IPv6 address always has a /64
+		return p.String()
+	}
+	return ip.String()
+}
+
+// Logout ends the session of a session token. Ending a session that has
+// already ended, or passing an API token, does nothing.
+func (s *Service) Logout(ctx context.Context, token string) error {
+	if token == "" || len(token) > maxCredential || strings.HasPrefix(token, TokenPrefix) {
+		return nil
+	}
+	if _, err := s.db.ExecContext(ctx, s.q.sessionDelete, s.sched, hashSecret(token)); err != nil {
+		return fmt.Errorf("auth: ending a session: %w", err)
+	}
+	return nil
+}
+
+// errMissingCredentials answers a request that carries no credential.
+func errMissingCredentials() *api.Error {
+	return httpjson.Errorf(api.CodeUnauthenticated, "", "missing credentials: send Authorization: Bearer <token>")
+}
+
+// credential returns the credential a request carries: the token of its
+// "Authorization: Bearer" header or, without that header, the value of its
+// chime_session cookie.
+func credential(r *http.Request) (string, *api.Error) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, token, _ := strings.Cut(h, " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			return "", httpjson.Errorf(api.CodeUnauthenticated, "",
+				"unsupported Authorization scheme %q: send Authorization: Bearer <token>", scheme)
+		}
+		if token = strings.TrimSpace(token); token == "" {
+			return "", errMissingCredentials()
+		}
+		return token, nil
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
+		return c.Value, nil
+	}
+	return "", errMissingCredentials()
+}
+
+// Authenticate returns the user a request acts for, from an API token or a
+// session token in "Authorization: Bearer …", or a session token in the
+// chime_session cookie. A session's user acts with the user's current
+// role; a token with the lower of its own role and its owner's. A request
+// without credentials, or with ones that are unknown, expired or belong to
+// a deleted user, gets an *api.Error with code unauthenticated.
+//
+// Each use slides a session's expiry and records a token's last use, at
+// most once a minute per credential.
+func (s *Service) Authenticate(ctx context.Context, r *http.Request) (*api.User, error) {
+	cred, e := credential(r)
+	switch {
+	case e != nil:
+		return nil, e
+	case len(cred) > maxCredential:
+		return nil, errBadCredentials()
+	case strings.HasPrefix(cred, TokenPrefix):
+		return s.authenticateToken(ctx, cred)
+	default:
+		return s.authenticateSession(ctx, cred)
+	}
+}
+
+// authenticateSession looks a session token up by its hash.
+func (s *Service) authenticateSession(ctx context.Context, token string) (*api.User, error) {
+	hash := hashSecret(token)
+	var (
+		u                          api.User
+		created, expires, lastSeen int64
+	)
+	err := s.db.QueryRowContext(ctx, s.q.sessionGet, s.sched, hash).Scan(&u.Name, &u.Role, &created, &expires, &lastSeen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errBadCredentials()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("auth: reading a session: %w", err)
+	}
+	now := s.now()
+	if nanos(now) >= expires {
+		return nil, errBadCredentials()
+	}
+	if now.Sub(instant(lastSeen)) >= touchEvery {
+		next := s.sessionExpiry(instant(created), now)
+		if _, err := s.db.ExecContext(ctx, s.q.sessionTouch, nanos(now), nanos(next), s.sched, hash); err != nil {
+			return nil, fmt.Errorf("auth: recording a session's use: %w", err)
+		}
+	}
+	return &u, nil
+}
+
+// authenticateToken looks an API token up by its hash.
+func (s *Service) authenticateToken(ctx context.Context, secret string) (*api.User, error) {
+	var (
+		id                 string
+		tokenRole, ownRole api.Role
+		owner              string
+		expires, lastUsed  sql.NullInt64
+	)
+	err := s.db.QueryRowContext(ctx, s.q.tokenGet, s.sched, hashSecret(secret)).
+		Scan(&id, &tokenRole, &owner, &ownRole, &expires, &lastUsed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errBadCredentials()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("auth: reading a token: %w", err)
+	}
+	now := s.now()
+	if expires.Valid && nanos(now) >= expires.Int64 {
+		return nil, errBadCredentials()
+	}
+	if !lastUsed.Valid || now.Sub(instant(lastUsed.Int64)) >= touchEvery {
+		if _, err := s.db.ExecContext(ctx, s.q.tokenTouch, nanos(now), s.sched, id); err != nil {
+			return nil, fmt.Errorf("auth: recording token %s's use: %w", id, err)
+		}
+	}
+	return &api.User{Name: owner, Role: lesser(tokenRole, ownRole)}, nil
+}
+
+// sessionExpiry returns when a session created at created and last seen
+// at lastSeen expires.
+func (s *Service) sessionExpiry(created, lastSeen time.Time) time.Time {
+	next := lastSeen.Add(s.opts.SessionTTL)
+	if limit := created.Add(s.opts.SessionMaxAge); next.After(limit) {
+		return limit
+	}
+	return next
+}

@@ -1,0 +1,212 @@
+package auth_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/auth"
+)
+
+// TestLogin logs in with a good password, a bad one and an unknown user,
+// and authenticates with the session by header and by cookie.
+func TestLogin(t *testing.T) {
+	t.Parallel()
+	forEachDatabase(t, func(t *testing.T, url string) {
+		e := newEnv(t, url, nil)
+		ctx := t.Context()
+		e.createUser(t, "ann", api.RoleOperator)
+
+		sess := e.login(t, "ann")
+		if sess.User != "ann" || sess.Role != api.RoleOperator || len(sess.Token) != 43 {
+			t.Errorf("Login = user %s, role %s, token of %d characters; want ann, operator, 43 characters",
+				sess.User, sess.Role, len(sess.Token))
+		}
+		if want := e.clock.Now().Add(auth.DefaultSessionTTL); !sess.Expires.Equal(want) {
+			t.Errorf("Login: Expires = %v, want %v", sess.Expires, want)
+		}
+		e.wantUser(t, sess.Token, "ann", api.RoleOperator)
+
+		r := httptest.NewRequest(http.MethodGet, "/api/v1/jobs", nil)
+		r.AddCookie(&http.Cookie{Name: "chime_session", Value: sess.Token})
+		if u, err := e.svc.Authenticate(ctx, r); err != nil || u.Name != "ann" {
+			t.Errorf("Authenticate with the session cookie = %v, %v; want ann", u, err)
+		}
+
+		_, err := e.svc.Login(ctx, "ann", "not the password", "192.0.2.1")
+		bad := wantAPIError(t, "Login with a wrong password", err, api.CodeUnauthenticated, "")
+		_, err = e.svc.Login(ctx, "bob", testPassword, "192.0.2.1")
+		unknown := wantAPIError(t, "Login as an unknown user", err, api.CodeUnauthenticated, "")
+		if bad.Message != unknown.Message {
+			t.Errorf("a wrong password answers %q, an unknown user %q: want one answer that reveals nothing",
+				bad.Message, unknown.Message)
+		}
+		_, err = e.svc.Login(ctx, "ann", "", "192.0.2.1")
+		wantAPIError(t, "Login without a password", err, api.CodeInvalidArgument, "password")
+
+		// Every attempt is logged, the password never.
+		if got := len(e.logs.Messages("login")); got != 1 {
+			t.Errorf("%d records %q, want 1", got, "login")
+		}
+		if got := len(e.logs.Messages("login failed")); got != 2 {
+			t.Errorf("%d records %q, want 2", got, "login failed")
+		}
+		for _, rec := range e.logs.Records() {
+			for k, v := range rec.Attrs {
+				if s := v.String(); strings.Contains(s, testPassword) || strings.Contains(s, "not the password") {
+					t.Errorf("record %q logs a password in %s", rec.Message, k)
+				}
+			}
+		}
+
+		if err := e.svc.Logout(ctx, sess.Token); err != nil {
+			t.Fatalf("Logout: %v", err)
+		}
+		e.wantRefused(t, "Authenticate after Logout", sess.Token)
+		if err := e.svc.Logout(ctx, sess.Token); err != nil {
+			t.Errorf("Logout of an ended session: %v, want nil", err)
+		}
+	})
+}
+
+// TestAuthenticateRefuses checks the answers to requests without usable
+// credentials.
+func TestAuthenticateRefuses(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "sqlite:"+t.TempDir()+"/auth.db", nil)
+	missing := httptest.NewRequest(http.MethodGet, "/api/v1/jobs", nil)
+	_, err := e.svc.Authenticate(t.Context(), missing)
+	ae := wantAPIError(t, "Authenticate without credentials", err, api.CodeUnauthenticated, "")
+	if want := "missing credentials: send Authorization: Bearer <token>"; ae.Message != want {
+		t.Errorf("Authenticate without credentials: message %q, want %q", ae.Message, want)
+	}
+
+	basic := httptest.NewRequest(http.MethodGet, "/api/v1/jobs", nil)
+	basic.SetBasicAuth("admin", testPassword)
+	_, err = e.svc.Authenticate(t.Context(), basic)
+	ae = wantAPIError(t, "Authenticate with basic auth", err, api.CodeUnauthenticated, "")
+	if !strings.Contains(ae.Message, "Bearer") {
+		t.Errorf("Authenticate with basic auth: message %q, want it to name the Bearer scheme", ae.Message)
+	}
+
+	for name, token := range map[string]string{
+		"unknown session": "c2Vzc2lvbiB0aGF0IGRvZXMgbm90IGV4aXN0IGF0IGFsbA",
+		"unknown token":   auth.TokenPrefix + "dG9rZW4gdGhhdCBkb2VzIG5vdCBleGlzdCBhdCBhbGw",
+		"too long":        strings.Repeat("a", 1000),
+	} {
+		e.wantRefused(t, name, token)
+	}
+}
+
+// TestLoginRateLimit checks the limits per user name and per client
+// address, and that they refill.
+func TestLoginRateLimit(t *testing.T) {
+	t.Parallel()
+	forEachDatabase(t, func(t *testing.T, url string) {
+		e := newEnv(t, url, &auth.Options{LoginAttemptsPerUser: 3, LoginAttemptsPerAddress: 5})
+		ctx := t.Context()
+		e.createUser(t, "ann", api.RoleViewer)
+
+		for range 3 {
+			_, err := e.svc.Login(ctx, "ann", "a wrong password", "192.0.2.1")
+			wantAPIError(t, "a wrong password", err, api.CodeUnauthenticated, "")
+		}
+		// The right password from another address: the user name is spent.
+		_, err := e.svc.Login(ctx, "ann", testPassword, "198.51.100.7:4000")
+		wantAPIError(t, "a fourth attempt as ann", err, api.CodeRateLimited, "")
+		if got := len(e.logs.Messages("login refused: too many attempts")); got != 1 {
+			t.Errorf("%d records of a refused login, want 1", got)
+		}
+
+		// One address trying many names: 2 attempts left of its 5.
+		for _, name := range []string{"bob", "carl"} {
+			_, err := e.svc.Login(ctx, name, testPassword, "192.0.2.1:6000")
+			wantAPIError(t, "Login as "+name, err, api.CodeUnauthenticated, "")
+		}
+		_, err = e.svc.Login(ctx, "dora", testPassword, "192.0.2.1:6001")
+		wantAPIError(t, "a sixth attempt from 192.0.2.1", err, api.CodeRateLimited, "")
+
+		// IPv6 addresses count per /64.
+		for i := range 5 {
+			_, err := e.svc.Login(ctx, fmt.Sprintf("v6user%d", i), testPassword, fmt.Sprintf("[2001:db8:1:2::%x]:443", i))
+			wantAPIError(t, "Login from 2001:db8:1:2::/64", err, api.CodeUnauthenticated, "")
+		}
+		_, err = e.svc.Login(ctx, "other", testPassword, "[2001:db8:1:2:ffff::1]:443")
+		wantAPIError(t, "a sixth attempt from 2001:db8:1:2::/64", err, api.CodeRateLimited, "")
+
+		e.clock.Advance(time.Minute)
+		if _, err := e.svc.Login(ctx, "ann", testPassword, "192.0.2.1"); err != nil {
+			t.Errorf("Login a minute later: %v, want a session", err)
+		}
+	})
+}
+
+// TestSessionExpiry checks that use slides a session's expiry, that an
+// idle session expires after SessionTTL, and that no session outlives
+// SessionMaxAge.
+func TestSessionExpiry(t *testing.T) {
+	t.Parallel()
+	forEachDatabase(t, func(t *testing.T, url string) {
+		e := newEnv(t, url, &auth.Options{SessionTTL: time.Hour, SessionMaxAge: 3 * time.Hour})
+		e.createUser(t, "ann", api.RoleViewer)
+
+		idle := e.login(t, "ann")
+		busy := e.login(t, "ann")
+		for range 3 {
+			e.clock.Advance(50 * time.Minute)
+			e.wantUser(t, busy.Token, "ann", api.RoleViewer)
+		}
+		e.wantRefused(t, "a session idle for 2h30m", idle.Token)
+		e.clock.Advance(25 * time.Minute) // 2h55m after the login
+		e.wantUser(t, busy.Token, "ann", api.RoleViewer)
+		e.clock.Advance(5 * time.Minute) // 3h after the login
+		e.wantRefused(t, "a session at its maximum age", busy.Token)
+
+		// A use within a minute of the last recorded one is not recorded: the
+		// expiry slides from the recorded one.
+		s := e.login(t, "ann")
+		e.clock.Advance(59*time.Minute + 30*time.Second)
+		e.wantUser(t, s.Token, "ann", api.RoleViewer) // recorded: expires 1h later
+		e.clock.Advance(30 * time.Second)
+		e.wantUser(t, s.Token, "ann", api.RoleViewer) // not recorded
+		e.clock.Advance(59*time.Minute + 30*time.Second)
+		e.wantRefused(t, "a session an hour after its last recorded use", s.Token)
+	})
+}
+
+// TestPasswordChangeEndsSessions checks that a new password ends the
+// user's sessions but not their tokens, and that the old password stops
+// working.
+func TestPasswordChangeEndsSessions(t *testing.T) {
+	t.Parallel()
+	forEachDatabase(t, func(t *testing.T, url string) {
+		e := newEnv(t, url, nil)
+		ctx := t.Context()
+		e.createUser(t, "ann", api.RoleOperator)
+		e.createUser(t, "bob", api.RoleOperator)
+		s1, s2, other := e.login(t, "ann"), e.login(t, "ann"), e.login(t, "bob")
+		tok, err := e.svc.CreateToken(ctx, "ann", api.Token{Name: "ci"})
+		if err != nil {
+			t.Fatalf("CreateToken: %v", err)
+		}
+
+		const newPassword = "another long password"
+		if _, err := e.svc.UpdateUser(ctx, "ann", api.User{Name: "ann", Password: newPassword}); err != nil {
+			t.Fatalf("UpdateUser(password): %v", err)
+		}
+		e.wantRefused(t, "ann's first session", s1.Token)
+		e.wantRefused(t, "ann's second session", s2.Token)
+		e.wantUser(t, other.Token, "bob", api.RoleOperator)
+		e.wantUser(t, tok.Secret, "ann", api.RoleOperator)
+
+		_, err = e.svc.Login(ctx, "ann", testPassword, "192.0.2.1")
+		wantAPIError(t, "Login with the old password", err, api.CodeUnauthenticated, "")
+		if _, err := e.svc.Login(ctx, "ann", newPassword, "192.0.2.1"); err != nil {
+			t.Errorf("Login with the new password: %v", err)
+		}
+	})
+}

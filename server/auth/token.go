@@ -1,0 +1,133 @@
+package auth
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/internal/httpjson"
+)
+
+// tokenTarget names a token in audit entries.
+func tokenTarget(id string) string { return "token:" + id }
+
+// CreateToken creates an API token and returns it with its secret, which
+// is shown this once: only its SHA-256 is stored. The token acts for its
+// User (defaults to actor), deleted with it, with the lower of its own
+// Role and the user's current one; Role defaults to the user's, and may
+// not exceed it. Expires, if set, must be in the future. A taken name is a
+// conflict.
+func (s *Service) CreateToken(ctx context.Context, actor string, t api.Token) (*api.Token, error) {
+	if e := validateTokenName(t.Name); e != nil {
+		return nil, e
+	}
+	if e := validateRole(t.Role, false); e != nil {
+		return nil, e
+	}
+	if t.User == "" {
+		t.User = actor
+	}
+	if e := validateUserName("user", t.User); e != nil {
+		return nil, e
+	}
+	now := s.now()
+	if t.Expires != nil && !t.Expires.After(now) {
+		return nil, httpjson.Errorf(api.CodeInvalidArgument, "expires", "%s is not in the future", t.Expires.Format(time.RFC3339))
+	}
+	var owner api.Role
+	err := s.db.QueryRowContext(ctx, s.q.userGet, s.sched, t.User).Scan(&owner, new(string))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, httpjson.Errorf(api.CodeInvalidArgument, "user", "no user named %q", t.User)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("auth: reading user %q: %w", t.User, err)
+	}
+	if t.Role == "" {
+		t.Role = owner
+	}
+	if !Allows(owner, t.Role) {
+		return nil, httpjson.Errorf(api.CodeInvalidArgument, "role",
+			"%s exceeds the role of user %q (%s)", t.Role, t.User, owner)
+	}
+	secret := TokenPrefix + randomToken()
+	out := api.Token{ID: randomID(), Name: t.Name, Role: t.Role, User: t.User, Secret: secret}
+	created := instant(nanos(now))
+	out.Created = &created
+	var expires sql.NullInt64
+	if t.Expires != nil {
+		expires = sql.NullInt64{Int64: nanos(*t.Expires), Valid: true}
+		out.Expires = nullInstant(expires)
+	}
+	_, err = s.db.ExecContext(ctx, s.q.tokenInsert, s.sched, out.ID, out.Name, string(out.Role), out.User,
+		hashSecret(secret), nanos(now), expires)
+	if s.st.IsUniqueViolation(err) {
+		// The ID is 64 random bits: the clash is the name's.
+		return nil, httpjson.Errorf(api.CodeConflict, "name", "a token named %q already exists", t.Name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("auth: creating token %q: %w", t.Name, err)
+	}
+	detail := map[string]any{"name": out.Name, "role": out.Role, "user": out.User}
+	if out.Expires != nil {
+		detail["expires"] = out.Expires.Format(time.RFC3339)
+	}
+	s.audit(ctx, actor, ActionTokenCreate, tokenTarget(out.ID), detail)
+	return &out, nil
+}
+
+// ListTokens returns every API token, by name, without secrets.
+func (s *Service) ListTokens(ctx context.Context) ([]api.Token, error) {
+	rows, err := s.db.QueryContext(ctx, s.q.tokenList, s.sched)
+	if err != nil {
+		return nil, fmt.Errorf("auth: listing tokens: %w", err)
+	}
+	defer rows.Close()
+	tokens := []api.Token{}
+	for rows.Next() {
+		var (
+			t                 api.Token
+			created           int64
+			lastUsed, expires sql.NullInt64
+		)
+		if err := rows.Scan(&t.ID, &t.Name, &t.Role, &t.User, &created, &lastUsed, &expires); err != nil {
+			return nil, fmt.Errorf("auth: listing tokens: %w", err)
+		}
+		c := instant(created)
+		t.Created = &c
+		t.LastUsed = nullInstant(lastUsed)
+		t.Expires = nullInstant(expires)
+		tokens = append(tokens, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("auth: listing tokens: %w", err)
+	}
+	return tokens, nil
+}
+
+// DeleteToken revokes an API token: requests carrying it are refused from
+// then on.
+func (s *Service) DeleteToken(ctx context.Context, actor, id string) error {
+	if id == "" {
+		return httpjson.Errorf(api.CodeInvalidArgument, "id", "required")
+	}
+	var name string
+	err := s.db.QueryRowContext(ctx, s.q.tokenName, s.sched, id).Scan(&name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return httpjson.Errorf(api.CodeNotFound, "id", "no token with ID %q", id)
+	}
+	if err != nil {
+		return fmt.Errorf("auth: reading token %s: %w", id, err)
+	}
+	res, err := s.db.ExecContext(ctx, s.q.tokenDelete, s.sched, id)
+	if err != nil {
+		return fmt.Errorf("auth: deleting token %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return httpjson.Errorf(api.CodeNotFound, "id", "no token with ID %q", id) // deleted meanwhile
+	}
+	s.audit(ctx, actor, ActionTokenDelete, tokenTarget(id), map[string]any{"name": name})
+	return nil
+}

@@ -1,0 +1,101 @@
+package auth_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/auth"
+)
+
+// TestTokens creates, uses, lists, expires and revokes API tokens.
+func TestTokens(t *testing.T) {
+	t.Parallel()
+	forEachDatabase(t, func(t *testing.T, url string) {
+		e := newEnv(t, url, nil)
+		ctx := t.Context()
+		e.createUser(t, "ann", api.RoleAdmin)
+		e.createUser(t, "bob", api.RoleOperator)
+
+		ci, err := e.svc.CreateToken(ctx, "ann", api.Token{Name: "ci", Role: api.RoleViewer})
+		if err != nil {
+			t.Fatalf("CreateToken: %v", err)
+		}
+		if !strings.HasPrefix(ci.Secret, auth.TokenPrefix) || len(ci.Secret) != len(auth.TokenPrefix)+43 ||
+			ci.User != "ann" || ci.Role != api.RoleViewer || ci.ID == "" || ci.Created == nil {
+			t.Errorf("CreateToken = %+v, want a chime_ secret, user ann (the actor), role viewer, an ID and Created", ci)
+		}
+		e.wantUser(t, ci.Secret, "ann", api.RoleViewer)
+
+		// Role defaults to the user's, may not exceed it, and is bounded by
+		// the user's current one.
+		deploy, err := e.svc.CreateToken(ctx, "ann", api.Token{Name: "deploy", User: "bob"})
+		if err != nil || deploy.Role != api.RoleOperator {
+			t.Fatalf("CreateToken for bob = %+v, %v; want bob's role, operator", deploy, err)
+		}
+		_, err = e.svc.CreateToken(ctx, "ann", api.Token{Name: "escalate", User: "bob", Role: api.RoleAdmin})
+		ae := wantAPIError(t, "CreateToken above its user's role", err, api.CodeInvalidArgument, "role")
+		if want := `admin exceeds the role of user "bob" (operator)`; ae.Message != want {
+			t.Errorf("message %q, want %q", ae.Message, want)
+		}
+		if _, err := e.svc.UpdateUser(ctx, "ann", api.User{Name: "bob", Role: api.RoleViewer}); err != nil {
+			t.Fatal(err)
+		}
+		e.wantUser(t, deploy.Secret, "bob", api.RoleViewer)
+
+		_, err = e.svc.CreateToken(ctx, "ann", api.Token{Name: "ci"})
+		wantAPIError(t, "CreateToken with a taken name", err, api.CodeConflict, "name")
+
+		// Last use is recorded, at most once a minute.
+		e.clock.Advance(time.Hour)
+		e.wantUser(t, ci.Secret, "ann", api.RoleViewer)
+		e.clock.Advance(30 * time.Second)
+		e.wantUser(t, ci.Secret, "ann", api.RoleViewer)
+		tokens, err := e.svc.ListTokens(ctx)
+		if err != nil || len(tokens) != 2 {
+			t.Fatalf("ListTokens = %v, %v; want 2 tokens", tokens, err)
+		}
+		got := tokens[0]
+		if got.Name != "ci" || got.Secret != "" || got.ID != ci.ID || got.LastUsed == nil ||
+			!got.LastUsed.Equal(e.clock.Now().Add(-30*time.Second)) || !got.Created.Equal(*ci.Created) {
+			t.Errorf("ListTokens[0] = %+v, want ci without its secret, last used 30s ago", got)
+		}
+
+		// A token with an expiry stops working then.
+		expires := e.clock.Now().Add(time.Hour)
+		short, err := e.svc.CreateToken(ctx, "ann", api.Token{Name: "short-lived", Expires: &expires})
+		if err != nil || short.Expires == nil || !short.Expires.Equal(expires) {
+			t.Fatalf("CreateToken with an expiry = %+v, %v", short, err)
+		}
+		e.clock.Advance(59 * time.Minute)
+		e.wantUser(t, short.Secret, "ann", api.RoleAdmin)
+		e.clock.Advance(time.Minute)
+		e.wantRefused(t, "an expired token", short.Secret)
+
+		// Revoked.
+		if err := e.svc.DeleteToken(ctx, "ann", ci.ID); err != nil {
+			t.Fatalf("DeleteToken: %v", err)
+		}
+		e.wantRefused(t, "a revoked token", ci.Secret)
+		err = e.svc.DeleteToken(ctx, "ann", ci.ID)
+		wantAPIError(t, "DeleteToken of a revoked token", err, api.CodeNotFound, "id")
+		e.wantUser(t, deploy.Secret, "bob", api.RoleViewer)
+
+		// Logout with a token does not revoke it.
+		if err := e.svc.Logout(ctx, deploy.Secret); err != nil {
+			t.Errorf("Logout with a token: %v", err)
+		}
+		e.wantUser(t, deploy.Secret, "bob", api.RoleViewer)
+
+		var actions []string
+		for _, a := range e.audit.Entries() {
+			if strings.HasPrefix(a.Action, "token.") {
+				actions = append(actions, a.Action+" "+a.Detail["name"].(string))
+			}
+		}
+		if got, want := strings.Join(actions, ", "), "token.create ci, token.create deploy, token.create short-lived, token.delete ci"; got != want {
+			t.Errorf("token audit entries: %s, want %s", got, want)
+		}
+	})
+}
