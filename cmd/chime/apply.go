@@ -1,0 +1,315 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/spf13/cobra"
+
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/apiclient"
+)
+
+// action is what apply does to one calendar or job.
+type action string
+
+const (
+	actionCreate    action = "create"
+	actionUpdate    action = "update"
+	actionUnchanged action = "unchanged"
+)
+
+// change is the plan for one calendar or job of a manifest: what the server
+// has, what the file says, and the difference.
+type change struct {
+	kind   string // "calendar" or "job"
+	key    string // the calendar's name, the job's group/name
+	action action
+	// version is the job version the diff was made against; apply sends
+	// it as If-Match, so that a job changed since is not overwritten.
+	version int64
+	diff    string
+	job     api.Job
+	cal     api.Calendar
+}
+
+// applyOptions are the flags of chime apply.
+type applyOptions struct {
+	file   string
+	yes    bool
+	dryRun bool
+	// only restricts the manifest to "calendars" (chime calendars apply);
+	// empty allows both.
+	only string
+}
+
+// newApplyCmd is `chime apply -f FILE` (also `chime jobs apply`).
+func newApplyCmd(cfg *clientConfig) *cobra.Command {
+	var opts applyOptions
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE",
+		Short: "Create or update the calendars and jobs of a YAML file, after showing the diff",
+		Long: `Create or update the calendars and jobs of a YAML file, after showing the diff.
+
+The file lists calendars and jobs in the API's form (chime export writes one):
+
+  calendars:
+    - name: holidays
+      calendar: {kind: holiday, dates: ["2025-12-25"], time_zone: Europe/Berlin}
+  jobs:
+    - group: reports
+      name: nightly
+      type: http
+      http: {method: POST, url: "https://reports.example.com/run"}
+      triggers:
+        - schedule: {kind: cron, expression: "0 30 2 ? * MON-FRI", time_zone: Europe/Berlin}
+          calendar: holidays
+      retry: {max_attempts: 3}
+
+apply compares each entry with the server's, prints a unified diff of what
+changes and asks before applying (--yes skips the question, --dry-run stops
+after the diff). An update is sent with the version it was compared with, so
+a job someone changed in the meantime is refused rather than overwritten.
+Jobs and calendars on the server that the file does not list are left alone.`,
+		Args: cobra.NoArgs,
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, _ []string) error {
+			return runApply(ctx, cmd, c, opts)
+		}),
+	}
+	addApplyFlags(cmd, &opts)
+	return cmd
+}
+
+// addApplyFlags adds -f, --yes and --dry-run.
+func addApplyFlags(cmd *cobra.Command, opts *applyOptions) {
+	f := cmd.Flags()
+	f.StringVarP(&opts.file, "file", "f", "", "YAML file to apply; - reads standard input (then --yes or --dry-run is needed)")
+	f.BoolVarP(&opts.yes, "yes", "y", false, "apply without asking")
+	f.BoolVar(&opts.dryRun, "dry-run", false, "show the diff and change nothing")
+	_ = cmd.MarkFlagRequired("file") // the flag exists
+}
+
+// runApply reads the manifest, shows the plan and applies it.
+func runApply(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, opts applyOptions) error {
+	m, err := openManifest(cmd, opts)
+	if err != nil {
+		return err
+	}
+	if opts.only == "calendars" && len(m.Jobs) > 0 {
+		return fmt.Errorf("%s lists jobs: apply it with chime apply", opts.file)
+	}
+	changes, err := plan(ctx, c, m)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	pending := writePlan(out, changes)
+	if pending == 0 || opts.dryRun {
+		return nil
+	}
+	if !opts.yes {
+		ok, err := confirm(cmd, fmt.Sprintf("Apply %d change%s to %s? [y/N] ", pending, plural(pending), c.BaseURL()))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errors.New("cancelled: nothing applied")
+		}
+	}
+	return execute(ctx, out, c, changes)
+}
+
+// openManifest reads the file of -f, or standard input for "-".
+func openManifest(cmd *cobra.Command, opts applyOptions) (*manifest, error) {
+	if opts.file == "-" {
+		if !opts.yes && !opts.dryRun {
+			return nil, errors.New("-f - reads the file from standard input, so apply cannot ask there: add --yes or --dry-run")
+		}
+		return readManifest(cmd.InOrStdin(), "standard input")
+	}
+	f, err := os.Open(opts.file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readManifest(f, opts.file)
+}
+
+// plan compares each entry of m with the server's.
+func plan(ctx context.Context, c *apiclient.Client, m *manifest) ([]change, error) {
+	var changes []change
+	for _, cal := range m.Calendars {
+		ch := change{kind: "calendar", key: cal.Name, cal: cal}
+		var current *api.Calendar
+		server, err := c.GetCalendar(ctx, cal.Name)
+		switch {
+		case apiclient.IsCode(err, api.CodeNotFound):
+		case err != nil:
+			return nil, fmt.Errorf("calendar %s: %w", cal.Name, err)
+		default:
+			canon, err := canonicalCalendar(*server)
+			if err != nil {
+				return nil, fmt.Errorf("calendar %s: the server's copy: %w", cal.Name, err)
+			}
+			current = &canon
+		}
+		if err := compare(&ch, current, cal, 0); err != nil {
+			return nil, err
+		}
+		changes = append(changes, ch)
+	}
+	for _, job := range m.Jobs {
+		ch := change{kind: "job", key: job.Group + "/" + job.Name, job: job}
+		var current *api.Job
+		server, err := c.GetJob(ctx, job.Group, job.Name)
+		switch {
+		case apiclient.IsCode(err, api.CodeNotFound):
+		case err != nil:
+			return nil, fmt.Errorf("job %s: %w", ch.key, err)
+		default:
+			canon, err := canonicalJob(*server)
+			if err != nil {
+				return nil, fmt.Errorf("job %s: the server's copy: %w", ch.key, err)
+			}
+			current = &canon
+			ch.version = server.Version
+		}
+		if err := compare(&ch, current, job, ch.version); err != nil {
+			return nil, err
+		}
+		changes = append(changes, ch)
+	}
+	return changes, nil
+}
+
+// compare sets the change's action and diff from the server's entry
+// (nil when it has none) and the file's.
+func compare[T any](ch *change, current *T, want T, version int64) error {
+	wantYAML, err := marshalYAML(want)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", ch.kind, ch.key, err)
+	}
+	from, fromLabel := "", "/dev/null"
+	if current != nil {
+		currentYAML, err := marshalYAML(*current)
+		if err != nil {
+			return fmt.Errorf("%s %s: the server's copy: %w", ch.kind, ch.key, err)
+		}
+		from = string(currentYAML)
+		fromLabel = "server: " + ch.kind + " " + ch.key
+		if version != 0 {
+			fromLabel += fmt.Sprintf(" (version %d)", version)
+		}
+	}
+	switch {
+	case current == nil:
+		ch.action = actionCreate
+	case from == string(wantYAML):
+		ch.action = actionUnchanged
+		return nil
+	default:
+		ch.action = actionUpdate
+	}
+	ch.diff = udiff.Unified(fromLabel, "file: "+ch.kind+" "+ch.key, from, string(wantYAML))
+	return nil
+}
+
+// writePlan prints the diff of every entry that changes and a summary, and
+// returns how many entries change.
+func writePlan(w io.Writer, changes []change) int {
+	var created, updated, unchanged int
+	for _, ch := range changes {
+		switch ch.action {
+		case actionCreate:
+			created++
+			fmt.Fprintf(w, "%s %s: create\n%s\n", ch.kind, ch.key, ch.diff)
+		case actionUpdate:
+			updated++
+			fmt.Fprintf(w, "%s %s: update\n%s\n", ch.kind, ch.key, ch.diff)
+		case actionUnchanged:
+			unchanged++
+			fmt.Fprintf(w, "%s %s: unchanged\n", ch.kind, ch.key)
+		}
+	}
+	fmt.Fprintf(w, "\n%d to create, %d to update, %d unchanged.\n", created, updated, unchanged)
+	return created + updated
+}
+
+// confirm asks question on standard error and reads the answer from
+// standard input: yes for "y" or "yes".
+func confirm(cmd *cobra.Command, question string) (bool, error) {
+	fmt.Fprint(cmd.ErrOrStderr(), question)
+	answer, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("reading the answer: %w", err)
+	}
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
+}
+
+// execute applies the changes in order, calendars first (jobs name them),
+// and stops at the first failure, saying what was applied before it.
+func execute(ctx context.Context, w io.Writer, c *apiclient.Client, changes []change) error {
+	applied := 0
+	for _, ch := range changes {
+		if ch.action == actionUnchanged {
+			continue
+		}
+		msg, err := ch.apply(ctx, c)
+		if err != nil {
+			return fmt.Errorf("%w\n(%d change%s applied before this one; nothing after it)", err, applied, plural(applied))
+		}
+		applied++
+		fmt.Fprintln(w, msg)
+	}
+	_, err := fmt.Fprintf(w, "Applied %d change%s.\n", applied, plural(applied))
+	return err
+}
+
+// apply makes one change on the server and describes what it did.
+func (ch *change) apply(ctx context.Context, c *apiclient.Client) (string, error) {
+	if ch.kind == "calendar" {
+		if _, err := c.PutCalendar(ctx, ch.cal); err != nil {
+			return "", fmt.Errorf("calendar %s: %w", ch.key, err)
+		}
+		if ch.action == actionCreate {
+			return "created calendar " + ch.key, nil
+		}
+		return "updated calendar " + ch.key, nil
+	}
+	if ch.action == actionCreate {
+		saved, err := c.CreateJob(ctx, ch.job)
+		if apiclient.IsCode(err, api.CodeConflict) {
+			return "", fmt.Errorf("job %s was created on the server after the diff was made; run apply again to see the new diff: %w", ch.key, err)
+		}
+		if err != nil {
+			return "", fmt.Errorf("job %s: %w", ch.key, err)
+		}
+		return fmt.Sprintf("created job %s (version %d)", ch.key, saved.Version), nil
+	}
+	saved, _, err := c.PutJob(ctx, ch.job, ch.version)
+	if apiclient.IsCode(err, api.CodeVersionMismatch) {
+		return "", fmt.Errorf("job %s changed on the server after the diff was made against version %d; run apply again to see the new diff: %w", ch.key, ch.version, err)
+	}
+	if err != nil {
+		return "", fmt.Errorf("job %s: %w", ch.key, err)
+	}
+	return fmt.Sprintf("updated job %s (version %d)", ch.key, saved.Version), nil
+}
+
+// plural returns "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

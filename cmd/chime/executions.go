@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/apiclient"
+)
+
+// newExecutionsCmd is `chime executions`: the execution history.
+func newExecutionsCmd(cfg *clientConfig) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "executions",
+		Aliases: []string{"execs"},
+		Short:   "List, inspect and retry executions",
+	}
+	cmd.AddCommand(newExecutionsListCmd(cfg), newExecutionsGetCmd(cfg), newExecutionsAttemptsCmd(cfg), newExecutionsRetryCmd(cfg))
+	return cmd
+}
+
+// newExecutionsListCmd is `chime executions list`.
+func newExecutionsListCmd(cfg *clientConfig) *cobra.Command {
+	var (
+		job, since, until string
+		q                 api.ExecutionQuery
+		limit             int
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List executions, newest first",
+		Example: `  chime executions list --job reports/nightly --outcome failed --since 24h
+  chime executions list --since 2025-03-01T00:00:00Z --until 2025-03-02T00:00:00Z`,
+		Args: cobra.NoArgs,
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, _ []string) error {
+			if job != "" {
+				var err error
+				if q.JobGroup, q.JobName, err = jobRef([]string{job}); err != nil {
+					return fmt.Errorf("--job: %w", err)
+				}
+			}
+			now := time.Now()
+			var err error
+			if q.From, err = parseSince("--since", since, now); err != nil {
+				return err
+			}
+			if q.To, err = parseSince("--until", until, now); err != nil {
+				return err
+			}
+			if limit < 1 {
+				return fmt.Errorf("--limit %d: want at least 1", limit)
+			}
+			q.Limit = min(limit, 500)
+			var execs []api.Execution
+			for e, err := range c.Executions(ctx, q) {
+				if err != nil {
+					return err
+				}
+				execs = append(execs, e)
+				if len(execs) == limit {
+					break
+				}
+			}
+			if cfg.output == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), api.ExecutionList{Executions: nonNil(execs)})
+			}
+			return writeExecutions(cmd.OutOrStdout(), execs)
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&job, "job", "", "only this job's executions, as GROUP/NAME")
+	f.StringArrayVar(&q.Outcomes, "outcome", nil, "only this outcome (repeatable): running, succeeded, failed, timed_out, cancelled, skipped, node_lost")
+	f.StringVar(&since, "since", "", "only executions scheduled since this instant (RFC 3339) or this long ago (1h, 30m)")
+	f.StringVar(&until, "until", "", "only executions scheduled before this instant (RFC 3339) or this long ago")
+	f.StringVar(&q.NodeID, "node", "", "only this node's executions")
+	f.IntVar(&limit, "limit", 50, "list at most this many executions")
+	return cmd
+}
+
+// parseSince reads an instant given as RFC 3339 or as a duration before
+// now; empty is nil.
+func parseSince(flag, s string, now time.Time) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return &t, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return nil, fmt.Errorf("%s %q: want an RFC 3339 instant (2025-03-01T00:00:00Z) or a duration ago (90m, 24h)", flag, s)
+	}
+	t := now.Add(-d)
+	return &t, nil
+}
+
+// writeExecutions prints executions as a table.
+func writeExecutions(w io.Writer, execs []api.Execution) error {
+	t := newTable(w, "ID", "JOB", "ATTEMPT", "OUTCOME", "SCHEDULED", "DURATION", "NODE", "ERROR")
+	for _, e := range execs {
+		t.row(e.ID, e.JobGroup+"/"+e.JobName, strconv.Itoa(e.Attempt), e.Outcome, formatTime(&e.ScheduledTime),
+			duration(e), orDash(e.NodeID), truncate(e.Error, 60))
+	}
+	return t.flush()
+}
+
+// duration is how long an execution ran, or "-".
+func duration(e api.Execution) string {
+	if e.StartedTime == nil || e.FinishedTime == nil {
+		return "-"
+	}
+	return e.FinishedTime.Sub(*e.StartedTime).Round(time.Millisecond).String()
+}
+
+// truncate shortens s to n runes, marking the cut.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// newExecutionsGetCmd is `chime executions get ID`.
+func newExecutionsGetCmd(cfg *clientConfig) *cobra.Command {
+	return &cobra.Command{
+		Use:   "get ID",
+		Short: "Show an execution with its output and log lines",
+		Args:  cobra.ExactArgs(1),
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
+			e, err := c.GetExecution(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if cfg.output == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), e)
+			}
+			return writeExecution(cmd.OutOrStdout(), e)
+		}),
+	}
+}
+
+// writeExecution prints one execution for people.
+func writeExecution(w io.Writer, e *api.Execution) error {
+	t := newTable(w)
+	t.row("Execution:", e.ID)
+	t.row("Job:", e.JobGroup+"/"+e.JobName)
+	if e.TriggerName != "" {
+		t.row("Trigger:", e.TriggerGroup+"/"+e.TriggerName)
+	}
+	attempt := strconv.Itoa(e.Attempt)
+	if e.FirstID != "" && e.FirstID != e.ID {
+		attempt += " (first attempt " + e.FirstID + ")"
+	}
+	t.row("Attempt:", attempt)
+	t.row("Outcome:", e.Outcome)
+	if e.Error != "" {
+		t.row("Error:", e.Error)
+	}
+	t.row("Node:", orDash(e.NodeID))
+	t.row("Scheduled:", formatTime(&e.ScheduledTime))
+	t.row("Started:", formatTime(e.StartedTime))
+	t.row("Finished:", formatTime(e.FinishedTime))
+	t.row("Duration:", duration(*e))
+	var flags []string
+	if e.Manual {
+		flags = append(flags, "run by hand")
+	}
+	if e.Recovering {
+		flags = append(flags, "recovering a run whose node died")
+	}
+	if len(flags) > 0 {
+		t.row("Notes:", strings.Join(flags, "; "))
+	}
+	for _, k := range sortedKeys(e.Params) {
+		t.row("Param:", fmt.Sprintf("%s=%v", k, e.Params[k]))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if e.Output != "" {
+		fmt.Fprintln(w, "\nOutput:")
+		fmt.Fprint(w, indent(e.Output))
+		if e.OutputTruncated {
+			fmt.Fprintln(w, "  … (truncated)")
+		}
+	}
+	if len(e.Logs) > 0 {
+		fmt.Fprintln(w, "\nLogs:")
+		for _, l := range e.Logs {
+			line := fmt.Sprintf("  %s %-5s %s", l.Time.Format("15:04:05.000"), l.Level, l.Message)
+			for _, k := range sortedKeys(l.Attrs) {
+				line += fmt.Sprintf(" %s=%v", k, l.Attrs[k])
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	return nil
+}
+
+// indent indents every line of s by two spaces and ends it with a
+// newline.
+func indent(s string) string {
+	var b strings.Builder
+	for line := range strings.Lines(s) {
+		b.WriteString("  ")
+		b.WriteString(strings.TrimRight(line, "\n"))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// newExecutionsAttemptsCmd is `chime executions attempts ID`.
+func newExecutionsAttemptsCmd(cfg *clientConfig) *cobra.Command {
+	return &cobra.Command{
+		Use:   "attempts ID",
+		Short: "List every attempt of an execution's firing",
+		Args:  cobra.ExactArgs(1),
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
+			execs, err := c.Attempts(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if cfg.output == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), nonNil(execs))
+			}
+			return writeExecutions(cmd.OutOrStdout(), execs)
+		}),
+	}
+}
+
+// newExecutionsRetryCmd is `chime executions retry ID`.
+func newExecutionsRetryCmd(cfg *clientConfig) *cobra.Command {
+	return &cobra.Command{
+		Use:   "retry ID",
+		Short: "Run a finished execution's job again as a new attempt",
+		Args:  cobra.ExactArgs(1),
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
+			acc, err := c.RetryExecution(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if cfg.output == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), acc)
+			}
+			return writeAccepted(cmd.OutOrStdout(), "Execution "+args[0]+" retried", acc)
+		}),
+	}
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/apiclient"
+)
+
+// newExportCmd is `chime export`: the server's jobs, and the calendars they
+// use, as a file chime apply reads back unchanged.
+func newExportCmd(cfg *clientConfig) *cobra.Command {
+	var group string
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Write the server's jobs and the calendars they use as YAML for chime apply",
+		Long: `Write the server's jobs, and the calendars their triggers use, as a YAML file
+that chime apply reads: export, edit, apply. Applying an export unchanged
+changes nothing. Read-only fields (versions, status, fire times) are left
+out.`,
+		Example: `  chime export --group reports > reports.yaml
+  chime apply -f reports.yaml`,
+		Args: cobra.NoArgs,
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, _ []string) error {
+			m, err := export(ctx, c, group)
+			if err != nil {
+				return err
+			}
+			if cfg.output == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), m)
+			}
+			out, err := marshalYAML(m)
+			if err != nil {
+				return err
+			}
+			header := fmt.Sprintf("# chime export from %s", c.BaseURL())
+			if group != "" {
+				header += ", group " + group
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n# Apply with: chime apply -f FILE\n%s", header, out)
+			return err
+		}),
+	}
+	cmd.Flags().StringVar(&group, "group", "", "export only this group's jobs")
+	return cmd
+}
+
+// export collects the jobs of group ("" for all) in canonical form, and
+// the calendars their triggers name.
+func export(ctx context.Context, c *apiclient.Client, group string) (*manifest, error) {
+	var m manifest
+	var calendars []string
+	for job, err := range c.Jobs(ctx, api.JobQuery{Group: group}) {
+		if err != nil {
+			return nil, err
+		}
+		canon, err := canonicalJob(job)
+		if err != nil {
+			return nil, fmt.Errorf("job %s/%s: %w", job.Group, job.Name, err)
+		}
+		m.Jobs = append(m.Jobs, canon)
+		for _, t := range job.Triggers {
+			if t.Calendar != "" {
+				calendars = append(calendars, t.Calendar)
+			}
+		}
+	}
+	slices.Sort(calendars)
+	for _, name := range slices.Compact(calendars) {
+		cal, err := c.GetCalendar(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("calendar %s: %w", name, err)
+		}
+		canon, err := canonicalCalendar(*cal)
+		if err != nil {
+			return nil, fmt.Errorf("calendar %s: %w", name, err)
+		}
+		m.Calendars = append(m.Calendars, canon)
+	}
+	return &m, nil
+}

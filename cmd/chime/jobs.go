@@ -1,0 +1,346 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/apiclient"
+)
+
+// newJobsCmd is `chime jobs`: list, inspect and act on a server's jobs.
+func newJobsCmd(cfg *clientConfig) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "jobs",
+		Short: "List, inspect, apply, pause, resume, run and delete jobs on a server",
+	}
+	cmd.AddCommand(
+		newJobsListCmd(cfg),
+		newJobsGetCmd(cfg),
+		newApplyCmd(cfg),
+		newJobActionCmd(cfg, "delete", "Delete a job and its triggers", "deleted", (*apiclient.Client).DeleteJob),
+		newJobActionCmd(cfg, "pause", "Pause every trigger of a job", "paused", (*apiclient.Client).PauseJob),
+		newJobActionCmd(cfg, "resume", "Resume every trigger of a job", "resumed", (*apiclient.Client).ResumeJob),
+		newJobsRunCmd(cfg),
+		newJobsUpcomingCmd(cfg),
+	)
+	return cmd
+}
+
+// newJobsListCmd is `chime jobs list`.
+func newJobsListCmd(cfg *clientConfig) *cobra.Command {
+	var q api.JobQuery
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List jobs with their schedule and last outcome",
+		Args:  cobra.NoArgs,
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, _ []string) error {
+			var jobs []api.Job
+			for job, err := range c.Jobs(ctx, q) {
+				if err != nil {
+					return err
+				}
+				jobs = append(jobs, job)
+			}
+			if cfg.output == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), api.JobList{Jobs: nonNil(jobs)})
+			}
+			t := newTable(cmd.OutOrStdout(), "JOB", "TYPE", "SCHEDULE", "STATE", "NEXT FIRE", "LAST RUN", "LAST OUTCOME")
+			for _, j := range jobs {
+				st := j.Status
+				if st == nil {
+					st = &api.JobStatus{}
+				}
+				t.row(j.Group+"/"+j.Name, j.Type, scheduleSummary(j.Triggers), jobState(j), formatTime(st.NextFireTime),
+					formatTime(st.LastRun), orDash(st.LastOutcome))
+			}
+			return t.flush()
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&q.Group, "group", "", "only the jobs of this group")
+	f.StringVar(&q.Text, "search", "", "only jobs whose group, name or description contains this text")
+	f.StringVar(&q.State, "state", "", "only paused or active jobs")
+	f.BoolVar(&q.Failing, "failing", false, "only jobs whose last finished execution did not succeed")
+	return cmd
+}
+
+// newJobsGetCmd is `chime jobs get GROUP/NAME`.
+func newJobsGetCmd(cfg *clientConfig) *cobra.Command {
+	return &cobra.Command{
+		Use:   "get GROUP/NAME",
+		Short: "Show a job with its triggers and status",
+		Args:  jobArgs,
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
+			group, name, _ := jobRef(args)
+			job, err := c.GetJob(ctx, group, name)
+			if err != nil {
+				return err
+			}
+			if cfg.output == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), job)
+			}
+			return writeJob(cmd.OutOrStdout(), job)
+		}),
+	}
+}
+
+// writeJob prints a job for people: its settings, then its triggers.
+func writeJob(w io.Writer, j *api.Job) error {
+	t := newTable(w)
+	t.row("Job:", j.Group+"/"+j.Name)
+	t.row("Description:", orDash(j.Description))
+	t.row("Type:", j.Type)
+	for _, spec := range []struct {
+		label string
+		raw   json.RawMessage
+	}{{"HTTP:", j.HTTP}, {"Shell:", j.Shell}} {
+		if len(spec.raw) > 0 {
+			t.row(spec.label, compactJSON(spec.raw))
+		}
+	}
+	if len(j.Data) > 0 {
+		raw, _ := json.Marshal(j.Data) // a decoded map always encodes
+		t.row("Data:", string(raw))
+	}
+	t.row("State:", jobState(*j))
+	t.row("Version:", strconv.FormatInt(j.Version, 10))
+	t.row("Timeout:", orDash(j.Timeout))
+	t.row("Retry:", retrySummary(j.Retry))
+	t.row("Overlap:", string(firstNonEmpty(string(j.Overlap), string(api.OverlapAllow))))
+	if j.RequestsRecovery {
+		t.row("Recovery:", "re-run on a live node if its node dies mid-run")
+	}
+	if a := j.Alerts; a != nil {
+		t.row("Alerts:", alertsSummary(a))
+	}
+	if st := j.Status; st != nil {
+		t.row("Last run:", formatTime(st.LastRun)+" "+orDash(st.LastOutcome))
+		t.row("Last success:", formatTime(st.LastSuccess))
+		t.row("Running:", strconv.Itoa(st.Running))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if len(j.Triggers) == 0 {
+		_, err := fmt.Fprintln(w, "\nNo triggers: the job runs only when asked (chime jobs run).")
+		return err
+	}
+	fmt.Fprintln(w)
+	t = newTable(w, "TRIGGER", "SCHEDULE", "CALENDAR", "STATE", "NEXT FIRE", "PREVIOUS FIRE")
+	for _, tr := range j.Triggers {
+		t.row(tr.Name, describeSchedule(tr.Schedule), orDash(tr.Calendar), orDash(tr.State),
+			formatTime(tr.NextFireTime), formatTime(tr.PreviousFireTime))
+	}
+	return t.flush()
+}
+
+// newJobActionCmd is a command that acts on one job and reports it done:
+// `chime jobs delete|pause|resume GROUP/NAME`.
+func newJobActionCmd(cfg *clientConfig, verb, short, done string, act func(*apiclient.Client, context.Context, string, string) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   verb + " GROUP/NAME",
+		Short: short,
+		Args:  jobArgs,
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
+			group, name, _ := jobRef(args)
+			if err := act(c, ctx, group, name); err != nil {
+				return err
+			}
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "Job %s/%s %s.\n", group, name, done)
+			return err
+		}),
+	}
+}
+
+// newJobsRunCmd is `chime jobs run GROUP/NAME [--param k=v]…`.
+func newJobsRunCmd(cfg *clientConfig) *cobra.Command {
+	var params []string
+	cmd := &cobra.Command{
+		Use:     "run GROUP/NAME",
+		Short:   "Run a job now, optionally with parameters merged over its data",
+		Example: `  chime jobs run reports/nightly --param date=2025-03-01 --param dry_run=true`,
+		Args:    jobArgs,
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
+			group, name, _ := jobRef(args)
+			var req api.RunRequest
+			for _, p := range params {
+				k, v, ok := strings.Cut(p, "=")
+				if !ok || k == "" {
+					return fmt.Errorf("--param %q: want KEY=VALUE", p)
+				}
+				if req.Params == nil {
+					req.Params = map[string]any{}
+				}
+				req.Params[k] = v
+			}
+			acc, err := c.RunJob(ctx, group, name, req)
+			if err != nil {
+				return err
+			}
+			if cfg.output == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), acc)
+			}
+			return writeAccepted(cmd.OutOrStdout(), "Job "+group+"/"+name, acc)
+		}),
+	}
+	cmd.Flags().StringArrayVar(&params, "param", nil, "a parameter KEY=VALUE (repeatable); values are strings")
+	return cmd
+}
+
+// newJobsUpcomingCmd is `chime jobs upcoming GROUP/NAME`.
+func newJobsUpcomingCmd(cfg *clientConfig) *cobra.Command {
+	var count int
+	cmd := &cobra.Command{
+		Use:   "upcoming GROUP/NAME",
+		Short: "List a job's next fire times across its triggers",
+		Args:  jobArgs,
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
+			group, name, _ := jobRef(args)
+			times, err := c.Upcoming(ctx, group, name, count)
+			if err != nil {
+				return err
+			}
+			if cfg.output == formatJSON {
+				return writeJSON(cmd.OutOrStdout(), nonNil(times))
+			}
+			t := newTable(cmd.OutOrStdout(), "FIRE TIME", "NOTE")
+			for _, ft := range times {
+				note := ""
+				if ft.DST {
+					note = "next to a daylight-saving change"
+				}
+				t.row(formatTime(&ft.Time), note)
+			}
+			return t.flush()
+		}),
+	}
+	cmd.Flags().IntVar(&count, "count", 10, "how many fire times to list")
+	return cmd
+}
+
+// writeAccepted reports runs the server accepted.
+func writeAccepted(w io.Writer, what string, acc *api.Accepted) error {
+	runs := "run"
+	if acc.Count != 1 {
+		runs = "runs"
+	}
+	msg := fmt.Sprintf("%s: %d %s scheduled.", what, acc.Count, runs)
+	if len(acc.ExecutionIDs) > 0 {
+		msg += " Execution IDs: " + strings.Join(acc.ExecutionIDs, ", ") +
+			"\nFollow with: chime executions get " + acc.ExecutionIDs[0]
+	}
+	_, err := fmt.Fprintln(w, msg)
+	return err
+}
+
+// jobState is "paused" or "active".
+func jobState(j api.Job) string {
+	if j.Paused {
+		return "paused"
+	}
+	return "active"
+}
+
+// scheduleSummary describes a job's triggers in one cell: the first
+// trigger's schedule, and how many more there are.
+func scheduleSummary(triggers []api.Trigger) string {
+	switch len(triggers) {
+	case 0:
+		return "on demand"
+	case 1:
+		return describeSchedule(triggers[0].Schedule)
+	}
+	return fmt.Sprintf("%s (+%d more)", describeSchedule(triggers[0].Schedule), len(triggers)-1)
+}
+
+// describeSchedule renders a schedule's JSON form briefly: the cron
+// expression and zone, or the kind and its interval.
+func describeSchedule(raw json.RawMessage) string {
+	var s struct {
+		Kind             string `json:"kind"`
+		Expression       string `json:"expression"`
+		TimeZone         string `json:"time_zone"`
+		RepeatIntervalMs *int64 `json:"repeat_interval_ms"`
+		Unit             string `json:"unit"`
+		Interval         *int   `json:"interval"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil || s.Kind == "" {
+		return compactJSON(raw)
+	}
+	zone := ""
+	if s.TimeZone != "" && s.TimeZone != "UTC" {
+		zone = " " + s.TimeZone
+	}
+	switch {
+	case s.Kind == "cron":
+		return "cron " + s.Expression + zone
+	case s.RepeatIntervalMs != nil:
+		return "every " + (time.Duration(*s.RepeatIntervalMs) * time.Millisecond).String()
+	case s.Interval != nil && s.Unit != "":
+		return fmt.Sprintf("every %d %s%s", *s.Interval, strings.ToLower(s.Unit), zone)
+	}
+	return s.Kind
+}
+
+// retrySummary describes a retry policy in words.
+func retrySummary(r *api.RetryPolicy) string {
+	if r == nil {
+		return "none"
+	}
+	s := fmt.Sprintf("up to %d attempts, %s backoff", r.MaxAttempts, firstNonEmpty(r.Backoff, "exponential"))
+	if r.Delay != "" {
+		s += " from " + r.Delay
+	}
+	if r.MaxDelay != "" {
+		s += " up to " + r.MaxDelay
+	}
+	return s
+}
+
+// alertsSummary describes a job's own alert settings.
+func alertsSummary(a *api.JobAlerts) string {
+	if a.Disabled {
+		return "off"
+	}
+	var parts []string
+	if len(a.Emails) > 0 {
+		parts = append(parts, "e-mail "+strings.Join(a.Emails, ", "))
+	}
+	if len(a.Webhooks) > 0 {
+		parts = append(parts, "webhooks "+strings.Join(a.Webhooks, ", "))
+	}
+	if a.DeadMan != "" {
+		parts = append(parts, "when no success for "+a.DeadMan)
+	}
+	if len(parts) == 0 {
+		return "the global defaults"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// compactJSON returns raw on one line.
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// nonNil returns s, or an empty slice for nil, so that JSON output shows []
+// rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
