@@ -12,36 +12,41 @@ import (
 // TestKeyedLimiter checks the buckets, their refill and the bound on keys.
 func TestKeyedLimiter(t *testing.T) {
 	t.Parallel()
-	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	l := newKeyedLimiter(2, time.Minute, 3)
 	for i, want := range []bool{true, true, false} {
-		if got := l.allow("a", now); got != want {
+		if got := l.allow("a", t0); got != want {
 			t.Errorf("attempt %d of a: allow = %v, want %v", i+1, got, want)
 		}
 	}
-	if !l.allow("b", now) {
+	if !l.allow("b", t0) {
 		t.Errorf("b is limited by a's attempts")
 	}
-	if !l.allow("a", now.Add(30*time.Second)) || l.allow("a", now.Add(30*time.Second)) {
-		t.Errorf("a after 30s: want one attempt back (2 a minute)")
+	if !l.allow("a", t0.Add(30*time.Second)) || l.allow("a", t0.Add(30*time.Second)) {
+		t.Errorf("a after 30s: want one attempt back (2 a minute), and one only")
 	}
+	l.allow("c", t0.Add(30*time.Second))
 
-	// Full: a new key evicts the keys whose buckets have refilled.
-	l.allow("c", now)
-	later := now.Add(10 * time.Second)
-	l.allow("d", later) // a, b and c are not refilled at 10s: one goes
-	if got := l.size(); got != 3 {
-		t.Errorf("size = %d after a fourth key, want the bound, 3", got)
+	// Full: a new key evicts the buckets that have refilled, b's.
+	l.allow("d", t0.Add(40*time.Second))
+	if _, ok := l.buckets["b"]; ok || l.size() != 3 {
+		t.Errorf("after a fourth key: b kept %v, size %d; want b evicted, size 3", ok, l.size())
 	}
-	l.allow("e", now.Add(2*time.Minute)) // all refilled but d's bucket... all go
-	if got := l.size(); got > 3 {
-		t.Errorf("size = %d, want at most 3", got)
+	// Full, and no bucket has refilled: a new key evicts one.
+	l.allow("x", t0.Add(45*time.Second))
+	if got := l.size(); got != 3 {
+		t.Errorf("size = %d after a fifth key, want the bound, 3", got)
+	}
+	// Every bucket has refilled: a new key evicts them all.
+	l.allow("e", t0.Add(3*time.Minute))
+	if got := l.size(); got != 1 {
+		t.Errorf("size = %d after every bucket refilled, want 1", got)
 	}
 	for i := range 100 {
-		l.allow(fmt.Sprint("k", i), now)
+		l.allow(fmt.Sprint("k", i), t0.Add(3*time.Minute))
 	}
 	if got := l.size(); got != 3 {
-		t.Errorf("size = %d after 100 keys, want 3", got)
+		t.Errorf("size = %d after 100 keys, want the bound, 3", got)
 	}
 }
 

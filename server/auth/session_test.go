@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/internal/dbtest"
 	"github.com/chime-scheduler/chime/server/auth"
 )
 
@@ -77,12 +78,18 @@ func TestLogin(t *testing.T) {
 // credentials.
 func TestAuthenticateRefuses(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "sqlite:"+t.TempDir()+"/auth.db", nil)
+	e := newEnv(t, dbtest.SQLiteURL(t), nil)
 	missing := httptest.NewRequest(http.MethodGet, "/api/v1/jobs", nil)
 	_, err := e.svc.Authenticate(t.Context(), missing)
 	ae := wantAPIError(t, "Authenticate without credentials", err, api.CodeUnauthenticated, "")
 	if want := "missing credentials: send Authorization: Bearer <token>"; ae.Message != want {
 		t.Errorf("Authenticate without credentials: message %q, want %q", ae.Message, want)
+	}
+
+	_, err = e.svc.Authenticate(t.Context(), bearer(""))
+	ae = wantAPIError(t, "Authenticate with an empty bearer token", err, api.CodeUnauthenticated, "")
+	if !strings.HasPrefix(ae.Message, "missing credentials") {
+		t.Errorf("Authenticate with an empty bearer token: message %q, want missing credentials", ae.Message)
 	}
 
 	basic := httptest.NewRequest(http.MethodGet, "/api/v1/jobs", nil)

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/internal/dbtest"
 	"github.com/chime-scheduler/chime/server/auth"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
@@ -123,7 +124,7 @@ func TestUsers(t *testing.T) {
 // the field, and changes nothing.
 func TestValidation(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "sqlite:"+t.TempDir()+"/auth.db", nil)
+	e := newEnv(t, dbtest.SQLiteURL(t), nil)
 	ctx := t.Context()
 	e.createUser(t, "ann", api.RoleAdmin)
 	long := strings.Repeat("x", 65)
