@@ -1,19 +1,107 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
+
+	"github.com/chime-scheduler/chime/server/auth"
+	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
-// newMigrateCmd is the `chime migrate` command. It is being built.
+// envDatabaseURL is the environment variable chime migrate (like chime
+// server) reads when --database-url is not given.
+const envDatabaseURL = "CHIME_DATABASE_URL"
+
+// defaultDatabaseURL is chime server's default database: an SQLite file in
+// the working directory.
+const defaultDatabaseURL = "sqlite:chime.db"
+
+// newMigrateCmd is `chime migrate`: bring a database's schema up to date
+// without starting a server.
 func newMigrateCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "migrate",
-		Short:  "not built yet",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("chime migrate: not built yet")
+	var (
+		databaseURL string
+		opts        sqlstore.Options
+	)
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Create or upgrade chime's tables in a database, and print their schema versions",
+		Long: `Create or upgrade chime's tables in a database without starting a server: the
+scheduler store's tables and those of the server's components (execution
+history, users and sessions). chime server does the same at start; run this
+first to upgrade a database ahead of a rolling deployment, or to check its
+versions. Safe to run while nodes are up and from several places at once.`,
+		Example: `  chime migrate --database-url 'postgres://chime@db.example.com/chime'`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			databaseURL = firstNonEmpty(databaseURL, os.Getenv(envDatabaseURL), defaultDatabaseURL)
+			opts.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			return migrate(cmd.Context(), cmd, databaseURL, &opts)
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&databaseURL, "database-url", "", fmt.Sprintf("sqlite:PATH, postgres://… or mysql://… (env %s; default %s)", envDatabaseURL, defaultDatabaseURL))
+	f.StringVar(&opts.TablePrefix, "table-prefix", "", `prefix of every table name (default "chime_")`)
+	f.StringVar(&opts.SchedulerName, "scheduler-name", "", `name of the scheduler whose rows to use (default "default")`)
+	return cmd
+}
+
+// component is a part of chime that keeps its own tables, with the name
+// its migrations are recorded under.
+type component struct {
+	name        string // as shown
+	table       string // bookkeeping table, without the prefix
+	description string
+}
+
+// migrate opens the store (which migrates its schema), migrates each
+// server component, and prints the version of each schema.
+func migrate(ctx context.Context, cmd *cobra.Command, databaseURL string, opts *sqlstore.Options) error {
+	st, err := sqlstore.Open(ctx, databaseURL, opts)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := auth.New(ctx, st, &auth.Options{Logger: opts.Logger}); err != nil {
+		return fmt.Errorf("migrating the users and sessions: %w", err)
+	}
+	components := []component{
+		{"store", "schema_migrations", "jobs, triggers, calendars, executions, nodes"},
+		{"auth", "auth_schema_migrations", "users, sessions, API tokens"},
+	}
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "Database %s (%s, tables %s*) is up to date.\n\n", redactURL(databaseURL), st.Dialect(), st.TablePrefix())
+	t := newTable(w, "SCHEMA", "VERSION", "TABLES")
+	for _, c := range components {
+		v, err := schemaVersion(ctx, st, c.table)
+		if err != nil {
+			return fmt.Errorf("reading the %s schema version: %w", c.name, err)
+		}
+		t.row(c.name, strconv.Itoa(v), c.description)
+	}
+	return t.flush()
+}
+
+// schemaVersion reads the latest applied version from a migrations table,
+// {prefix}<table> (see sqlstore.Store.MigrateComponent).
+func schemaVersion(ctx context.Context, st *sqlstore.Store, table string) (int, error) {
+	var v sql.NullInt64
+	err := st.DB().QueryRowContext(ctx, st.SQL("SELECT MAX(version) FROM {p}"+table)).Scan(&v)
+	return int(v.Int64), err
+}
+
+// redactURL hides the password of a database URL.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	return u.Redacted()
 }
