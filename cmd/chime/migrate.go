@@ -26,10 +26,7 @@ const defaultDatabaseURL = "sqlite:chime.db"
 // newMigrateCmd is `chime migrate`: bring a database's schema up to date
 // without starting a server.
 func newMigrateCmd() *cobra.Command {
-	var (
-		databaseURL string
-		opts        sqlstore.Options
-	)
+	var databaseURL string
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Create or upgrade chime's tables in a database, and print their schema versions",
@@ -42,22 +39,20 @@ versions. Safe to run while nodes are up and from several places at once.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			databaseURL = firstNonEmpty(databaseURL, os.Getenv(envDatabaseURL), defaultDatabaseURL)
-			opts.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			return migrate(cmd.Context(), cmd, databaseURL, &opts)
+			opts := &sqlstore.Options{Logger: slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))}
+			return migrate(cmd.Context(), cmd, databaseURL, opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&databaseURL, "database-url", "", fmt.Sprintf("sqlite:PATH, postgres://… or mysql://… (env %s; default %s)", envDatabaseURL, defaultDatabaseURL))
-	f.StringVar(&opts.TablePrefix, "table-prefix", "", `prefix of every table name (default "chime_")`)
-	f.StringVar(&opts.SchedulerName, "scheduler-name", "", `name of the scheduler whose rows to use (default "default")`)
+	cmd.Flags().StringVar(&databaseURL, "database-url", "",
+		fmt.Sprintf("sqlite:PATH, postgres://… or mysql://… (env %s; default %s)", envDatabaseURL, defaultDatabaseURL))
 	return cmd
 }
 
-// component is a part of chime that keeps its own tables, with the name
-// its migrations are recorded under.
-type component struct {
+// schema is one versioned set of tables: the store's or a server
+// component's.
+type schema struct {
 	name        string // as shown
-	table       string // bookkeeping table, without the prefix
+	table       string // its migrations table, without the prefix
 	description string
 }
 
@@ -72,14 +67,14 @@ func migrate(ctx context.Context, cmd *cobra.Command, databaseURL string, opts *
 	if _, err := auth.New(ctx, st, &auth.Options{Logger: opts.Logger}); err != nil {
 		return fmt.Errorf("migrating the users and sessions: %w", err)
 	}
-	components := []component{
+	schemas := []schema{
 		{"store", "schema_migrations", "jobs, triggers, calendars, executions, nodes"},
 		{"auth", "auth_schema_migrations", "users, sessions, API tokens"},
 	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "Database %s (%s, tables %s*) is up to date.\n\n", redactURL(databaseURL), st.Dialect(), st.TablePrefix())
 	t := newTable(w, "SCHEMA", "VERSION", "TABLES")
-	for _, c := range components {
+	for _, c := range schemas {
 		v, err := schemaVersion(ctx, st, c.table)
 		if err != nil {
 			return fmt.Errorf("reading the %s schema version: %w", c.name, err)

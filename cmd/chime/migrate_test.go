@@ -19,11 +19,11 @@ func TestMigrate(t *testing.T) {
 			// The first run creates the tables, the second finds them up
 			// to date; both print the same versions.
 			for run := range 2 {
-				out, stderr, err := execChime(t, "", "migrate", "--database-url", url, "--table-prefix", "mig_")
+				out, stderr, err := execChime(t, "", "migrate", "--database-url", url)
 				if err != nil {
 					t.Fatalf("run %d: chime migrate: %v\n%s", run, err, stderr)
 				}
-				if !strings.Contains(out, "("+db.Dialect+", tables mig_*) is up to date.") {
+				if !strings.Contains(out, "("+db.Dialect+", tables chime_*) is up to date.") {
 					t.Errorf("run %d: output does not name the dialect and prefix:\n%s", run, out)
 				}
 				for _, want := range []string{
@@ -49,9 +49,9 @@ func TestMigrateErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "oracle") {
 		t.Errorf("chime migrate with an unsupported URL: error = %v, want one naming the scheme", err)
 	}
-	_, _, err = execChime(t, "", "migrate", "--database-url", dbtest.SQLiteURL(t), "--table-prefix", "Bad-Prefix")
-	if err == nil || !strings.Contains(err.Error(), "Bad-Prefix") {
-		t.Errorf("chime migrate with a bad prefix: error = %v, want one naming it", err)
+	_, _, err = execChime(t, "", "migrate", "--database-url", "sqlite:"+t.TempDir()+"/missing/dir/chime.db")
+	if err == nil || !strings.Contains(err.Error(), "missing/dir") {
+		t.Errorf("chime migrate in a missing directory: error = %v, want one naming the path", err)
 	}
 }
 
