@@ -1,0 +1,604 @@
+package history
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Outcome is the state of a recorded execution: running, or how it ended.
+type Outcome string
+
+// Outcomes.
+const (
+	// OutcomeRunning is an execution that started and has not finished.
+	OutcomeRunning Outcome = "running"
+	// OutcomeSucceeded is an execution whose job returned no error.
+	OutcomeSucceeded Outcome = "succeeded"
+	// OutcomeFailed is an execution whose job returned an error.
+	OutcomeFailed Outcome = "failed"
+	// OutcomeTimedOut is an execution stopped by its job's timeout.
+	OutcomeTimedOut Outcome = "timed_out"
+	// OutcomeCancelled is an execution interrupted by a person or a
+	// shutdown.
+	OutcomeCancelled Outcome = "cancelled"
+	// OutcomeSkipped is an execution that did not run its job (a vetoed or
+	// skipped firing recorded as an execution).
+	OutcomeSkipped Outcome = "skipped"
+	// OutcomeNodeLost is an execution whose node died while it ran (see
+	// [History.MarkNodeLost]).
+	OutcomeNodeLost Outcome = "node_lost"
+)
+
+// valid reports whether o is one of the outcomes above.
+func (o Outcome) valid() bool {
+	switch o {
+	case OutcomeRunning, OutcomeSucceeded, OutcomeFailed, OutcomeTimedOut, OutcomeCancelled,
+		OutcomeSkipped, OutcomeNodeLost:
+		return true
+	}
+	return false
+}
+
+// ran reports whether an execution with outcome o ran its job to an end,
+// so that its duration means something.
+func (o Outcome) ran() bool {
+	switch o {
+	case OutcomeSucceeded, OutcomeFailed, OutcomeTimedOut, OutcomeCancelled:
+		return true
+	}
+	return false
+}
+
+// Execution is one recorded run of a job: one attempt of one firing.
+type Execution struct {
+	// ID identifies the execution: the chime execution ID, unique.
+	ID string
+	// FirstID is the ID of the firing's first attempt; it equals ID for
+	// the first attempt. Start fills it in when empty.
+	FirstID string
+	// Attempt counts the firing's attempts from 1. Start makes 0 a 1.
+	Attempt int
+	// JobGroup and JobName are the job's key; both are required.
+	JobGroup, JobName string
+	// TriggerGroup and TriggerName are the key of the trigger that fired.
+	TriggerGroup, TriggerName string
+	// NodeID is the node that ran it.
+	NodeID string
+	// ScheduledTime is the fire time the trigger was scheduled for (zero
+	// for none); StartedTime when the job started (required);
+	// FinishedTime when it ended (zero while running).
+	ScheduledTime, StartedTime, FinishedTime time.Time
+	// Outcome is running or how it ended.
+	Outcome Outcome
+	// Error is the error the job ended with, if any.
+	Error string
+	// Output is what the job printed or returned, at most
+	// Options.MaxOutputBytes of it.
+	Output string
+	// OutputTruncated reports that Output was cut, here or by the job.
+	OutputTruncated bool
+	// Logs are the job's log lines, at most Options.MaxLogLines of them.
+	Logs []LogLine
+	// Recovering marks a re-run of an execution whose node died.
+	Recovering bool
+	// Manual marks a run started by a person ("trigger now").
+	Manual bool
+	// Params are the job data the execution ran with. Numbers come back
+	// as json.Number, exactly as recorded.
+	Params map[string]any
+}
+
+// LogLine is one log line of an execution.
+type LogLine struct {
+	Time    time.Time      `json:"time"`
+	Level   string         `json:"level"`
+	Message string         `json:"msg"`
+	Attrs   map[string]any `json:"attrs,omitempty"`
+}
+
+// Finish is how an execution ended; see [History.Finish].
+type Finish struct {
+	// Outcome is how it ended: any outcome but running.
+	Outcome Outcome
+	// FinishedTime is when it ended; required.
+	FinishedTime time.Time
+	// Error is the error the job ended with, if any.
+	Error string
+	// Output is what the job printed or returned; longer than
+	// Options.MaxOutputBytes, it is cut.
+	Output string
+	// OutputTruncated reports that the job already cut Output.
+	OutputTruncated bool
+	// Logs are the job's log lines; more than Options.MaxLogLines are cut.
+	Logs []LogLine
+}
+
+// Start records an execution as running. e.ID must be new: a second Start
+// of one ID fails with [ErrExists]. e.Outcome must be empty or running;
+// FinishedTime, Error, Output and Logs are ignored (Finish records them).
+// e is not modified.
+func (h *History) Start(ctx context.Context, e *Execution) error {
+	if e == nil {
+		return invalid("nil execution")
+	}
+	x := *e
+	if x.FirstID == "" {
+		x.FirstID = x.ID
+	}
+	if x.Attempt == 0 {
+		x.Attempt = 1
+	}
+	if err := checkStart(&x); err != nil {
+		return err
+	}
+	params, err := encodeJSON("Params", x.Params)
+	if err != nil {
+		return err
+	}
+	_, err = h.db.ExecContext(ctx, h.q.executionInsert, h.sched,
+		x.ID, x.FirstID, x.Attempt, x.JobGroup, x.JobName, x.TriggerGroup, x.TriggerName, x.NodeID,
+		timeArg(x.ScheduledTime), x.StartedTime.UnixNano(), string(OutcomeRunning),
+		false, x.Recovering, x.Manual, params)
+	switch {
+	case h.st.IsUniqueViolation(err):
+		return fmt.Errorf("%w: execution %q", ErrExists, x.ID)
+	case err != nil:
+		return dbErr("recording the start of execution "+x.ID, err)
+	}
+	return nil
+}
+
+// checkStart validates an execution for Start, defaults applied.
+func checkStart(e *Execution) error {
+	for _, f := range []struct {
+		name, v  string
+		required bool
+	}{
+		{"ID", e.ID, true}, {"FirstID", e.FirstID, true}, {"JobGroup", e.JobGroup, true}, {"JobName", e.JobName, true},
+		{"TriggerGroup", e.TriggerGroup, false}, {"TriggerName", e.TriggerName, false}, {"NodeID", e.NodeID, false},
+	} {
+		if err := checkKey(f.name, f.v, f.required); err != nil {
+			return err
+		}
+	}
+	switch {
+	case e.Attempt < 0:
+		return invalid("Attempt %d is negative", e.Attempt)
+	case e.Attempt == 1 && e.FirstID != e.ID:
+		return invalid("FirstID %q of attempt 1: want the execution's own ID %q", e.FirstID, e.ID)
+	case e.Attempt > 1 && e.FirstID == e.ID:
+		return invalid("FirstID of attempt %d is the execution's own ID: want the first attempt's", e.Attempt)
+	case e.Outcome != "" && e.Outcome != OutcomeRunning:
+		return invalid("Outcome %q: Start records a running execution; Finish records how it ended", e.Outcome)
+	}
+	if err := checkTime("ScheduledTime", e.ScheduledTime, false); err != nil {
+		return err
+	}
+	return checkTime("StartedTime", e.StartedTime, true)
+}
+
+// Finish records how the running execution id ended. Output longer than
+// Options.MaxOutputBytes keeps its first and last parts around a line
+// saying how many bytes were left out, and is flagged OutputTruncated;
+// more than Options.MaxLogLines log lines keep the first and last ones
+// around a line saying how many were left out. Invalid UTF-8 and NUL bytes
+// in Error and Output become U+FFFD. An execution that is not running
+// (finished, or marked node_lost) gives [ErrNotRunning] and an unknown one
+// [ErrNotFound]; neither changes anything.
+func (h *History) Finish(ctx context.Context, id string, f Finish) error {
+	if err := checkKey("id", id, true); err != nil {
+		return err
+	}
+	switch {
+	case !f.Outcome.valid():
+		return invalid("Finish.Outcome %q is not an outcome", f.Outcome)
+	case f.Outcome == OutcomeRunning:
+		return invalid("Finish.Outcome is running: want how the execution ended")
+	}
+	if err := checkTime("Finish.FinishedTime", f.FinishedTime, true); err != nil {
+		return err
+	}
+	output, cut := truncateOutput(cleanText(f.Output), h.opts.MaxOutputBytes)
+	logs, err := encodeJSON("Finish.Logs", truncateLogs(f.Logs, h.opts.MaxLogLines))
+	if err != nil {
+		return err
+	}
+	res, err := h.db.ExecContext(ctx, h.q.executionFinish, string(f.Outcome), f.FinishedTime.UnixNano(),
+		cleanText(f.Error), output, cut || f.OutputTruncated, logs, h.sched, id)
+	if err != nil {
+		return dbErr("recording the end of execution "+id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return dbErr("recording the end of execution "+id, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	var count int
+	if err := h.db.QueryRowContext(ctx, h.q.executionExists, h.sched, id).Scan(&count); err != nil {
+		return dbErr("reading execution "+id, err)
+	}
+	if count == 0 {
+		return fmt.Errorf("%w: execution %q", ErrNotFound, id)
+	}
+	return fmt.Errorf("%w: execution %q", ErrNotRunning, id)
+}
+
+// Get returns the execution id, with its output and logs, or
+// [ErrNotFound].
+func (h *History) Get(ctx context.Context, id string) (*Execution, error) {
+	if err := checkKey("id", id, true); err != nil {
+		return nil, err
+	}
+	e, err := scanExecution(h.db.QueryRowContext(ctx, h.q.executionGet, h.sched, id))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, fmt.Errorf("%w: execution %q", ErrNotFound, id)
+	case err != nil:
+		return nil, dbErr("reading execution "+id, err)
+	}
+	return e, nil
+}
+
+// Attempts returns every attempt of the firing whose first attempt is
+// firstID, first attempt first, each with its output and logs; or
+// [ErrNotFound] when none is recorded.
+func (h *History) Attempts(ctx context.Context, firstID string) ([]Execution, error) {
+	if err := checkKey("firstID", firstID, true); err != nil {
+		return nil, err
+	}
+	out, err := h.queryExecutions(ctx, h.q.executionAttempts, firstID, h.sched)
+	if err != nil {
+		return nil, dbErr("reading the attempts of execution "+firstID, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: attempts of execution %q", ErrNotFound, firstID)
+	}
+	return out, nil
+}
+
+// MarkNodeLost records that the node nodeID died at the given time: each
+// of its running executions becomes node_lost, finished at that time with
+// the error "node <nodeID> lost". It returns how many there were.
+func (h *History) MarkNodeLost(ctx context.Context, nodeID string, at time.Time) (int, error) {
+	if err := checkKey("nodeID", nodeID, true); err != nil {
+		return 0, err
+	}
+	if err := checkTime("at", at, true); err != nil {
+		return 0, err
+	}
+	res, err := h.db.ExecContext(ctx, h.q.executionNodeLost, at.UnixNano(), "node "+nodeID+" lost", nodeID, h.sched)
+	if err != nil {
+		return 0, dbErr("marking the executions of node "+nodeID+" lost", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, dbErr("marking the executions of node "+nodeID+" lost", err)
+	}
+	return int(n), nil
+}
+
+// Query selects executions for [History.List]. Zero fields select
+// everything.
+type Query struct {
+	// JobGroup and JobName select one job's executions, or with JobName
+	// empty a group's.
+	JobGroup, JobName string
+	// Outcome selects executions with any of these outcomes.
+	Outcome []Outcome
+	// NodeID selects the executions of one node.
+	NodeID string
+	// From and To select executions by StartedTime: From inclusive, To
+	// exclusive; a zero time is no bound.
+	From, To time.Time
+	// Cursor continues a list: a previous Page's Next.
+	Cursor string
+	// Limit is the page size, 1 to MaxLimit. Defaults to DefaultLimit.
+	Limit int
+}
+
+// Page is one page of a list of executions.
+type Page struct {
+	// Executions are newest first (by StartedTime, then ID). They leave
+	// out Output and Logs, to keep lists light: Get returns them.
+	Executions []Execution
+	// Next continues the list after the last execution of this page;
+	// empty on the last page.
+	Next string
+}
+
+// List returns a page of the executions q selects, newest first by
+// StartedTime, then ID. The cursor is a position in that order, so pages
+// neither repeat nor skip executions when newer ones are recorded between
+// calls.
+func (h *History) List(ctx context.Context, q *Query) (*Page, error) {
+	if q == nil {
+		q = &Query{}
+	}
+	limit, err := checkLimit("Query.Limit", q.Limit)
+	if err != nil {
+		return nil, err
+	}
+	w := where{}
+	w.add("sched_name = ?", h.sched)
+	if err := w.job("Query", q.JobGroup, q.JobName); err != nil {
+		return nil, err
+	}
+	if len(q.Outcome) > 0 {
+		marks := make([]string, len(q.Outcome))
+		for i, o := range q.Outcome {
+			if !o.valid() {
+				return nil, invalid("Query.Outcome[%d] %q is not an outcome", i, o)
+			}
+			marks[i] = "?"
+			w.args = append(w.args, string(o))
+		}
+		w.conds = append(w.conds, "outcome IN ("+strings.Join(marks, ", ")+")")
+	}
+	if q.NodeID != "" {
+		if err := checkKey("Query.NodeID", q.NodeID, false); err != nil {
+			return nil, err
+		}
+		w.add("node_id = ?", q.NodeID)
+	}
+	if err := w.span("Query", "started_time", q.From, q.To); err != nil {
+		return nil, err
+	}
+	if err := w.after("Query.Cursor", "started_time", q.Cursor); err != nil {
+		return nil, err
+	}
+	stmt := h.st.SQL("SELECT " + executionLight + " FROM {p}server_executions" + w.String() +
+		" ORDER BY started_time DESC, id DESC LIMIT ?")
+	out, err := h.queryExecutions(ctx, stmt, append(w.args, limit+1)...)
+	if err != nil {
+		return nil, dbErr("listing executions", err)
+	}
+	p := &Page{Executions: out}
+	if len(out) > limit {
+		p.Executions = out[:limit]
+		last := out[limit-1]
+		p.Next = encodeCursor(last.StartedTime, last.ID)
+	}
+	return p, nil
+}
+
+// LastSuccess returns when the job's latest successful execution
+// finished, or the zero time if none is recorded.
+func (h *History) LastSuccess(ctx context.Context, group, name string) (time.Time, error) {
+	if err := checkKey("group", group, true); err != nil {
+		return time.Time{}, err
+	}
+	if err := checkKey("name", name, true); err != nil {
+		return time.Time{}, err
+	}
+	var t sql.NullInt64
+	if err := h.db.QueryRowContext(ctx, h.q.lastSuccess, group, name, h.sched).Scan(&t); err != nil {
+		return time.Time{}, dbErr("reading the last success of job "+group+"."+name, err)
+	}
+	return timeOf(t), nil
+}
+
+// Stats are figures about the executions of a job (or group, or all jobs)
+// that started since a time.
+type Stats struct {
+	// Since is the start of the period.
+	Since time.Time
+	// Total counts the executions that started since then, and Counts
+	// them by outcome; outcomes with none are absent.
+	Total  int
+	Counts map[Outcome]int
+	// P50 and P95 are the median and 95th percentile of the durations
+	// (FinishedTime - StartedTime) of the newest StatsSample executions
+	// that ran to an end (succeeded, failed, timed out or cancelled);
+	// zero when there are none. Sampled is how many that is.
+	P50, P95 time.Duration
+	Sampled  int
+}
+
+// StatsSample bounds the executions whose durations Stats reads.
+const StatsSample = 1000
+
+// Stats returns figures about the executions of the job group.name that
+// started at or after since: of every job of the group when name is
+// empty, of every job when both are.
+func (h *History) Stats(ctx context.Context, group, name string, since time.Time) (*Stats, error) {
+	w := where{}
+	w.add("sched_name = ?", h.sched)
+	if err := w.job("", group, name); err != nil {
+		return nil, err
+	}
+	if err := w.span("", "started_time", since, time.Time{}); err != nil {
+		return nil, err
+	}
+	st := &Stats{Since: since, Counts: make(map[Outcome]int)}
+	rows, err := h.db.QueryContext(ctx, h.st.SQL("SELECT outcome, COUNT(*) FROM {p}server_executions"+w.String()+
+		" GROUP BY outcome"), w.args...)
+	if err != nil {
+		return nil, dbErr("counting executions", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var o string
+		var n int
+		if err := rows.Scan(&o, &n); err != nil {
+			return nil, dbErr("counting executions", err)
+		}
+		st.Counts[Outcome(o)] = n
+		st.Total += n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbErr("counting executions", err)
+	}
+	rows.Close()
+
+	w.add("outcome IN (?, ?, ?, ?)", string(OutcomeSucceeded), string(OutcomeFailed), string(OutcomeTimedOut), string(OutcomeCancelled))
+	rows, err = h.db.QueryContext(ctx, h.st.SQL("SELECT finished_time - started_time FROM {p}server_executions"+w.String()+
+		" ORDER BY started_time DESC LIMIT ?"), append(w.args, StatsSample)...)
+	if err != nil {
+		return nil, dbErr("reading execution durations", err)
+	}
+	defer rows.Close()
+	var ds []time.Duration
+	for rows.Next() {
+		var d sql.NullInt64
+		if err := rows.Scan(&d); err != nil {
+			return nil, dbErr("reading execution durations", err)
+		}
+		if d.Valid {
+			ds = append(ds, time.Duration(d.Int64))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbErr("reading execution durations", err)
+	}
+	st.Sampled = len(ds)
+	st.P50, st.P95 = percentile(ds, 50), percentile(ds, 95)
+	return st, nil
+}
+
+// queryExecutions runs a query for executions and scans them.
+func (h *History) queryExecutions(ctx context.Context, stmt string, args ...any) ([]Execution, error) {
+	rows, err := h.db.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Execution
+	for rows.Next() {
+		e, err := scanExecution(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *e)
+	}
+	return out, rows.Err()
+}
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+// scanExecution reads the columns of executionCols or executionLight.
+func scanExecution(s scanner) (*Execution, error) {
+	var (
+		e                          Execution
+		scheduled, finished        sql.NullInt64
+		started                    int64
+		outcome                    string
+		logs, params               sql.NullString
+		truncated, recovering, man bool
+	)
+	err := s.Scan(&e.ID, &e.FirstID, &e.Attempt, &e.JobGroup, &e.JobName, &e.TriggerGroup, &e.TriggerName, &e.NodeID,
+		&scheduled, &started, &finished, &outcome, &e.Error, &e.Output, &logs, &truncated, &recovering, &man, &params)
+	if err != nil {
+		return nil, err
+	}
+	e.ScheduledTime = timeOf(scheduled)
+	e.StartedTime = time.Unix(0, started).UTC()
+	e.FinishedTime = timeOf(finished)
+	e.Outcome = Outcome(outcome)
+	e.OutputTruncated, e.Recovering, e.Manual = truncated, recovering, man
+	if err := decodeJSON(logs, &e.Logs); err != nil {
+		return nil, fmt.Errorf("execution %s: logs: %w", e.ID, err)
+	}
+	if err := decodeJSON(params, &e.Params); err != nil {
+		return nil, fmt.Errorf("execution %s: params: %w", e.ID, err)
+	}
+	return &e, nil
+}
+
+// encodeJSON returns the stored form of v: JSON text, or NULL for a nil or
+// empty value.
+func encodeJSON[T any](field string, v T) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, invalid("%s: %v", field, err)
+	}
+	switch string(b) {
+	case "null", "{}", "[]":
+		return nil, nil
+	}
+	return string(b), nil
+}
+
+// decodeJSON reads a stored JSON value into v; NULL leaves v alone.
+// Numbers become json.Number.
+func decodeJSON(s sql.NullString, v any) error {
+	if !s.Valid || s.String == "" {
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader([]byte(s.String)))
+	d.UseNumber()
+	return d.Decode(v)
+}
+
+// cleanText makes text storable on every dialect: valid UTF-8 without NUL
+// bytes (PostgreSQL text refuses both).
+func cleanText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
+}
+
+// minOutputBytes leaves room for the omission line and some output.
+const minOutputBytes = 64
+
+// truncateOutput cuts s to at most limit bytes, keeping its first and last
+// parts around a line saying how many bytes were left out, on UTF-8
+// boundaries. It reports whether it cut.
+func truncateOutput(s string, limit int) (string, bool) {
+	if len(s) <= limit {
+		return s, false
+	}
+	marker := func(n int) string { return fmt.Sprintf("\n... %d bytes omitted ...\n", n) }
+	budget := limit - len(marker(len(s))) // the longest marker there can be
+	head := budget / 2
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	tail := len(s) - (budget - budget/2)
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + marker(tail-head) + s[tail:], true
+}
+
+// minLogLines leaves room for the omission line and a line either side.
+const minLogLines = 3
+
+// truncateLogs keeps at most limit lines: the first and last ones around a
+// line saying how many were left out.
+func truncateLogs(lines []LogLine, limit int) []LogLine {
+	if len(lines) <= limit {
+		return lines
+	}
+	head := (limit - 1) / 2
+	tail := limit - 1 - head
+	omitted := len(lines) - head - tail
+	out := make([]LogLine, 0, limit)
+	out = append(out, lines[:head]...)
+	out = append(out, LogLine{
+		Time:    lines[head].Time,
+		Level:   "WARN",
+		Message: fmt.Sprintf("... %d log lines omitted ...", omitted),
+	})
+	return append(out, lines[len(lines)-tail:]...)
+}
+
+// percentile returns the p-th percentile of ds by the nearest-rank method,
+// or 0 for none. It sorts ds.
+func percentile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	rank := (p*len(ds) + 99) / 100 // ceil(p/100 * n)
+	return ds[max(rank, 1)-1]
+}
