@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chime-scheduler/chime/server/auth"
+	"github.com/chime-scheduler/chime/server/history"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
@@ -64,11 +65,15 @@ func migrate(ctx context.Context, cmd *cobra.Command, databaseURL string, opts *
 		return err
 	}
 	defer st.Close()
+	if _, err := history.New(ctx, st, &history.Options{Logger: opts.Logger}); err != nil {
+		return fmt.Errorf("migrating the execution history: %w", err)
+	}
 	if _, err := auth.New(ctx, st, &auth.Options{Logger: opts.Logger}); err != nil {
 		return fmt.Errorf("migrating the users and sessions: %w", err)
 	}
 	schemas := []schema{
 		{"store", "schema_migrations", "jobs, triggers, calendars, executions, nodes"},
+		{"history", "server_schema_migrations", "execution history, decisions, audit log"},
 		{"auth", "auth_schema_migrations", "users, sessions, API tokens"},
 	}
 	w := cmd.OutOrStdout()
