@@ -40,7 +40,8 @@
 // Service or Authenticator return as *api.Error (not_found, conflict,
 // version_mismatch → 412, …) are passed on; any other error is logged and
 // answered 500 without its details, and so is a panic. A path no route
-// has is 404, a method its routes lack 405 with Allow.
+// has is 404 (not_found); a method its routes lack is 405 with Allow, coded
+// invalid_argument since the API has no code of its own for it.
 //
 // # Jobs and versions
 //

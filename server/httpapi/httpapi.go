@@ -21,7 +21,7 @@ type Options struct {
 	// Defaults to slog.Default().
 	Logger *slog.Logger
 	// MaxBodyBytes bounds a request body; a larger one is refused with
-	// 413. Defaults to httpjson.DefaultMaxBody (1 MiB).
+	// 413. Zero or less means the default, httpjson.DefaultMaxBody (1 MiB).
 	MaxBodyBytes int64
 	// Metrics serves GET /metrics, typically a Prometheus handler.
 	// Defaults to nil: /metrics answers 404.

@@ -18,8 +18,13 @@ type (
 	openAPIDoc struct {
 		OpenAPI    string                           `json:"openapi"`
 		Info       openAPIInfo                      `json:"info"`
+		Servers    []server                         `json:"servers"`
+		Security   []map[string][]string            `json:"security"`
 		Paths      map[string]map[string]*operation `json:"paths"`
 		Components components                       `json:"components"`
+	}
+	server struct {
+		URL string `json:"url"`
 	}
 	openAPIInfo struct {
 		Title       string `json:"title"`
@@ -45,7 +50,9 @@ type (
 		Parameters  []parameter                `json:"parameters,omitempty"`
 		RequestBody *requestBody               `json:"requestBody,omitempty"`
 		Responses   map[string]*responseObject `json:"responses"`
-		Security    []map[string][]string      `json:"security,omitempty"`
+		// Security is the empty list on public operations, which
+		// overrides the document's default.
+		Security *[]map[string][]string `json:"security,omitempty"`
 		// Role is the least role allowed to call the operation; empty for
 		// public operations.
 		Role api.Role `json:"x-chime-role,omitempty"`
@@ -64,10 +71,14 @@ type (
 		Content  map[string]mediaType `json:"content"`
 	}
 	responseObject struct {
-		Ref         string                `json:"$ref,omitempty"`
-		Description string                `json:"description,omitempty"`
-		Headers     map[string]*parameter `json:"headers,omitempty"`
-		Content     map[string]mediaType  `json:"content,omitempty"`
+		Ref         string               `json:"$ref,omitempty"`
+		Description string               `json:"description,omitempty"`
+		Headers     map[string]*header   `json:"headers,omitempty"`
+		Content     map[string]mediaType `json:"content,omitempty"`
+	}
+	header struct {
+		Description string  `json:"description,omitempty"`
+		Schema      *schema `json:"schema"`
 	}
 	mediaType struct {
 		Schema *schema `json:"schema"`
@@ -110,7 +121,9 @@ func buildOpenAPI(routes []route) (*openAPIDoc, error) {
 				"Every error is an Error with the HTTP status of its code.",
 			Version: strings.TrimPrefix(api.Version, "/api/"),
 		},
-		Paths: make(map[string]map[string]*operation),
+		Servers:  []server{{URL: "/"}},
+		Security: authenticated(),
+		Paths:    make(map[string]map[string]*operation),
 		Components: components{
 			Schemas: b.schemas,
 			Responses: map[string]*responseObject{
@@ -159,10 +172,13 @@ func (b *schemaBuilder) operation(rt *route) (*operation, error) {
 		Responses:   make(map[string]*responseObject),
 		Role:        rt.role,
 	}
+	security := authenticated()
 	if rt.role != "" {
 		op.Description = "Needs role " + string(rt.role) + " or above."
-		op.Security = []map[string][]string{{"bearer": {}}, {"session": {}}}
+	} else {
+		security = []map[string][]string{}
 	}
+	op.Security = &security
 	errStatuses := slices.Clone(rt.errors)
 	for _, name := range pathWildcards(rt.path) {
 		op.Parameters = append(op.Parameters, parameter{Name: name, In: "path", Required: true, Schema: &schema{Type: "string"}})
@@ -215,7 +231,7 @@ func (b *schemaBuilder) response(resp response) *responseObject {
 		obj.Content = map[string]mediaType{ct: {Schema: b.of(reflect.TypeOf(resp.body))}}
 	}
 	if resp.etag {
-		obj.Headers = map[string]*parameter{"ETag": {
+		obj.Headers = map[string]*header{"ETag": {
 			Description: `The job's version, quoted ("7"): send it back in If-Match.`,
 			Schema:      &schema{Type: "string"},
 		}}
@@ -248,6 +264,12 @@ func queryParameter(p param) parameter {
 		out.Explode = &explode
 	}
 	return out
+}
+
+// authenticated is the security requirement of a route that needs a
+// caller: a bearer token or the session cookie.
+func authenticated() []map[string][]string {
+	return []map[string][]string{{"bearer": {}}, {"session": {}}}
 }
 
 // tag groups an operation by its path's first segment after the API
