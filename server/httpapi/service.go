@@ -15,31 +15,66 @@ import (
 // logged. Methods that change something take the actor, the name of the
 // authenticated caller, for the audit log.
 type Service interface {
+	// ListJobs answers GET /api/v1/jobs. A zero Limit means the default (50).
 	ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, error)
+	// GetJob answers GET /api/v1/jobs/{group}/{name}; not_found when absent.
 	GetJob(ctx context.Context, group, name string) (*api.Job, error)
+	// CreateJob answers POST /api/v1/jobs; conflict when the key exists.
+	// The returned job's Version becomes the ETag.
 	CreateJob(ctx context.Context, actor string, job api.Job) (*api.Job, error)
+	// PutJob upserts by key (PUT /api/v1/jobs/{group}/{name}); job's Group
+	// and Name are the path's. With ifMatch set it must refuse, with
+	// version_mismatch, to change a job at another version or a missing one.
 	PutJob(ctx context.Context, actor string, job api.Job, ifMatch int64) (j *api.Job, created bool, err error) // ifMatch 0: no precondition
+	// DeleteJob deletes a job and its triggers.
 	DeleteJob(ctx context.Context, actor, group, name string) error
+	// PauseJob pauses every trigger of a job.
 	PauseJob(ctx context.Context, actor, group, name string) error
+	// ResumeJob resumes every trigger of a job.
 	ResumeJob(ctx context.Context, actor, group, name string) error
+	// RunJob runs a job now (answered 202).
 	RunJob(ctx context.Context, actor, group, name string, req api.RunRequest) (*api.Accepted, error)
+	// Backfill runs a job once per fire time in [req.From, req.To), both
+	// set and ordered (answered 202).
 	Backfill(ctx context.Context, actor, group, name string, req api.BackfillRequest) (*api.Accepted, error)
+	// UpcomingFireTimes lists a job's next count fire times, count in
+	// [1, 1000] (10 when the query gives none).
 	UpcomingFireTimes(ctx context.Context, group, name string, count int) ([]api.FireTime, error)
+	// Explain says why a job did or did not run at an instant.
 	Explain(ctx context.Context, group, name string, at time.Time) (*api.Explanation, error)
+	// ExplainCron explains a cron expression; timeZone may be empty (UTC).
 	ExplainCron(ctx context.Context, expression, timeZone string, count int) (*api.CronExplanation, error)
+	// ListExecutions answers GET /api/v1/executions, newest first.
 	ListExecutions(ctx context.Context, q api.ExecutionQuery) (*api.ExecutionList, error)
+	// GetExecution returns one execution; not_found when absent.
 	GetExecution(ctx context.Context, id string) (*api.Execution, error)
+	// Attempts lists every attempt of an execution's firing.
 	Attempts(ctx context.Context, id string) ([]api.Execution, error)
+	// RetryExecution runs a finished execution's job again as a new attempt
+	// (answered 202).
 	RetryExecution(ctx context.Context, actor, id string) (*api.Accepted, error)
+	// ListCalendars lists calendars with the triggers that use them.
 	ListCalendars(ctx context.Context) ([]api.Calendar, error)
+	// GetCalendar returns one calendar; not_found when absent.
 	GetCalendar(ctx context.Context, name string) (*api.Calendar, error)
+	// PutCalendar creates or replaces a calendar, reporting which (201 or
+	// 200); cal.Name is the path's.
 	PutCalendar(ctx context.Context, actor string, cal api.Calendar) (created bool, err error)
+	// DeleteCalendar deletes a calendar; conflict while a trigger uses it.
 	DeleteCalendar(ctx context.Context, actor, name string) error
+	// Nodes lists the cluster's nodes.
 	Nodes(ctx context.Context) ([]api.Node, error)
+	// AlertSettings returns the global alert settings, secrets masked.
 	AlertSettings(ctx context.Context) (*api.AlertSettings, error)
+	// PutAlertSettings replaces the global alert settings.
 	PutAlertSettings(ctx context.Context, actor string, s api.AlertSettings) error
+	// TestAlert sends a test alert to the default recipients.
 	TestAlert(ctx context.Context, actor string) error
+	// ListAudit answers GET /api/v1/audit, newest first.
 	ListAudit(ctx context.Context, q api.AuditQuery) (*api.AuditList, error)
+	// Ready reports whether the node holds a lease and reaches the
+	// database (/readyz). An *api.Error's message is shown to the caller;
+	// any other error is only logged.
 	Ready(ctx context.Context) error
 }
 
@@ -50,13 +85,24 @@ type Authenticator interface {
 	// Authenticate reads "Authorization: Bearer <token>" or the chime_session cookie.
 	// No credentials or bad ones: *api.Error unauthenticated.
 	Authenticate(ctx context.Context, r *http.Request) (*api.User, error) // Name, Role
+	// Login checks a user's password and starts a session; unauthenticated
+	// for bad credentials, rate_limited when too many failed. clientAddr is
+	// the client's IP address.
 	Login(ctx context.Context, username, password, clientAddr string) (*api.Session, error)
+	// Logout ends the session of a token (bearer or cookie).
 	Logout(ctx context.Context, token string) error
+	// ListUsers lists users; the API drops any Password.
 	ListUsers(ctx context.Context) ([]api.User, error)
+	// CreateUser creates a user; conflict when the name is taken.
 	CreateUser(ctx context.Context, actor string, u api.User) (*api.User, error)
+	// UpdateUser changes a user's role or password; u.Name is the path's.
 	UpdateUser(ctx context.Context, actor string, u api.User) (*api.User, error)
+	// DeleteUser deletes a user.
 	DeleteUser(ctx context.Context, actor, name string) error
+	// ListTokens lists API tokens; the API drops any Secret.
 	ListTokens(ctx context.Context) ([]api.Token, error)
+	// CreateToken creates an API token.
 	CreateToken(ctx context.Context, actor string, t api.Token) (*api.Token, error) // Secret set once
+	// DeleteToken revokes an API token.
 	DeleteToken(ctx context.Context, actor, id string) error
 }
