@@ -58,12 +58,20 @@ func ParseDuration(field, s string) (time.Duration, error) {
 	return d, nil
 }
 
-// FormatDuration formats d as ParseDuration reads it; zero is "".
+// FormatDuration formats d as ParseDuration reads it, without zero
+// trailing units ("10m", not "10m0s"); zero is "".
 func FormatDuration(d time.Duration) string {
 	if d == 0 {
 		return ""
 	}
-	return d.String()
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // jsonKeys returns the JSON object keys encoding/json decodes into struct

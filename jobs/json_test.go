@@ -61,6 +61,34 @@ func TestDecodeJSONErrors(t *testing.T) {
 	}
 }
 
+func TestFormatDuration(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, ""},
+		{500 * time.Millisecond, "500ms"},
+		{30 * time.Second, "30s"},
+		{10 * time.Minute, "10m"},
+		{90 * time.Second, "1m30s"},
+		{time.Hour, "1h"},
+		{90 * time.Minute, "1h30m"},
+		{time.Hour + 5*time.Second, "1h0m5s"},
+		{-10 * time.Minute, "-10m"},
+		{10*time.Minute + time.Millisecond, "10m0.001s"},
+	}
+	for _, tt := range tests {
+		got := jobs.FormatDuration(tt.d)
+		if got != tt.want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+		if back, err := jobs.ParseDuration("x", got); err != nil || back != tt.d {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", got, back, err, tt.d)
+		}
+	}
+}
+
 func TestParseDuration(t *testing.T) {
 	t.Parallel()
 	for _, s := range []string{"", "30s", "1m30s", "250ms", "2h"} {
