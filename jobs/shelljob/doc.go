@@ -1,0 +1,46 @@
+// Package shelljob is chime's built-in "shell" job type: each firing runs
+// one command and records its exit status and output. chime server offers it
+// only when started with --enable-shell-jobs; this package just runs what
+// it is given.
+//
+// A Spec describes the command; in a job's JSON it looks like this:
+//
+//	{
+//	  "argv": ["/usr/local/bin/backup", "--region", "{{.Params.region}}", "--run", "{{.ExecutionID}}"],
+//	  "env": {"BACKUP_BUCKET": "{{.Params.bucket}}"},
+//	  "dir": "/var/lib/backup",
+//	  "timeout": "10m"
+//	}
+//
+// "argv" runs the program directly, with no shell to interpret its
+// arguments; each element is a template over the firing's jobs.Vars (see
+// package jobs). For a pipeline or a redirection, set "shell" instead, which
+// runs /bin/sh -c with the script:
+//
+//	{"shell": "pg_dump \"$DATABASE\" | gzip > \"/backups/$CHIME_JOB_NAME-$CHIME_EXECUTION_ID.gz\"", "env": {"DATABASE": "{{.Params.db}}"}}
+//
+// A script is not a template, so a parameter can never inject shell syntax
+// into it; it reads the firing's variables from its environment instead,
+// quoted as above:
+//
+//	CHIME_JOB_GROUP, CHIME_JOB_NAME          the job's key
+//	CHIME_TRIGGER_GROUP, CHIME_TRIGGER_NAME  the firing trigger's key
+//	CHIME_EXECUTION_ID, CHIME_NODE_ID        this execution and its node
+//	CHIME_SCHEDULED_TIME, CHIME_FIRE_TIME    RFC 3339 instants
+//	CHIME_ATTEMPT                            1 for the first try
+//	CHIME_PARAMS                             the parameters as a JSON object
+//
+// Every command gets these. Besides them it sees the server's PATH and
+// "env" (whose values are templates), or with "inherit_env": true the
+// server's whole environment under those. "dir" is an absolute working
+// directory; "timeout" (a Go duration string) stops the command, and is
+// unlimited when absent. Exactly one of "argv" and "shell" is required;
+// unknown fields are refused.
+//
+// Runner.Run starts the command in a process group of its own and leaves
+// nothing of that group running when it returns: on timeout or
+// cancellation the group gets SIGTERM and, after a grace period, SIGKILL,
+// and processes the command leaves behind when it exits are killed. Stdout
+// and stderr go, interleaved, to the writer Run is given, normally a
+// jobs.Capture.
+package shelljob
