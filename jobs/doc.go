@@ -1,7 +1,8 @@
 // Package jobs holds what chime's built-in job types share: the fire-time
 // variables a job's spec may refer to (Vars), template expansion over them
-// (Expand), a bounded output buffer (Capture) and the error that names a bad
-// spec field (FieldError).
+// (Expand), a bounded output buffer (Capture), the error that names a bad
+// spec field (FieldError) and the strict JSON decoding their specs use
+// (DecodeJSON, ParseDuration).
 //
 // The job types themselves live in subpackages: package httpjob sends an
 // HTTP request, package shelljob runs a command. Each is a pure runner,

@@ -40,7 +40,8 @@
 // Runner.Run starts the command in a process group of its own and leaves
 // nothing of that group running when it returns: on timeout or
 // cancellation the group gets SIGTERM and, after a grace period, SIGKILL,
-// and processes the command leaves behind when it exits are killed. Stdout
-// and stderr go, interleaved, to the writer Run is given, normally a
+// and processes the command leaves behind when it exits are killed. (On
+// systems without process groups only the command itself is stopped.)
+// Stdout and stderr go, interleaved, to the writer Run is given, normally a
 // jobs.Capture.
 package shelljob
