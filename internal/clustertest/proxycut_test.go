@@ -90,19 +90,19 @@ func testDisconnectionOn(t *testing.T, d dialect, how disconnection) {
 	}
 
 	// Node p, behind the proxy, runs alone at first, so it takes the long
-	// jobs. The load requests recovery: a firing p recorded in the store
-	// but had not finished when it was cut off re-runs elsewhere.
-	p := StartNode(t, bin, dir, nodeConfig("p", proxied))
-	load := Load{Group: "load", Triggers: 200, Fires: 15, Interval: time.Second, Spread: time.Second, RequestsRecovery: true}
-	load.Start = startIn(load.Triggers)
-	seed(t, seeder, load)
+	// jobs. They are due before anything else: a node that is behind claims
+	// the earliest fire times first, so long jobs due after a load it has
+	// not caught up with (seeding is slow on a loaded machine) would wait
+	// for the whole load. They run long enough to outlast seeding the load
+	// and the cut-off node's lease.
 	lost := slowJob{name: "lost", recovers: false}
 	moved := slowJob{name: "moved", recovers: true}
-	const longRun = 8 * time.Second
+	const longRun = 25 * time.Second
 	longAt := time.Now().Add(time.Second).Truncate(time.Millisecond)
 	for _, j := range []slowJob{lost, moved} {
 		scheduleSlow(t, seeder, j, longAt, longRun)
 	}
+	p := StartNode(t, bin, dir, nodeConfig("p", proxied))
 	WaitFor(t, 20*time.Second, "node p to start the long jobs", func() (bool, string, error) {
 		recs, err := p.Records()
 		started := 0
@@ -113,6 +113,11 @@ func testDisconnectionOn(t *testing.T, d dialect, how disconnection) {
 		}
 		return started == 2, fmt.Sprintf("%d of 2 started", started), err
 	})
+	// The load requests recovery: a firing p recorded in the store but had
+	// not finished when it was cut off re-runs elsewhere.
+	load := Load{Group: "load", Triggers: 200, Fires: 15, Interval: time.Second, Spread: time.Second, RequestsRecovery: true}
+	load.Start = startIn(load.Triggers)
+	seed(t, seeder, load)
 	b := StartNode(t, bin, dir, nodeConfig("b", url))
 	c := StartNode(t, bin, dir, nodeConfig("c", url))
 
