@@ -26,6 +26,10 @@ func TestDependenciesPointInward(t *testing.T) {
 		"internal/logtest":  nil,
 		"internal/cluster":  {"clock", "internal/outage", "store"},
 		"internal/engine":   {"calendar", "clock", "internal/outage", "schedule", "store"},
+		"api":               nil,
+		"jobs":              nil,
+		"jobs/httpjob":      {"jobs"},
+		"jobs/shelljob":     {"jobs"},
 	}
 	for pkg, deps := range allowed {
 		t.Run(pkg, func(t *testing.T) {
