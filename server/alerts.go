@@ -1,0 +1,272 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/alert"
+)
+
+// alertSettingsName is the runner_settings row of the alert settings set
+// through the API.
+const alertSettingsName = "alerts"
+
+// settingsCacheTTL is how long a node uses the alert settings it read
+// before reading them again, so that a change on one node reaches the
+// others without a read per alert.
+const settingsCacheTTL = 5 * time.Second
+
+// storedAlertSettings are the alert settings set through the API.
+type storedAlertSettings struct {
+	DefaultEmails   []string      `json:"default_emails,omitempty"`
+	DefaultWebhooks []string      `json:"default_webhooks,omitempty"`
+	RateLimit       time.Duration `json:"rate_limit,omitempty"`
+}
+
+// alerter sends the server's alerts through an alert.Notifier, with the
+// default recipients and rate limit of the settings stored through the
+// API (falling back to the configured ones). A changed rate limit
+// replaces the notifier: the old one delivers what it queued and stops.
+type alerter struct {
+	base     alert.Config // the configured notifier, without default recipients
+	defaults storedAlertSettings
+	state    *stateStore
+	log      *slog.Logger
+
+	mu           sync.Mutex
+	n            *alert.Notifier
+	rate         alert.RateLimit
+	ctx          context.Context // Start's, for notifiers made later
+	started      bool
+	stopped      bool
+	cached       storedAlertSettings
+	cachedAt     time.Time
+	retired      sync.WaitGroup // notifiers being stopped after a swap
+	retiredStats alert.Stats
+	old          []*alert.Notifier
+}
+
+func newAlerter(cfg alert.Config, state *stateStore, log *slog.Logger) (*alerter, error) {
+	a := &alerter{
+		state: state,
+		log:   log,
+		defaults: storedAlertSettings{
+			DefaultEmails:   cfg.DefaultEmails,
+			DefaultWebhooks: cfg.DefaultWebhooks,
+			RateLimit:       cfg.RateLimit.Per,
+		},
+	}
+	// The server resolves default recipients itself, from the settings
+	// stored through the API or else these, and hands every event its
+	// recipients.
+	cfg.DefaultEmails, cfg.DefaultWebhooks = nil, nil
+	if cfg.Logger == nil {
+		cfg.Logger = log
+	}
+	a.base = cfg
+	n, err := alert.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("server: Config.Alert: %w", err)
+	}
+	a.n, a.rate = n, cfg.RateLimit
+	return a, nil
+}
+
+// start starts delivering alerts.
+func (a *alerter) start(ctx context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.n.Start(ctx); err != nil {
+		return fmt.Errorf("server: starting the alert notifier: %w", err)
+	}
+	a.ctx, a.started = ctx, true
+	return nil
+}
+
+// stop delivers the queued alerts, waiting at most timeout, and stops.
+func (a *alerter) stop(ctx context.Context, timeout time.Duration) error {
+	a.mu.Lock()
+	n := a.n
+	a.stopped = true
+	a.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := n.Stop(ctx)
+	a.retired.Wait()
+	if err != nil {
+		return fmt.Errorf("server: stopping the alert notifier: %w", err)
+	}
+	return nil
+}
+
+// settings returns the alert settings in force: those stored through the
+// API, else the configured ones.
+func (a *alerter) settings(ctx context.Context) (storedAlertSettings, error) {
+	a.mu.Lock()
+	if !a.cachedAt.IsZero() && time.Since(a.cachedAt) < settingsCacheTTL {
+		defer a.mu.Unlock()
+		return a.cached, nil
+	}
+	a.mu.Unlock()
+	st := a.defaults
+	if _, err := a.state.setting(ctx, alertSettingsName, &st); err != nil {
+		return a.defaults, err
+	}
+	a.mu.Lock()
+	a.cached, a.cachedAt = st, time.Now()
+	a.mu.Unlock()
+	return st, nil
+}
+
+// forget drops the cached settings, after this node changed them.
+func (a *alerter) forget() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.cachedAt = time.Time{}
+}
+
+// notify queues an alert about a job whose plan p says where its alerts
+// go (nil for the defaults), unless the job turned its alerts off.
+func (a *alerter) notify(ctx context.Context, p *plan, ev alert.Event) {
+	var own alert.Recipients
+	if p != nil {
+		if p.alertsOff {
+			return
+		}
+		own = p.recipients
+	}
+	st, err := a.settings(ctx)
+	if err != nil {
+		a.log.Warn("cannot read the alert settings; using the configured ones", "error", err)
+	}
+	ev.Recipients = alert.Recipients{Emails: own.Emails, Webhooks: own.Webhooks}
+	if len(ev.Recipients.Emails) == 0 {
+		ev.Recipients.Emails = st.DefaultEmails
+	}
+	if len(ev.Recipients.Webhooks) == 0 {
+		ev.Recipients.Webhooks = st.DefaultWebhooks
+	}
+	if len(ev.Recipients.Emails) == 0 && len(ev.Recipients.Webhooks) == 0 {
+		a.log.Debug("alert has no recipient", "kind", string(ev.Kind), "job", ev.JobKey().String())
+		return
+	}
+	a.notifier(st.RateLimit).Notify(ev)
+}
+
+// notifier returns the notifier for the rate limit per, replacing the
+// current one when the limit changed.
+func (a *alerter) notifier(per time.Duration) *alert.Notifier {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	want := a.base.RateLimit
+	if per > 0 {
+		want = alert.RateLimit{Alerts: max(want.Alerts, 1), Per: per}
+	}
+	if want == a.rate || !a.started || a.stopped {
+		return a.n
+	}
+	cfg := a.base
+	cfg.RateLimit = want
+	n, err := alert.New(cfg)
+	if err == nil {
+		err = n.Start(a.ctx)
+	}
+	if err != nil {
+		a.log.Error("cannot apply the new alert rate limit; keeping the old one", "error", err)
+		return a.n
+	}
+	old := a.n
+	a.n, a.rate = n, want
+	a.old = append(a.old, old)
+	a.retired.Go(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), time.Minute)
+		defer cancel()
+		if err := old.Stop(ctx); err != nil {
+			a.log.Warn("stopping the replaced alert notifier", "error", err)
+		}
+	})
+	return n
+}
+
+// stats sums what every notifier of the alerter did.
+func (a *alerter) stats() alert.Stats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var sum alert.Stats
+	for _, n := range append(slices.Clone(a.old), a.n) {
+		st := n.Stats()
+		sum.Delivered += st.Delivered
+		sum.Failed += st.Failed
+		sum.Suppressed += st.Suppressed
+		sum.Dropped += st.Dropped
+	}
+	return sum
+}
+
+// AlertSettings returns the global alert settings: those set through the
+// API, or the configured ones.
+func (s *Server) AlertSettings(ctx context.Context) (*api.AlertSettings, error) {
+	st, err := s.alerts.settings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &api.AlertSettings{
+		DefaultEmails:   st.DefaultEmails,
+		DefaultWebhooks: st.DefaultWebhooks,
+		RateLimit:       formatDuration(st.RateLimit),
+	}
+	if out.RateLimit == "" {
+		out.RateLimit = formatDuration(10 * time.Minute) // the alert package's default
+	}
+	return out, nil
+}
+
+// PutAlertSettings replaces the global alert settings. Every node applies
+// them within a few seconds.
+func (s *Server) PutAlertSettings(ctx context.Context, actor string, in api.AlertSettings) error {
+	if err := (alert.Recipients{Emails: in.DefaultEmails}).Validate(); err != nil {
+		return invalidf("default_emails", "%v", err)
+	}
+	if err := (alert.Recipients{Webhooks: in.DefaultWebhooks}).Validate(); err != nil {
+		return invalidf("default_webhooks", "%v", err)
+	}
+	rate, aerr := parseDuration("rate_limit", in.RateLimit)
+	if aerr != nil {
+		return aerr
+	}
+	st := storedAlertSettings{DefaultEmails: in.DefaultEmails, DefaultWebhooks: in.DefaultWebhooks, RateLimit: rate}
+	if err := s.state.setSetting(ctx, alertSettingsName, st); err != nil {
+		return err
+	}
+	s.alerts.forget()
+	s.audit(ctx, actor, "alerts.update", "alerts", map[string]any{
+		"default_emails": len(in.DefaultEmails), "default_webhooks": len(in.DefaultWebhooks), "rate_limit": in.RateLimit,
+	})
+	return nil
+}
+
+// testAlertKind is the kind of the alert TestAlert sends.
+const testAlertKind alert.Kind = "test"
+
+// TestAlert queues a test alert to the default recipients. Delivery is
+// asynchronous: a failure shows in the server's log and metrics.
+func (s *Server) TestAlert(ctx context.Context, actor string) error {
+	st, err := s.alerts.settings(ctx)
+	if err != nil {
+		return err
+	}
+	if len(st.DefaultEmails) == 0 && len(st.DefaultWebhooks) == 0 {
+		return invalidf("", "no default e-mail address or webhook is set: set them with PUT %s/alerts first", api.Version)
+	}
+	s.alerts.notify(ctx, nil, alert.Event{
+		Kind: testAlertKind, JobGroup: "chime", JobName: "alert-test", NodeID: s.NodeID(), At: s.now(),
+		Detail: fmt.Sprintf("A test alert that %s sent from node %s. If you read this, alerts reach you.", actor, s.NodeID()),
+	})
+	s.audit(ctx, actor, "alerts.test", "alerts", nil)
+	return nil
+}

@@ -1,0 +1,48 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/history"
+)
+
+// audit records that actor did action to target. A failure is logged, not
+// returned: the change stands, and an error would tell the client it did
+// not.
+func (s *Server) audit(ctx context.Context, actor, action, target string, detail map[string]any) {
+	rec, done := recordCtx(ctx)
+	defer done()
+	if err := s.history.RecordAudit(rec, &history.AuditEntry{
+		Time: s.now(), Actor: actor, Action: action, Target: target, Detail: detail,
+	}); err != nil {
+		s.log.Error("cannot record an audit entry", "actor", actor, "action", action, "target", target, "error", err)
+	}
+}
+
+// ListAudit returns a page of the audit log, newest first.
+func (s *Server) ListAudit(ctx context.Context, q api.AuditQuery) (*api.AuditList, error) {
+	page, err := s.history.ListAudit(ctx, &history.AuditQuery{Actor: q.Actor, Target: q.Target, Cursor: q.Cursor, Limit: q.Limit})
+	if err != nil {
+		return nil, historyErr(err)
+	}
+	out := &api.AuditList{Entries: make([]api.AuditEntry, 0, len(page.Entries)), Next: page.Next}
+	for _, e := range page.Entries {
+		out.Entries = append(out.Entries, api.AuditEntry{
+			ID: e.ID, Time: e.Time, Actor: e.Actor, Action: e.Action, Target: e.Target, Detail: e.Detail,
+		})
+	}
+	return out, nil
+}
+
+// auditRecorder records the user and token changes of package auth in the
+// history's audit log.
+type auditRecorder struct{ h *history.History }
+
+// RecordAudit records that actor did action to target.
+func (a auditRecorder) RecordAudit(ctx context.Context, actor, action, target string, detail map[string]any) error {
+	return a.h.RecordAudit(ctx, &history.AuditEntry{
+		Time: time.Now().UTC(), Actor: actor, Action: action, Target: target, Detail: detail,
+	})
+}

@@ -1,0 +1,131 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+
+	"github.com/chime-scheduler/chime"
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/calendar"
+	"github.com/chime-scheduler/chime/server/internal/httpjson"
+)
+
+// calendarNotFound is the not_found error of a calendar.
+func calendarNotFound(name string) *api.Error {
+	return httpjson.Errorf(api.CodeNotFound, "", "calendar %q not found", name)
+}
+
+// ListCalendars returns every calendar with the triggers that use it.
+func (s *Server) ListCalendars(ctx context.Context) ([]api.Calendar, error) {
+	names, err := s.sched.CalendarNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	usedBy, err := s.calendarUsers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Calendar, 0, len(names))
+	for _, name := range names {
+		c, err := s.calendar(ctx, name, usedBy)
+		if errors.Is(err, chime.ErrCalendarNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *c)
+	}
+	return out, nil
+}
+
+// calendarUsers returns the triggers ("group.name") of each calendar.
+func (s *Server) calendarUsers(ctx context.Context) (map[string][]string, error) {
+	triggers, err := s.sched.Triggers(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]string)
+	for _, t := range triggers {
+		if t.CalendarName != "" {
+			out[t.CalendarName] = append(out[t.CalendarName], t.Key.String())
+		}
+	}
+	return out, nil
+}
+
+// calendar returns one calendar for the API.
+func (s *Server) calendar(ctx context.Context, name string, usedBy map[string][]string) (*api.Calendar, error) {
+	cal, err := s.sched.Calendar(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := calendar.Marshal(cal)
+	if err != nil {
+		return nil, err
+	}
+	return &api.Calendar{Name: name, Calendar: raw, UsedBy: usedBy[name]}, nil
+}
+
+// GetCalendar returns one calendar.
+func (s *Server) GetCalendar(ctx context.Context, name string) (*api.Calendar, error) {
+	usedBy, err := s.calendarUsers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.calendar(ctx, name, usedBy)
+	if errors.Is(err, chime.ErrCalendarNotFound) {
+		return nil, calendarNotFound(name)
+	}
+	return c, err
+}
+
+// PutCalendar creates or replaces a calendar. Replacing one moves the next
+// fire times of the triggers that use it.
+func (s *Server) PutCalendar(ctx context.Context, actor string, c api.Calendar) (bool, error) {
+	if err := checkName("name", c.Name); err != nil {
+		return false, err
+	}
+	if len(bytes.TrimSpace(c.Calendar)) == 0 {
+		return false, invalidf("calendar", `is required, such as {"type":"weekly","tz":"UTC","excludedDays":["SATURDAY","SUNDAY"]}`)
+	}
+	cal, err := calendar.Unmarshal(c.Calendar)
+	if err != nil {
+		var fe *calendar.FieldError
+		if errors.As(err, &fe) {
+			return false, invalidf("calendar."+fe.Field, "%v", fe.Err)
+		}
+		return false, invalidf("calendar", "%v", err)
+	}
+	_, err = s.sched.Calendar(ctx, c.Name)
+	created := errors.Is(err, chime.ErrCalendarNotFound)
+	if err != nil && !created {
+		return false, err
+	}
+	if err := s.sched.AddCalendar(ctx, c.Name, cal, &chime.AddCalendarOptions{Replace: true, UpdateTriggers: true}); err != nil {
+		return false, err
+	}
+	action := "calendar.update"
+	if created {
+		action = "calendar.create"
+	}
+	s.audit(ctx, actor, action, "calendars/"+c.Name, nil)
+	return created, nil
+}
+
+// DeleteCalendar deletes a calendar no trigger uses.
+func (s *Server) DeleteCalendar(ctx context.Context, actor, name string) error {
+	ok, err := s.sched.DeleteCalendar(ctx, name)
+	switch {
+	case errors.Is(err, chime.ErrCalendarInUse):
+		usedBy, _ := s.calendarUsers(ctx)
+		return httpjson.Errorf(api.CodeConflict, "", "calendar %q is used by triggers %v; change them first", name, usedBy[name])
+	case err != nil:
+		return err
+	case !ok:
+		return calendarNotFound(name)
+	}
+	s.audit(ctx, actor, "calendar.delete", "calendars/"+name, nil)
+	return nil
+}

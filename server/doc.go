@@ -1,0 +1,64 @@
+// Package server is chime server: a node of a scheduler service that
+// manages jobs through a REST API, runs HTTP requests, shell commands and
+// Go job types, records every execution, retries, times out, enforces
+// overlap policies across the cluster, and alerts. `chime server`
+// (cmd/chime) runs one; a team embeds one in its own binary to add Go job
+// types:
+//
+//	srv, err := server.New(ctx, server.Config{DatabaseURL: "postgres://…"})
+//	…
+//	err = srv.RegisterJobType("invoice", chime.JobFunc(sendInvoices))
+//	…
+//	err = srv.Run(ctx) // until ctx ends, then a graceful stop
+//
+// The server is a layer on the library's public API: a chime.Scheduler on a
+// sqlstore.Store, package server/history for the execution history,
+// decisions and audit log, server/alert for e-mail and webhook alerts,
+// server/auth for users and tokens and server/httpapi for the routes. Any
+// number of servers on one PostgreSQL or MySQL database form a cluster.
+//
+// # Jobs
+//
+// A job of the API (api.Job) is a durable chime job whose type is "http",
+// "shell" or a registered Go type, plus one trigger per schedule, named
+// after the job ("nightly-0") unless named. The server-only settings
+// (the request or command, retry policy, overlap policy, alert
+// recipients, paused) live in the job's data map under one reserved key
+// that Go job types never see; its timeout and recovery are the chime
+// job's own. Writes are checked first and refused whole, with an error
+// naming the field ("triggers[0].schedule.expression"). An upsert by key
+// (PutJob) reconciles: triggers no longer listed are removed, unchanged
+// triggers keep their firing state, and an upsert that changes nothing
+// writes nothing. Every write of the job bumps its version, and an update
+// that names the version it read (If-Match) is applied only if nobody
+// changed the job since, checked atomically by the store.
+//
+// # Executions
+//
+// Every job type runs through the server's runner, which for each firing:
+//
+//  1. works out which attempt of which firing it is: one-shot triggers the
+//     server makes for run now, retries and backfills carry the run's
+//     execution ID, attempt, first attempt and scheduled time in their
+//     data under a second reserved key;
+//  2. under the skip or cancel overlap policy takes the job's cluster-wide
+//     running marker (a row unique per job); a held marker skips the
+//     firing (recorded as a skipped execution and decision) or asks the
+//     holder's node to cancel it, and waits;
+//  3. records the execution as running, runs the job with its output
+//     captured and its log lines kept, and records how it ended:
+//     succeeded, failed, timed_out (the job's timeout cancelled it) or
+//     cancelled;
+//  4. after a failure or timeout schedules the next attempt as a one-shot
+//     trigger after the policy's backoff (a "retry_scheduled" decision), or
+//     when none is left sends the failure or timeout alert.
+//
+// Misfires are recorded as decisions (and alerted); a node that dies has
+// its running executions recorded as node_lost by the others (and
+// alerted), and a job that requests recovery runs again as a new attempt
+// marked recovering. Pauses and resumes are recorded too, so that Explain
+// can answer "why did job X not run at 02:00?".
+//
+// The queue overlap policy is chime's DisallowConcurrentExecution: a
+// firing due while the job runs waits until it ends.
+package server

@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/chime-scheduler/chime"
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/history"
+	"github.com/chime-scheduler/chime/server/internal/httpjson"
+)
+
+// historyErr translates the history's refusals into invalid_argument
+// errors naming the API's field.
+func historyErr(err error) error {
+	if !errors.Is(err, history.ErrInvalid) {
+		return err
+	}
+	msg := strings.TrimPrefix(err.Error(), history.ErrInvalid.Error()+": ")
+	field := ""
+	for _, f := range []struct{ in, out string }{
+		{"Query.Cursor", "cursor"}, {"Query.Limit", "limit"}, {"Query.From", "from"}, {"Query.To", "to"},
+		{"Query.JobGroup", "job"}, {"Query.JobName", "job"}, {"Query.NodeID", "node"},
+		{"AuditQuery.Cursor", "cursor"}, {"AuditQuery.Limit", "limit"}, {"AuditQuery.Actor", "actor"}, {"AuditQuery.Target", "target"},
+	} {
+		if strings.HasPrefix(msg, f.in) {
+			field = f.out
+			msg = strings.TrimSpace(strings.TrimPrefix(msg, f.in))
+			break
+		}
+	}
+	return invalidf(field, "%s", msg)
+}
+
+// executionToAPI translates a recorded execution.
+func executionToAPI(e *history.Execution) api.Execution {
+	out := api.Execution{
+		ID: e.ID, FirstID: e.FirstID, Attempt: e.Attempt,
+		JobGroup: e.JobGroup, JobName: e.JobName, TriggerGroup: e.TriggerGroup, TriggerName: e.TriggerName,
+		NodeID: e.NodeID, ScheduledTime: e.ScheduledTime,
+		Outcome: string(e.Outcome), Error: e.Error, Output: e.Output, OutputTruncated: e.OutputTruncated,
+		Recovering: e.Recovering, Manual: e.Manual,
+	}
+	if len(e.Params) > 0 {
+		out.Params = e.Params
+	}
+	if !e.StartedTime.IsZero() {
+		out.StartedTime = new(e.StartedTime)
+	}
+	if !e.FinishedTime.IsZero() {
+		out.FinishedTime = new(e.FinishedTime)
+	}
+	for _, l := range e.Logs {
+		out.Logs = append(out.Logs, api.LogLine{Time: l.Time, Level: l.Level, Message: l.Message, Attrs: l.Attrs})
+	}
+	return out
+}
+
+// ListExecutions returns a page of the history, newest first. From and To
+// bound when executions started.
+func (s *Server) ListExecutions(ctx context.Context, q api.ExecutionQuery) (*api.ExecutionList, error) {
+	hq := &history.Query{JobGroup: q.JobGroup, JobName: q.JobName, NodeID: q.NodeID, Cursor: q.Cursor, Limit: q.Limit}
+	for i, o := range q.Outcomes {
+		switch out := history.Outcome(o); out {
+		case history.OutcomeRunning, history.OutcomeSucceeded, history.OutcomeFailed, history.OutcomeTimedOut,
+			history.OutcomeCancelled, history.OutcomeSkipped, history.OutcomeNodeLost:
+			hq.Outcome = append(hq.Outcome, out)
+		default:
+			return nil, invalidf(fmt.Sprintf("outcome[%d]", i), "%q: want running, succeeded, failed, timed_out, cancelled, skipped or node_lost", o)
+		}
+	}
+	if q.From != nil {
+		hq.From = *q.From
+	}
+	if q.To != nil {
+		hq.To = *q.To
+	}
+	page, err := s.history.List(ctx, hq)
+	if err != nil {
+		return nil, historyErr(err)
+	}
+	list := &api.ExecutionList{Executions: make([]api.Execution, 0, len(page.Executions)), Next: page.Next}
+	for i := range page.Executions {
+		list.Executions = append(list.Executions, executionToAPI(&page.Executions[i]))
+	}
+	return list, nil
+}
+
+// execution returns a recorded execution, or not_found.
+func (s *Server) execution(ctx context.Context, id string) (*history.Execution, error) {
+	if err := checkName("id", id); err != nil {
+		return nil, err
+	}
+	e, err := s.history.Get(ctx, id)
+	if errors.Is(err, history.ErrNotFound) {
+		return nil, httpjson.Errorf(api.CodeNotFound, "", "execution %s not found", id)
+	}
+	return e, err
+}
+
+// GetExecution returns one execution with its output and log lines.
+func (s *Server) GetExecution(ctx context.Context, id string) (*api.Execution, error) {
+	e, err := s.execution(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := executionToAPI(e)
+	return &out, nil
+}
+
+// Attempts returns every attempt of the firing an execution belongs to,
+// first attempt first.
+func (s *Server) Attempts(ctx context.Context, id string) ([]api.Execution, error) {
+	e, err := s.execution(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	all, err := s.history.Attempts(ctx, e.FirstID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Execution, 0, len(all))
+	for i := range all {
+		out = append(out, executionToAPI(&all[i]))
+	}
+	return out, nil
+}
+
+// RetryExecution runs a finished execution's job again, now, as the next
+// attempt of the same firing, with the parameters it ran with.
+func (s *Server) RetryExecution(ctx context.Context, actor, id string) (*api.Accepted, error) {
+	e, err := s.execution(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if e.Outcome == history.OutcomeRunning {
+		return nil, httpjson.Errorf(api.CodeConflict, "", "execution %s is still running", id)
+	}
+	key := chime.NewJobKey(e.JobGroup, e.JobName)
+	if _, err := s.sched.Job(ctx, key); err != nil {
+		return nil, schedulerErr(key, err)
+	}
+	all, err := s.history.Attempts(ctx, e.FirstID)
+	if err != nil {
+		return nil, err
+	}
+	next := 1
+	for _, x := range all {
+		next = max(next, x.Attempt+1)
+	}
+	a := &attempt{
+		firstID: e.FirstID, job: key, triggerGroup: e.TriggerGroup, triggerName: e.TriggerName,
+		scheduled: e.ScheduledTime, manual: true, triggerData: e.Params,
+	}
+	newID, _, err := s.scheduleRetry(ctx, a, next, 0)
+	if err != nil {
+		return nil, schedulerErr(key, err)
+	}
+	s.audit(ctx, actor, "execution.retry", "executions/"+id, map[string]any{"execution_id": newID, "attempt": next})
+	return &api.Accepted{ExecutionIDs: []string{newID}, Count: 1}, nil
+}

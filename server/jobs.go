@@ -1,0 +1,650 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chime-scheduler/chime"
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/schedule"
+	"github.com/chime-scheduler/chime/server/history"
+	"github.com/chime-scheduler/chime/server/internal/httpjson"
+)
+
+// Limits of the job service methods.
+const (
+	defaultListLimit    = 50
+	maxListLimit        = 500
+	defaultUpcoming     = 10
+	maxUpcoming         = 100
+	maxBackfill         = 1000
+	maxWriteAttempts    = 5
+	jobAuditTargetStart = "jobs/"
+)
+
+// decisionResumed is the decision a resume records; with the pause's
+// (history.DecisionPaused) it tells Explain when a job was paused.
+const decisionResumed history.DecisionKind = "resumed"
+
+// jobNotFound returns the not_found error of a job.
+func jobNotFound(key chime.JobKey) *api.Error {
+	return httpjson.Errorf(api.CodeNotFound, "", "job %s/%s not found", key.Group, key.Name)
+}
+
+// jobTarget names a job in the audit log.
+func jobTarget(key chime.JobKey) string { return jobAuditTargetStart + key.Group + "/" + key.Name }
+
+// schedulerErr translates the scheduler's errors about a job into API
+// errors where the client is to blame.
+func schedulerErr(key chime.JobKey, err error) error {
+	var ve *chime.ValidationError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, chime.ErrJobNotFound):
+		return jobNotFound(key)
+	case errors.Is(err, chime.ErrJobExists):
+		return httpjson.Errorf(api.CodeConflict, "", "job %s/%s already exists; PUT it to change it", key.Group, key.Name)
+	case errors.Is(err, chime.ErrTriggerExists):
+		return httpjson.Errorf(api.CodeConflict, "triggers", "a trigger of the job has the key of an existing trigger: %v", err)
+	case errors.Is(err, chime.ErrCalendarNotFound):
+		return httpjson.Errorf(api.CodeInvalidArgument, "triggers", "%v", err)
+	case errors.Is(err, chime.ErrWillNeverFire):
+		return httpjson.Errorf(api.CodeInvalidArgument, "triggers", "%v", err)
+	case errors.As(err, &ve):
+		return httpjson.Errorf(api.CodeInvalidArgument, "", "%v", err)
+	}
+	return err
+}
+
+// ListJobs returns a page of the jobs q selects, ordered by group and
+// name.
+func (s *Server) ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, error) {
+	limit := q.Limit
+	switch {
+	case limit == 0:
+		limit = defaultListLimit
+	case limit < 0 || limit > maxListLimit:
+		return nil, invalidf("limit", "%d: want 1 to %d", q.Limit, maxListLimit)
+	}
+	switch q.State {
+	case "", "paused", "active":
+	default:
+		return nil, invalidf("state", "%q: want paused or active", q.State)
+	}
+	var after string
+	if q.Cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(q.Cursor)
+		if err != nil || !strings.Contains(string(b), "\x00") {
+			return nil, invalidf("cursor", "%q is not a cursor this server returned", q.Cursor)
+		}
+		after = string(b)
+	}
+	details, err := s.sched.Jobs(ctx, q.Group)
+	if err != nil {
+		return nil, err
+	}
+	byJob, err := s.triggersByJob(ctx)
+	if err != nil {
+		return nil, err
+	}
+	text := strings.ToLower(q.Text)
+	list := &api.JobList{Jobs: []api.Job{}}
+	for i := range details {
+		d := &details[i]
+		pos := d.Key.Group + "\x00" + d.Key.Name
+		if after != "" && pos <= after {
+			continue
+		}
+		if text != "" && !strings.Contains(strings.ToLower(d.Key.Group+"/"+d.Key.Name+" "+d.Description), text) {
+			continue
+		}
+		j, err := jobToAPI(d, byJob[d.Key])
+		if err != nil {
+			return nil, err
+		}
+		j.Paused = j.Paused || allPaused(byJob[d.Key])
+		if (q.State == "paused" && !j.Paused) || (q.State == "active" && j.Paused) {
+			continue
+		}
+		if j.Status, err = s.jobStatus(ctx, d.Key, byJob[d.Key]); err != nil {
+			return nil, err
+		}
+		if q.Failing && !j.Status.Failing {
+			continue
+		}
+		if len(list.Jobs) == limit {
+			last := list.Jobs[limit-1]
+			list.Next = base64.RawURLEncoding.EncodeToString([]byte(last.Group + "\x00" + last.Name))
+			break
+		}
+		list.Jobs = append(list.Jobs, *j)
+	}
+	return list, nil
+}
+
+// triggersByJob returns every trigger, by job.
+func (s *Server) triggersByJob(ctx context.Context) (map[chime.JobKey][]chime.TriggerInfo, error) {
+	all, err := s.sched.Triggers(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[chime.JobKey][]chime.TriggerInfo)
+	for _, t := range all {
+		out[t.JobKey] = append(out[t.JobKey], t)
+	}
+	return out, nil
+}
+
+// jobTriggers returns the triggers of one job.
+func (s *Server) jobTriggers(ctx context.Context, key chime.JobKey) ([]chime.TriggerInfo, error) {
+	return s.sched.Triggers(ctx, &chime.TriggerFilter{JobKey: &key})
+}
+
+// allPaused reports whether a job has schedule triggers and all of them
+// are paused.
+func allPaused(triggers []chime.TriggerInfo) bool {
+	n := 0
+	for _, t := range triggers {
+		if serverMade(t.Key.Group) {
+			continue
+		}
+		if t.State != chime.TriggerPaused {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// jobStatus computes what the history knows of a job's recent runs.
+func (s *Server) jobStatus(ctx context.Context, key chime.JobKey, triggers []chime.TriggerInfo) (*api.JobStatus, error) {
+	st := &api.JobStatus{}
+	for _, t := range triggers {
+		if t.NextFireTime.IsZero() || t.State == chime.TriggerPaused {
+			continue
+		}
+		if st.NextFireTime == nil || t.NextFireTime.Before(*st.NextFireTime) {
+			st.NextFireTime = new(t.NextFireTime)
+		}
+	}
+	last, err := s.history.List(ctx, &history.Query{JobGroup: key.Group, JobName: key.Name, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(last.Executions) == 1 {
+		e := last.Executions[0]
+		st.LastOutcome = string(e.Outcome)
+		st.LastRun = new(e.StartedTime)
+	}
+	running, err := s.history.List(ctx, &history.Query{JobGroup: key.Group, JobName: key.Name,
+		Outcome: []history.Outcome{history.OutcomeRunning}, Limit: history.MaxLimit})
+	if err != nil {
+		return nil, err
+	}
+	st.Running = len(running.Executions)
+	finished, err := s.history.List(ctx, &history.Query{JobGroup: key.Group, JobName: key.Name,
+		Outcome: []history.Outcome{history.OutcomeSucceeded, history.OutcomeFailed, history.OutcomeTimedOut, history.OutcomeNodeLost},
+		Limit:   1})
+	if err != nil {
+		return nil, err
+	}
+	if len(finished.Executions) == 1 {
+		st.Failing = finished.Executions[0].Outcome != history.OutcomeSucceeded
+	}
+	success, err := s.history.LastSuccess(ctx, key.Group, key.Name)
+	if err != nil {
+		return nil, err
+	}
+	if !success.IsZero() {
+		st.LastSuccess = &success
+	}
+	return st, nil
+}
+
+// GetJob returns a job with its triggers and status.
+func (s *Server) GetJob(ctx context.Context, group, name string) (*api.Job, error) {
+	key := chime.NewJobKey(group, name)
+	d, err := s.sched.Job(ctx, key)
+	if err != nil {
+		return nil, schedulerErr(key, err)
+	}
+	triggers, err := s.jobTriggers(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	j, err := jobToAPI(d, triggers)
+	if err != nil {
+		return nil, err
+	}
+	j.Paused = j.Paused || allPaused(triggers)
+	if j.Status, err = s.jobStatus(ctx, key, triggers); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// CreateJob stores a new job; a job with its key is a conflict.
+func (s *Server) CreateJob(ctx context.Context, actor string, job api.Job) (*api.Job, error) {
+	w, err := s.jobFromAPI(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	key := w.detail.Key
+	if err := s.checkTriggerKeys(ctx, key, w.triggers); err != nil {
+		return nil, err
+	}
+	if err := s.sched.ScheduleJob(ctx, w.detail, w.triggers, nil); err != nil {
+		return nil, schedulerErr(key, err)
+	}
+	if w.plan.settings.Paused {
+		if err := s.sched.PauseJob(ctx, key); err != nil {
+			return nil, err
+		}
+	}
+	stored, err := s.GetJob(ctx, key.Group, key.Name)
+	if err != nil {
+		return nil, err
+	}
+	s.audit(ctx, actor, "job.create", jobTarget(key), map[string]any{"version": stored.Version, "type": stored.Type})
+	return stored, nil
+}
+
+// checkTriggerKeys refuses triggers whose key belongs to another job's
+// trigger, which an upsert must not take over.
+func (s *Server) checkTriggerKeys(ctx context.Context, job chime.JobKey, triggers []chime.Trigger) error {
+	for i, t := range triggers {
+		ti, err := s.sched.Trigger(ctx, t.Key)
+		switch {
+		case errors.Is(err, chime.ErrTriggerNotFound):
+			continue
+		case err != nil:
+			return err
+		case ti.JobKey != job:
+			return httpjson.Errorf(api.CodeConflict, fmt.Sprintf("triggers[%d].name", i),
+				"trigger %s/%s belongs to job %s/%s; choose another name", t.Key.Group, t.Key.Name, ti.JobKey.Group, ti.JobKey.Name)
+		}
+	}
+	return nil
+}
+
+// PutJob creates or replaces a job by key, reconciling its triggers:
+// triggers no longer listed are removed, unchanged ones keep their firing
+// state, and an upsert that changes nothing writes nothing. With ifMatch
+// set, the write happens only if the stored job has that version, checked
+// atomically with the write.
+func (s *Server) PutJob(ctx context.Context, actor string, job api.Job, ifMatch int64) (*api.Job, bool, error) {
+	w, err := s.jobFromAPI(ctx, job)
+	if err != nil {
+		return nil, false, err
+	}
+	key := w.detail.Key
+	if err := s.checkTriggerKeys(ctx, key, w.triggers); err != nil {
+		return nil, false, err
+	}
+	for range maxWriteAttempts {
+		created, changed, err := s.putJobOnce(ctx, w, ifMatch)
+		if errors.Is(err, errRaced) {
+			continue
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		stored, err := s.GetJob(ctx, key.Group, key.Name)
+		if err != nil {
+			return nil, false, err
+		}
+		if changed {
+			action := "job.update"
+			if created {
+				action = "job.create"
+			}
+			s.audit(ctx, actor, action, jobTarget(key), map[string]any{"version": stored.Version, "type": stored.Type})
+		}
+		return stored, created, nil
+	}
+	return nil, false, httpjson.Errorf(api.CodeConflict, "", "job %s/%s changed under this request %d times; try again", key.Group, key.Name, maxWriteAttempts)
+}
+
+// errRaced reports a write that lost a race with another one, which
+// PutJob tries again.
+var errRaced = errors.New("server: concurrent write")
+
+// putJobOnce makes one attempt at PutJob's write.
+func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch int64) (created, changed bool, err error) {
+	key := w.detail.Key
+	cur, err := s.sched.Job(ctx, key)
+	switch {
+	case errors.Is(err, chime.ErrJobNotFound):
+		if ifMatch != 0 {
+			return false, false, httpjson.Errorf(api.CodeVersionMismatch, "", "job %s/%s does not exist, and If-Match named version %d", key.Group, key.Name, ifMatch)
+		}
+		err := s.sched.ScheduleJob(ctx, w.detail, w.triggers, nil)
+		if errors.Is(err, chime.ErrJobExists) {
+			return false, false, errRaced
+		}
+		if err != nil {
+			return false, false, schedulerErr(key, err)
+		}
+		if w.plan.settings.Paused {
+			if err := s.sched.PauseJob(ctx, key); err != nil {
+				return false, false, err
+			}
+		}
+		return true, true, nil
+	case err != nil:
+		return false, false, err
+	case ifMatch != 0 && cur.Version != ifMatch:
+		return false, false, versionMismatch(key, cur.Version, ifMatch)
+	}
+	existing, err := s.jobTriggers(ctx, key)
+	if err != nil {
+		return false, false, err
+	}
+	stored := make(map[chime.TriggerKey]chime.TriggerInfo)
+	for _, t := range existing {
+		if !serverMade(t.Key.Group) {
+			stored[t.Key] = t
+		}
+	}
+	var write []chime.Trigger
+	for _, t := range w.triggers {
+		if old, ok := stored[t.Key]; !ok || !sameTrigger(old, t) {
+			write = append(write, t)
+		}
+		delete(stored, t.Key)
+	}
+	wasPaused := false
+	if st, _, err := settingsOf(cur); err == nil {
+		wasPaused = st.Paused
+	}
+	if sameJob(cur, w) && len(write) == 0 && len(stored) == 0 {
+		return false, false, nil
+	}
+	err = s.sched.ScheduleJob(ctx, w.detail, write, &chime.ScheduleJobOptions{IfVersion: cur.Version})
+	switch {
+	case errors.Is(err, chime.ErrVersionMismatch) && ifMatch != 0:
+		return false, false, httpjson.Errorf(api.CodeVersionMismatch, "", "job %s/%s changed since version %d", key.Group, key.Name, ifMatch)
+	case errors.Is(err, chime.ErrVersionMismatch), errors.Is(err, chime.ErrJobNotFound):
+		return false, false, errRaced
+	case err != nil:
+		return false, false, schedulerErr(key, err)
+	}
+	for k := range stored {
+		if _, err := s.sched.Unschedule(ctx, k); err != nil {
+			return false, false, err
+		}
+	}
+	switch {
+	case w.plan.settings.Paused:
+		err = s.sched.PauseJob(ctx, key)
+	case wasPaused:
+		err = s.sched.ResumeJob(ctx, key)
+	}
+	return false, true, err
+}
+
+// versionMismatch is the error of a write whose If-Match is not the
+// stored version.
+func versionMismatch(key chime.JobKey, stored, ifMatch int64) *api.Error {
+	return httpjson.Errorf(api.CodeVersionMismatch, "", "job %s/%s is at version %d, not %d: someone changed it; read it again", key.Group, key.Name, stored, ifMatch)
+}
+
+// DeleteJob deletes a job, its triggers and its pending runs. Running
+// executions finish; the history stays.
+func (s *Server) DeleteJob(ctx context.Context, actor, group, name string) error {
+	key := chime.NewJobKey(group, name)
+	ok, err := s.sched.DeleteJob(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return jobNotFound(key)
+	}
+	s.audit(ctx, actor, "job.delete", jobTarget(key), nil)
+	return nil
+}
+
+// PauseJob pauses every trigger of the job, retries and pending runs
+// included, and records it: the job's version changes, and explanations
+// of its fire times meanwhile say it was paused.
+func (s *Server) PauseJob(ctx context.Context, actor, group, name string) error {
+	return s.setPaused(ctx, actor, chime.NewJobKey(group, name), true)
+}
+
+// ResumeJob resumes the job's triggers. Fire times missed meanwhile follow
+// each trigger's misfire instruction.
+func (s *Server) ResumeJob(ctx context.Context, actor, group, name string) error {
+	return s.setPaused(ctx, actor, chime.NewJobKey(group, name), false)
+}
+
+func (s *Server) setPaused(ctx context.Context, actor string, key chime.JobKey, paused bool) error {
+	for range maxWriteAttempts {
+		d, err := s.sched.Job(ctx, key)
+		if err != nil {
+			return schedulerErr(key, err)
+		}
+		st, _, err := settingsOf(d)
+		if err != nil {
+			return err
+		}
+		if st.Paused != paused && d.Durable {
+			st.Paused = paused
+			m, err := toMap(st)
+			if err != nil {
+				return err
+			}
+			d.Data[jobSettingsKey] = m
+			err = s.sched.AddJob(ctx, *d, &chime.AddJobOptions{IfVersion: d.Version})
+			if errors.Is(err, chime.ErrVersionMismatch) {
+				continue
+			}
+			if err != nil {
+				return schedulerErr(key, err)
+			}
+		}
+		action, kind := "job.resume", decisionResumed
+		if paused {
+			err, action, kind = s.sched.PauseJob(ctx, key), "job.pause", history.DecisionPaused
+		} else {
+			err = s.sched.ResumeJob(ctx, key)
+		}
+		if err != nil {
+			return err
+		}
+		rec, done := recordCtx(ctx)
+		defer done()
+		s.decide(rec, &attempt{job: key}, kind, fmt.Sprintf("%s by %s", strings.TrimPrefix(action, "job."), actor), "")
+		s.audit(rec, actor, action, jobTarget(key), nil)
+		return nil
+	}
+	return httpjson.Errorf(api.CodeConflict, "", "job %s/%s changed under this request %d times; try again", key.Group, key.Name, maxWriteAttempts)
+}
+
+// RunJob runs the job now, once, with params merged over its data.
+func (s *Server) RunJob(ctx context.Context, actor, group, name string, req api.RunRequest) (*api.Accepted, error) {
+	key := chime.NewJobKey(group, name)
+	if err := checkData("params", req.Params); err != nil {
+		return nil, err
+	}
+	if n, err := dataSize(req.Params); err != nil || n > s.cfg.MaxJobDataBytes {
+		return nil, invalidf("params", "encode to %d bytes, more than this server's limit of %d", n, s.cfg.MaxJobDataBytes)
+	}
+	if _, err := s.sched.Job(ctx, key); err != nil {
+		return nil, schedulerErr(key, err)
+	}
+	id := newID()
+	data, err := factsData(req.Params, runFacts{ID: id, Manual: true})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.sched.TriggerJob(ctx, key, data); err != nil {
+		return nil, schedulerErr(key, err)
+	}
+	s.audit(ctx, actor, "job.run", jobTarget(key), map[string]any{"execution_id": id, "params": len(req.Params)})
+	return &api.Accepted{ExecutionIDs: []string{id}, Count: 1}, nil
+}
+
+// Backfill runs the job once for each fire time of its triggers (or of
+// one) in [From, To), as if each had fired then: each run's scheduled
+// time is the fire time it stands for. Fire times before a trigger's
+// start time count too, so that a new job can catch up.
+func (s *Server) Backfill(ctx context.Context, actor, group, name string, req api.BackfillRequest) (*api.Accepted, error) {
+	key := chime.NewJobKey(group, name)
+	switch {
+	case req.From.IsZero():
+		return nil, invalidf("from", "is required")
+	case req.To.IsZero():
+		return nil, invalidf("to", "is required")
+	case !req.From.Before(req.To):
+		return nil, invalidf("to", "%s is not after from %s", req.To.Format(time.RFC3339), req.From.Format(time.RFC3339))
+	}
+	if _, err := s.sched.Job(ctx, key); err != nil {
+		return nil, schedulerErr(key, err)
+	}
+	triggers, err := s.jobTriggers(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	type run struct {
+		at time.Time
+		t  chime.TriggerInfo
+	}
+	var runs []run
+	found := false
+	for _, t := range triggers {
+		if serverMade(t.Key.Group) || (req.Trigger != "" && t.Key.Name != req.Trigger) {
+			continue
+		}
+		found = true
+		cal, err := s.calendarOf(ctx, t.CalendarName)
+		if err != nil {
+			return nil, err
+		}
+		timing := schedule.Trigger{Schedule: t.Schedule, StartTime: req.From, EndTime: t.EndTime}
+		if t.Schedule.Kind() == schedule.KindSimple {
+			// A simple schedule counts from its own start.
+			timing.StartTime = t.StartTime
+		}
+		for at := timing.FireTimeAfter(req.From.Add(-time.Millisecond)); !at.IsZero() && at.Before(req.To); at = timing.FireTimeAfter(at) {
+			if cal != nil && !cal.Includes(at) {
+				continue
+			}
+			if len(runs) == maxBackfill {
+				return nil, invalidf("to", "the range holds more than %d fire times; backfill a shorter range", maxBackfill)
+			}
+			runs = append(runs, run{at: at, t: t})
+		}
+	}
+	switch {
+	case req.Trigger != "" && !found:
+		return nil, invalidf("trigger", "job %s/%s has no trigger named %q", key.Group, key.Name, req.Trigger)
+	case !found:
+		return nil, invalidf("", "job %s/%s has no trigger whose fire times could be backfilled", key.Group, key.Name)
+	}
+	slices.SortStableFunc(runs, func(a, b run) int { return a.at.Compare(b.at) })
+	acc := &api.Accepted{ExecutionIDs: []string{}}
+	for _, r := range runs {
+		id := newID()
+		data, err := factsData(withoutReserved(r.t.Data), runFacts{
+			ID: id, ScheduledTime: r.at, TriggerGroup: r.t.Key.Group, TriggerName: r.t.Key.Name, Manual: true,
+		})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.sched.Schedule(ctx, chime.Trigger{
+			Key: chime.NewTriggerKey(backfillGroup, id), JobKey: key, Schedule: &schedule.Simple{}, Data: data,
+		}); err != nil {
+			return acc, schedulerErr(key, err)
+		}
+		acc.ExecutionIDs = append(acc.ExecutionIDs, id)
+		acc.Count++
+	}
+	s.audit(ctx, actor, "job.backfill", jobTarget(key), map[string]any{
+		"from": req.From, "to": req.To, "trigger": req.Trigger, "count": acc.Count,
+	})
+	return acc, nil
+}
+
+// calendarOf loads a calendar by name; "" is none.
+func (s *Server) calendarOf(ctx context.Context, name string) (schedule.Calendar, error) {
+	if name == "" {
+		return nil, nil
+	}
+	cal, err := s.sched.Calendar(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return cal, nil
+}
+
+// UpcomingFireTimes returns the job's next fire times across its triggers
+// that are not paused, earliest first, marking those next to a
+// daylight-saving change.
+func (s *Server) UpcomingFireTimes(ctx context.Context, group, name string, count int) ([]api.FireTime, error) {
+	switch {
+	case count == 0:
+		count = defaultUpcoming
+	case count < 0 || count > maxUpcoming:
+		return nil, invalidf("count", "%d: want 1 to %d", count, maxUpcoming)
+	}
+	key := chime.NewJobKey(group, name)
+	if _, err := s.sched.Job(ctx, key); err != nil {
+		return nil, schedulerErr(key, err)
+	}
+	triggers, err := s.jobTriggers(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var out []api.FireTime
+	for _, t := range triggers {
+		if t.State == chime.TriggerPaused || t.NextFireTime.IsZero() {
+			continue
+		}
+		times, err := s.sched.UpcomingFireTimes(ctx, t.Key, count)
+		if err != nil {
+			return nil, err
+		}
+		loc := scheduleLocation(t.Schedule)
+		prev := now.In(loc)
+		for _, ft := range times {
+			ft = ft.In(loc)
+			out = append(out, api.FireTime{Time: ft, DST: offsetOf(ft) != offsetOf(prev)})
+			prev = ft
+		}
+	}
+	slices.SortStableFunc(out, func(a, b api.FireTime) int { return a.Time.Compare(b.Time) })
+	if len(out) > count {
+		out = out[:count]
+	}
+	if out == nil {
+		out = []api.FireTime{}
+	}
+	return out, nil
+}
+
+// scheduleLocation returns the time zone a schedule is evaluated in.
+func scheduleLocation(sc schedule.Schedule) *time.Location {
+	switch v := sc.(type) {
+	case *schedule.Cron:
+		return v.Location()
+	case *schedule.CalendarInterval:
+		return cmp.Or(v.Location, time.UTC)
+	case *schedule.DailyTimeInterval:
+		return cmp.Or(v.Location, time.UTC)
+	}
+	return time.UTC
+}
+
+// offsetOf returns t's offset from UTC in seconds, in t's location.
+func offsetOf(t time.Time) int {
+	_, off := t.Zone()
+	return off
+}

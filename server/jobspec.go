@@ -1,0 +1,667 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/chime-scheduler/chime"
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/jobs"
+	"github.com/chime-scheduler/chime/jobs/httpjob"
+	"github.com/chime-scheduler/chime/jobs/shelljob"
+	"github.com/chime-scheduler/chime/schedule"
+	"github.com/chime-scheduler/chime/server/alert"
+	"github.com/chime-scheduler/chime/server/internal/httpjson"
+)
+
+// A server job is a chime job whose data map holds, besides the data the
+// job's code sees, the server's settings for it under jobSettingsKey. The
+// one-shot triggers the server makes (run now, retries, backfills) carry the
+// facts of the run they stand for under runFactsKey. The runner removes
+// both keys before a job's code or templates see the data.
+const (
+	jobSettingsKey = "chime:server"
+	runFactsKey    = "chime:run"
+)
+
+// Built-in job types.
+const (
+	typeHTTP  = "http"
+	typeShell = "shell"
+)
+
+// Trigger groups of the one-shot triggers the server makes. A job's
+// triggers in these groups are runs it asked for, not schedules: the API
+// does not list them among the job's triggers, and an upsert keeps them.
+const (
+	retryGroup    = "RETRY_TRIGGER"
+	backfillGroup = "BACKFILL_TRIGGER"
+)
+
+// serverMade reports whether a trigger group holds the server's one-shot
+// triggers.
+func serverMade(group string) bool {
+	return group == chime.ManualTriggerGroup || group == retryGroup || group == backfillGroup
+}
+
+// Limits of the job settings.
+const (
+	maxNameBytes    = 200
+	maxAttempts     = 100
+	maxTriggers     = 100
+	defaultDelay    = 10 * time.Second
+	defaultMaxDelay = time.Hour
+	defaultJitter   = 0.2
+)
+
+// jobSettings are a job's server-only settings, stored in its data map
+// under jobSettingsKey.
+type jobSettings struct {
+	HTTP    json.RawMessage  `json:"http,omitempty"`
+	Shell   json.RawMessage  `json:"shell,omitempty"`
+	Retry   *api.RetryPolicy `json:"retry,omitempty"`
+	Overlap api.Overlap      `json:"overlap,omitempty"`
+	Alerts  *api.JobAlerts   `json:"alerts,omitempty"`
+	Paused  bool             `json:"paused,omitempty"`
+}
+
+// runFacts describe a run the server asked for with a one-shot trigger:
+// run now, a retry or a backfilled fire time. They are stored in the
+// trigger's data under runFactsKey.
+type runFacts struct {
+	// ID is the execution ID the run is recorded under, chosen when the
+	// run was asked for so that the caller can follow it.
+	ID string `json:"id"`
+	// FirstID and Attempt link a retry to the first attempt of its firing.
+	FirstID string `json:"first_id,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
+	// ScheduledTime is the fire time the run stands for (the failed
+	// attempt's, or the backfilled one); zero for "now".
+	ScheduledTime time.Time `json:"scheduled_time,omitzero"`
+	// TriggerGroup and TriggerName are the trigger whose fire time the run
+	// stands for; empty for a run by hand.
+	TriggerGroup string `json:"trigger_group,omitempty"`
+	TriggerName  string `json:"trigger_name,omitempty"`
+	// Manual marks a run a person asked for.
+	Manual bool `json:"manual,omitempty"`
+}
+
+// plan is what the runner needs of a job's settings, decoded and checked.
+type plan struct {
+	settings jobSettings
+	http     *httpjob.Spec
+	shell    *shelljob.Spec
+	retry    retryPolicy
+	overlap  api.Overlap
+	deadMan  time.Duration
+	// recipients are the job's own alert recipients; alertsOff turns its
+	// alerts off.
+	recipients alert.Recipients
+	alertsOff  bool
+}
+
+// retryPolicy is an api.RetryPolicy with its defaults applied.
+type retryPolicy struct {
+	maxAttempts int // 1 for no retries
+	exponential bool
+	delay       time.Duration
+	maxDelay    time.Duration
+	jitter      float64
+}
+
+// invalidf returns an invalid_argument error naming field.
+func invalidf(field, format string, args ...any) *api.Error {
+	return httpjson.Errorf(api.CodeInvalidArgument, field, format, args...)
+}
+
+// fieldErr turns an error of package jobs, schedule or calendar into an
+// invalid_argument error whose field is prefixed with prefix.
+func fieldErr(prefix string, err error) *api.Error {
+	join := func(f string) string {
+		switch {
+		case f == "":
+			return prefix
+		case prefix == "":
+			return f
+		}
+		return prefix + "." + f
+	}
+	var je *jobs.FieldError
+	if errors.As(err, &je) {
+		// The jobs packages name their fields from the spec's own key
+		// ("http.url"), which is the job's field already.
+		return invalidf(je.Field, "%s", je.Message)
+	}
+	var se *schedule.ValidationError
+	if errors.As(err, &se) {
+		msg := se.Reason
+		if se.Err != nil {
+			msg += ": " + se.Err.Error()
+		}
+		return invalidf(join(se.Field), "%s", msg)
+	}
+	return invalidf(prefix, "%v", err)
+}
+
+// checkName refuses a job, trigger or calendar name the store or the API's
+// paths cannot hold.
+func checkName(field, v string) *api.Error {
+	switch {
+	case v == "":
+		return invalidf(field, "is required")
+	case len(v) > maxNameBytes:
+		return invalidf(field, "is %d bytes long; at most %d are allowed", len(v), maxNameBytes)
+	case !utf8.ValidString(v):
+		return invalidf(field, "is not valid UTF-8")
+	case strings.ContainsRune(v, '/'):
+		return invalidf(field, "%q contains '/', which API paths cannot carry", v)
+	case strings.IndexFunc(v, unicode.IsControl) >= 0:
+		return invalidf(field, "%q contains a control character", v)
+	}
+	return nil
+}
+
+// checkData refuses a data map that uses the server's reserved keys.
+func checkData(field string, data map[string]any) *api.Error {
+	for _, k := range []string{jobSettingsKey, runFactsKey} {
+		if _, ok := data[k]; ok {
+			return invalidf(field+"."+k, "is reserved for the server")
+		}
+	}
+	return nil
+}
+
+// parseDuration parses a Go duration string for field; empty is zero.
+func parseDuration(field, s string) (time.Duration, *api.Error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, invalidf(field, "%q is not a duration such as \"90s\" or \"1h30m\"", s)
+	}
+	if d < 0 {
+		return 0, invalidf(field, "%s is negative", s)
+	}
+	return d, nil
+}
+
+// compileRetry checks a retry policy and applies its defaults.
+func compileRetry(p *api.RetryPolicy) (retryPolicy, *api.Error) {
+	r := retryPolicy{maxAttempts: 1, exponential: true, delay: defaultDelay, maxDelay: defaultMaxDelay, jitter: defaultJitter}
+	if p == nil {
+		return r, nil
+	}
+	if p.MaxAttempts < 1 || p.MaxAttempts > maxAttempts {
+		return r, invalidf("retry.max_attempts", "%d: want 1 to %d (every attempt counts, the first included)", p.MaxAttempts, maxAttempts)
+	}
+	r.maxAttempts = p.MaxAttempts
+	switch p.Backoff {
+	case "", "exponential":
+	case "fixed":
+		r.exponential = false
+	default:
+		return r, invalidf("retry.backoff", "%q: want fixed or exponential", p.Backoff)
+	}
+	var err *api.Error
+	if p.Delay != "" {
+		if r.delay, err = parseDuration("retry.delay", p.Delay); err != nil {
+			return r, err
+		}
+	}
+	if p.MaxDelay != "" {
+		if r.maxDelay, err = parseDuration("retry.max_delay", p.MaxDelay); err != nil {
+			return r, err
+		}
+	}
+	if r.maxDelay < r.delay {
+		return r, invalidf("retry.max_delay", "%s is less than the delay %s", r.maxDelay, r.delay)
+	}
+	if p.Jitter != nil {
+		j := *p.Jitter
+		if math.IsNaN(j) || j < 0 || j > 1 {
+			return r, invalidf("retry.jitter", "%v: want 0 to 1", j)
+		}
+		r.jitter = j
+	}
+	return r, nil
+}
+
+// compilePlan checks a job's settings for its type. shellEnabled says
+// whether shell jobs may run; goType whether typ is a registered Go type.
+func compilePlan(typ string, st jobSettings, shellEnabled, goType bool) (*plan, *api.Error) {
+	p := &plan{settings: st, overlap: st.Overlap}
+	switch typ {
+	case typeHTTP:
+		if len(st.HTTP) == 0 {
+			return nil, invalidf("http", "is required for a job of type http")
+		}
+		var spec httpjob.Spec
+		if err := json.Unmarshal(st.HTTP, &spec); err != nil {
+			return nil, fieldErr("http", err)
+		}
+		if err := spec.Validate(); err != nil {
+			return nil, fieldErr("http", err)
+		}
+		p.http = &spec
+	case typeShell:
+		if !shellEnabled {
+			return nil, invalidf("type", "shell jobs are disabled on this server; start it with --enable-shell-jobs to allow them")
+		}
+		if len(st.Shell) == 0 {
+			return nil, invalidf("shell", "is required for a job of type shell")
+		}
+		var spec shelljob.Spec
+		if err := json.Unmarshal(st.Shell, &spec); err != nil {
+			return nil, fieldErr("shell", err)
+		}
+		if err := spec.Validate(); err != nil {
+			return nil, fieldErr("shell", err)
+		}
+		p.shell = &spec
+	default:
+		if !goType {
+			return nil, invalidf("type", "unknown job type %q: want http, shell or a Go job type this server registered", typ)
+		}
+	}
+	if typ != typeHTTP && len(st.HTTP) > 0 {
+		return nil, invalidf("http", "is only for jobs of type http")
+	}
+	if typ != typeShell && len(st.Shell) > 0 {
+		return nil, invalidf("shell", "is only for jobs of type shell")
+	}
+	switch st.Overlap {
+	case "", api.OverlapAllow, api.OverlapSkip, api.OverlapQueue, api.OverlapCancel:
+	default:
+		return nil, invalidf("overlap", "%q: want allow, skip, queue or cancel", st.Overlap)
+	}
+	if p.overlap == "" {
+		p.overlap = api.OverlapAllow
+	}
+	r, err := compileRetry(st.Retry)
+	if err != nil {
+		return nil, err
+	}
+	p.retry = r
+	if a := st.Alerts; a != nil {
+		if err := (alert.Recipients{Emails: a.Emails}).Validate(); err != nil {
+			return nil, invalidf("alerts.emails", "%v", err)
+		}
+		if err := (alert.Recipients{Webhooks: a.Webhooks}).Validate(); err != nil {
+			return nil, invalidf("alerts.webhooks", "%v", err)
+		}
+		d, err := parseDuration("alerts.dead_man", a.DeadMan)
+		if err != nil {
+			return nil, err
+		}
+		p.deadMan = d
+		p.recipients = alert.Recipients{Emails: a.Emails, Webhooks: a.Webhooks}
+		p.alertsOff = a.Disabled
+	}
+	return p, nil
+}
+
+// jobWrite is an api.Job translated for the scheduler.
+type jobWrite struct {
+	detail   chime.JobDetail
+	triggers []chime.Trigger
+	plan     *plan
+}
+
+// jobFromAPI checks j and translates it. Every problem is an
+// invalid_argument error naming the field; nothing is written.
+func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
+	if err := checkName("group", j.Group); err != nil {
+		return nil, err
+	}
+	if err := checkName("name", j.Name); err != nil {
+		return nil, err
+	}
+	if j.Type == "" {
+		return nil, invalidf("type", "is required: http, shell or a Go job type this server registered")
+	}
+	st := jobSettings{HTTP: j.HTTP, Shell: j.Shell, Retry: j.Retry, Overlap: j.Overlap, Alerts: j.Alerts, Paused: j.Paused}
+	p, err := compilePlan(j.Type, st, s.cfg.EnableShellJobs, s.isGoType(j.Type))
+	if err != nil {
+		return nil, err
+	}
+	timeout, err := parseDuration("timeout", j.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkData("data", j.Data); err != nil {
+		return nil, err
+	}
+	data := chime.JobData{}
+	maps.Copy(data, j.Data)
+	if n, err := dataSize(j.Data); err != nil {
+		return nil, invalidf("data", "cannot be encoded as JSON: %v", err)
+	} else if n > s.cfg.MaxJobDataBytes {
+		return nil, invalidf("data", "encodes to %d bytes, more than this server's limit of %d", n, s.cfg.MaxJobDataBytes)
+	}
+	settings, encErr := toMap(st)
+	if encErr != nil {
+		return nil, fmt.Errorf("server: encoding job settings: %w", encErr)
+	}
+	data[jobSettingsKey] = settings
+	if n, err := dataSize(data); err != nil {
+		return nil, invalidf("data", "cannot be encoded as JSON: %v", err)
+	} else if n > s.cfg.MaxJobDataBytes {
+		return nil, invalidf("data", "the job's data and settings encode to %d bytes, more than this server's limit of %d", n, s.cfg.MaxJobDataBytes)
+	}
+	w := &jobWrite{
+		detail: chime.JobDetail{
+			Key:                         chime.NewJobKey(j.Group, j.Name),
+			Type:                        j.Type,
+			Description:                 j.Description,
+			Durable:                     true,
+			RequestsRecovery:            j.RequestsRecovery,
+			DisallowConcurrentExecution: p.overlap == api.OverlapQueue,
+			Timeout:                     timeout,
+			Data:                        data,
+		},
+		plan: p,
+	}
+	if len(j.Triggers) > maxTriggers {
+		return nil, invalidf("triggers", "%d triggers; at most %d are allowed", len(j.Triggers), maxTriggers)
+	}
+	names := make(map[string]int, len(j.Triggers))
+	for i, at := range j.Triggers {
+		t, err := s.triggerFromAPI(ctx, j, i, at)
+		if err != nil {
+			return nil, err
+		}
+		if first, dup := names[t.Key.Name]; dup {
+			return nil, invalidf(fmt.Sprintf("triggers[%d].name", i), "%q is also the name of triggers[%d]", t.Key.Name, first)
+		}
+		names[t.Key.Name] = i
+		w.triggers = append(w.triggers, t)
+	}
+	return w, nil
+}
+
+// triggerName is the name of a job's i-th trigger when it has none.
+func triggerName(job string, i int) string { return job + "-" + strconv.Itoa(i) }
+
+// triggerFromAPI checks the i-th trigger of job j and translates it.
+func (s *Server) triggerFromAPI(ctx context.Context, j api.Job, i int, at api.Trigger) (chime.Trigger, error) {
+	field := fmt.Sprintf("triggers[%d]", i)
+	name := at.Name
+	if name == "" {
+		name = triggerName(j.Name, i)
+	}
+	if err := checkName(field+".name", name); err != nil {
+		return chime.Trigger{}, err
+	}
+	if len(bytes.TrimSpace(at.Schedule)) == 0 || string(bytes.TrimSpace(at.Schedule)) == "null" {
+		return chime.Trigger{}, invalidf(field+".schedule", `is required, such as {"kind":"cron","expression":"0 0 2 * * ?","time_zone":"UTC"}`)
+	}
+	sched, err := schedule.Unmarshal(at.Schedule)
+	if err != nil {
+		var se *schedule.ValidationError
+		if errors.As(err, &se) {
+			return chime.Trigger{}, fieldErr(field+".schedule", err)
+		}
+		return chime.Trigger{}, invalidf(field+".schedule", "%v", strings.TrimPrefix(err.Error(), "schedule: decode: "))
+	}
+	if err := checkData(field+".data", at.Data); err != nil {
+		return chime.Trigger{}, err
+	}
+	if n, err := dataSize(at.Data); err != nil {
+		return chime.Trigger{}, invalidf(field+".data", "cannot be encoded as JSON: %v", err)
+	} else if n > s.cfg.MaxJobDataBytes {
+		return chime.Trigger{}, invalidf(field+".data", "encodes to %d bytes, more than this server's limit of %d", n, s.cfg.MaxJobDataBytes)
+	}
+	t := chime.Trigger{
+		Key:                chime.NewTriggerKey(j.Group, name),
+		JobKey:             chime.NewJobKey(j.Group, j.Name),
+		Priority:           at.Priority,
+		Schedule:           sched,
+		CalendarName:       at.Calendar,
+		MisfireInstruction: schedule.MisfireInstruction(at.Misfire),
+	}
+	if len(at.Data) > 0 {
+		t.Data = chime.JobData(maps.Clone(at.Data))
+	}
+	if at.StartTime != nil {
+		t.StartTime = *at.StartTime
+	}
+	if at.EndTime != nil {
+		t.EndTime = *at.EndTime
+	}
+	start := t.StartTime
+	if start.IsZero() {
+		start = s.now()
+	}
+	if !t.EndTime.IsZero() && t.EndTime.Before(start) {
+		return chime.Trigger{}, invalidf(field+".end_time", "%s is before the start time %s", t.EndTime.Format(time.RFC3339), start.Format(time.RFC3339))
+	}
+	if at.Misfire != "" && !slices.Contains(schedule.MisfireInstructions(), t.MisfireInstruction) {
+		return chime.Trigger{}, invalidf(field+".misfire", "%q is not a misfire instruction; want one of %v", at.Misfire, schedule.MisfireInstructions())
+	}
+	timing := schedule.Trigger{Schedule: sched, StartTime: start, EndTime: t.EndTime, MisfireInstruction: t.MisfireInstruction}
+	if err := timing.Validate(); err != nil {
+		var se *schedule.ValidationError
+		if errors.As(err, &se) && se.Field == "misfire_instruction" {
+			return chime.Trigger{}, invalidf(field+".misfire", "%s", se.Reason)
+		}
+		return chime.Trigger{}, fieldErr(field, err)
+	}
+	var cal schedule.Calendar
+	if at.Calendar != "" {
+		c, err := s.sched.Calendar(ctx, at.Calendar)
+		switch {
+		case errors.Is(err, chime.ErrCalendarNotFound):
+			return chime.Trigger{}, invalidf(field+".calendar", "no calendar is named %q", at.Calendar)
+		case err != nil:
+			return chime.Trigger{}, err
+		}
+		cal = c
+	}
+	if timing.ComputeFirstFireTime(cal).IsZero() {
+		return chime.Trigger{}, invalidf(field+".schedule", "never fires after %s (within its end time and calendar)", start.Format(time.RFC3339))
+	}
+	return t, nil
+}
+
+// dataSize returns the size of a data map's JSON encoding.
+func dataSize(data map[string]any) (int, error) {
+	if len(data) == 0 {
+		return 0, nil
+	}
+	b, err := json.Marshal(data)
+	return len(b), err
+}
+
+// toMap converts v to the map[string]any its JSON encoding decodes to, the
+// form values take in a job's data map once stored.
+func toMap(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// fromValue decodes a data map value, as stored, into v.
+func fromValue(value any, v any) error {
+	b, err := json.Marshal(value)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// settingsOf returns the server settings kept in a job's data, and the
+// data without them. A job made with the library has no settings: its
+// zero settings are returned.
+func settingsOf(d *chime.JobDetail) (jobSettings, chime.JobData, error) {
+	var st jobSettings
+	data := maps.Clone(d.Data)
+	if v, ok := data[jobSettingsKey]; ok {
+		if err := fromValue(v, &st); err != nil {
+			return st, nil, fmt.Errorf("server: job %s: reading its settings: %w", d.Key, err)
+		}
+		delete(data, jobSettingsKey)
+	}
+	return st, data, nil
+}
+
+// factsOf returns the run facts kept in a trigger's data, if any.
+func factsOf(data chime.JobData) (*runFacts, error) {
+	v, ok := data[runFactsKey]
+	if !ok {
+		return nil, nil
+	}
+	var f runFacts
+	if err := fromValue(v, &f); err != nil {
+		return nil, fmt.Errorf("server: reading run facts: %w", err)
+	}
+	return &f, nil
+}
+
+// withoutReserved returns data without the server's reserved keys.
+func withoutReserved(data chime.JobData) map[string]any {
+	out := make(map[string]any, len(data))
+	for k, v := range data {
+		if k != jobSettingsKey && k != runFactsKey {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// jobToAPI translates a stored job and its triggers (every trigger of the
+// job; the server's one-shot ones are left out) for the API.
+func jobToAPI(d *chime.JobDetail, triggers []chime.TriggerInfo) (*api.Job, error) {
+	st, data, err := settingsOf(d)
+	if err != nil {
+		return nil, err
+	}
+	j := &api.Job{
+		Group:            d.Key.Group,
+		Name:             d.Key.Name,
+		Description:      d.Description,
+		Type:             d.Type,
+		HTTP:             st.HTTP,
+		Shell:            st.Shell,
+		Retry:            st.Retry,
+		Overlap:          st.Overlap,
+		RequestsRecovery: d.RequestsRecovery,
+		Alerts:           st.Alerts,
+		Paused:           st.Paused,
+		Version:          d.Version,
+		Timeout:          formatDuration(d.Timeout),
+	}
+	if len(data) > 0 {
+		j.Data = data
+	}
+	for _, ti := range triggers {
+		if serverMade(ti.Key.Group) {
+			continue
+		}
+		at, err := triggerToAPI(d.Key, ti)
+		if err != nil {
+			return nil, err
+		}
+		j.Triggers = append(j.Triggers, at)
+	}
+	return j, nil
+}
+
+// triggerToAPI translates a stored trigger for the API.
+func triggerToAPI(job chime.JobKey, ti chime.TriggerInfo) (api.Trigger, error) {
+	sched, err := schedule.Marshal(ti.Schedule)
+	if err != nil {
+		return api.Trigger{}, fmt.Errorf("server: trigger %s: %w", ti.Key, err)
+	}
+	at := api.Trigger{
+		Name:     ti.Key.Name,
+		Schedule: sched,
+		Calendar: ti.CalendarName,
+		Misfire:  string(ti.MisfireInstruction),
+		Priority: ti.Priority,
+		State:    string(ti.State),
+	}
+	if len(ti.Data) > 0 {
+		at.Data = map[string]any(ti.Data)
+	}
+	if !ti.StartTime.IsZero() {
+		at.StartTime = new(ti.StartTime)
+	}
+	if !ti.EndTime.IsZero() {
+		at.EndTime = new(ti.EndTime)
+	}
+	if !ti.NextFireTime.IsZero() {
+		at.NextFireTime = new(ti.NextFireTime)
+	}
+	if !ti.PreviousFireTime.IsZero() {
+		at.PreviousFireTime = new(ti.PreviousFireTime)
+	}
+	return at, nil
+}
+
+// formatDuration formats d for the API; zero is "".
+func formatDuration(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}
+
+// sameTrigger reports whether the stored trigger ti already is what t asks
+// for, so that an upsert can leave it, and its firing state, alone.
+func sameTrigger(ti chime.TriggerInfo, t chime.Trigger) bool {
+	a, errA := schedule.Marshal(ti.Schedule)
+	b, errB := schedule.Marshal(t.Schedule)
+	if errA != nil || errB != nil || !bytes.Equal(a, b) {
+		return false
+	}
+	misfire := func(m schedule.MisfireInstruction) schedule.MisfireInstruction {
+		if m == "" {
+			return schedule.MisfireSmartPolicy
+		}
+		return m
+	}
+	if ti.Description != t.Description || ti.Priority != t.Priority || ti.CalendarName != t.CalendarName ||
+		misfire(ti.MisfireInstruction) != misfire(t.MisfireInstruction) || !ti.EndTime.Equal(t.EndTime) {
+		return false
+	}
+	if !t.StartTime.IsZero() && !ti.StartTime.Equal(t.StartTime) {
+		return false
+	}
+	return sameData(ti.Data, t.Data)
+}
+
+// sameData reports whether two data maps encode to the same JSON.
+func sameData(a, b map[string]any) bool {
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
+// sameJob reports whether the stored job d already is what w asks for.
+func sameJob(d *chime.JobDetail, w *jobWrite) bool {
+	n := w.detail
+	return d.Type == n.Type && d.Description == n.Description && d.RequestsRecovery == n.RequestsRecovery &&
+		d.DisallowConcurrentExecution == n.DisallowConcurrentExecution && d.Timeout == n.Timeout &&
+		d.Durable == n.Durable && !d.PersistJobDataAfterExecution && sameData(d.Data, n.Data)
+}

@@ -1,0 +1,157 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/chime-scheduler/chime/server/history"
+)
+
+// logRecorder is the slog.Handler of the logger a job gets: it passes
+// every record on to the server's handler and keeps a copy, up to a limit,
+// for the execution's history.
+type logRecorder struct {
+	next   slog.Handler
+	attrs  []slog.Attr // attributes added with WithAttrs, group-qualified
+	groups []string
+	shared *recorded
+}
+
+// recorded are the lines an execution's loggers keep, shared by the
+// handlers WithAttrs and WithGroup derive.
+type recorded struct {
+	mu      sync.Mutex
+	limit   int
+	lines   []history.LogLine
+	dropped int
+}
+
+// newLogRecorder returns a handler passing records to next and keeping at
+// most limit of them.
+func newLogRecorder(next slog.Handler, limit int) *logRecorder {
+	return &logRecorder{next: next, shared: &recorded{limit: limit}}
+}
+
+// Enabled reports whether the server's handler takes the level; the
+// history keeps what the server's log would.
+func (h *logRecorder) Enabled(ctx context.Context, l slog.Level) bool { return h.next.Enabled(ctx, l) }
+
+// Handle keeps the record and passes it on.
+func (h *logRecorder) Handle(ctx context.Context, r slog.Record) error {
+	line := history.LogLine{Time: r.Time.UTC(), Level: r.Level.String(), Message: r.Message}
+	attrs := make(map[string]any, len(h.attrs)+r.NumAttrs())
+	for _, a := range h.attrs {
+		addAttr(attrs, "", a)
+	}
+	prefix := strings.Join(h.groups, ".")
+	r.Attrs(func(a slog.Attr) bool {
+		addAttr(attrs, prefix, a)
+		return true
+	})
+	if len(attrs) > 0 {
+		line.Attrs = attrs
+	}
+	h.shared.add(line)
+	return h.next.Handle(ctx, r)
+}
+
+// WithAttrs returns a handler that adds attrs to every record.
+func (h *logRecorder) WithAttrs(attrs []slog.Attr) slog.Handler {
+	c := *h
+	c.next = h.next.WithAttrs(attrs)
+	prefix := strings.Join(h.groups, ".")
+	c.attrs = append([]slog.Attr(nil), h.attrs...)
+	for _, a := range attrs {
+		if prefix != "" {
+			a.Key = prefix + "." + a.Key
+		}
+		c.attrs = append(c.attrs, a)
+	}
+	return &c
+}
+
+// WithGroup returns a handler that qualifies later attributes with name.
+func (h *logRecorder) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return h
+	}
+	c := *h
+	c.next = h.next.WithGroup(name)
+	c.groups = append(append([]string(nil), h.groups...), name)
+	return &c
+}
+
+// lines returns the kept lines, with a last line saying how many were
+// dropped beyond the limit.
+func (h *logRecorder) lines() []history.LogLine {
+	return h.shared.snapshot()
+}
+
+func (r *recorded) add(l history.LogLine) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.lines) >= r.limit {
+		r.dropped++
+		return
+	}
+	r.lines = append(r.lines, l)
+}
+
+func (r *recorded) snapshot() []history.LogLine {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := append([]history.LogLine(nil), r.lines...)
+	if r.dropped > 0 && len(out) > 0 {
+		out = append(out, history.LogLine{
+			Time:    out[len(out)-1].Time,
+			Level:   slog.LevelWarn.String(),
+			Message: fmt.Sprintf("... %d more log lines were not kept ...", r.dropped),
+		})
+	}
+	return out
+}
+
+// addAttr adds a, resolved and flattened (groups become dotted keys), to m.
+func addAttr(m map[string]any, prefix string, a slog.Attr) {
+	a.Value = a.Value.Resolve()
+	if a.Equal(slog.Attr{}) {
+		return
+	}
+	key := a.Key
+	switch {
+	case prefix == "":
+	case key == "":
+		key = prefix
+	default:
+		key = prefix + "." + key
+	}
+	if a.Value.Kind() == slog.KindGroup {
+		for _, ga := range a.Value.Group() {
+			addAttr(m, key, ga)
+		}
+		return
+	}
+	switch a.Value.Kind() {
+	case slog.KindDuration:
+		m[key] = a.Value.Duration().String()
+	case slog.KindTime:
+		m[key] = a.Value.Time().UTC()
+	case slog.KindAny:
+		// The history stores attributes as JSON: a value that has no JSON
+		// form is kept as text.
+		v := a.Value.Any()
+		if err, ok := v.(error); ok {
+			m[key] = err.Error()
+		} else if _, err := json.Marshal(v); err != nil {
+			m[key] = fmt.Sprintf("%+v", v)
+		} else {
+			m[key] = v
+		}
+	default:
+		m[key] = a.Value.Any()
+	}
+}

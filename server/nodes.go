@@ -1,0 +1,262 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/chime-scheduler/chime"
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/schedule"
+	"github.com/chime-scheduler/chime/server/alert"
+	"github.com/chime-scheduler/chime/server/history"
+	"github.com/chime-scheduler/chime/store"
+)
+
+// nodeList returns the cluster's nodes and the database's clock.
+func (s *Server) nodeList(ctx context.Context) ([]store.NodeRecord, time.Time, error) {
+	nodes, err := s.store.NodeList(ctx)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("server: listing nodes: %w", err)
+	}
+	now, err := s.store.Now(ctx)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("server: reading the database clock: %w", err)
+	}
+	return nodes, now, nil
+}
+
+// alive reports whether a node holds a live lease at the database time
+// now: it checked in within DeadAfter and was not declared dead.
+func (s *Server) alive(n store.NodeRecord, now time.Time) bool {
+	return !n.Dead && now.Sub(n.LastCheckIn) < s.deadAfter
+}
+
+// Nodes returns the cluster's nodes, alive or not.
+func (s *Server) Nodes(ctx context.Context) ([]api.Node, error) {
+	nodes, now, err := s.nodeList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Node, 0, len(nodes))
+	for _, n := range nodes {
+		an := api.Node{ID: n.ID, Epoch: n.Epoch, LastCheckIn: n.LastCheckIn, Alive: s.alive(n, now)}
+		if n.ID == s.NodeID() {
+			an.Self = true
+			an.ClockOffset = (-s.sched.ClockOffset()).String()
+		}
+		out = append(out, an)
+	}
+	return out, nil
+}
+
+// leader reports whether this node is the live node with the smallest ID:
+// the one that sends the alerts that must not come from every node
+// (dead-man's switches, nodes lost while running nothing).
+func (s *Server) leader(nodes []store.NodeRecord, now time.Time) bool {
+	for _, n := range nodes {
+		if s.alive(n, now) {
+			return n.ID == s.NodeID()
+		}
+	}
+	return false
+}
+
+// watchNodes watches the cluster until ctx ends: it counts the live
+// nodes, records the executions of nodes that died as node_lost (with an
+// alert for each), and, on the leader, alerts about nodes that died.
+func (s *Server) watchNodes(ctx context.Context) {
+	interval := s.deadAfter / 3
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	wasAlive := make(map[string]int64) // node ID → epoch, of nodes seen alive
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := s.checkNodes(ctx, wasAlive); err != nil && ctx.Err() == nil {
+			s.log.Warn("cannot check the cluster's nodes", "error", err)
+		}
+	}
+}
+
+// checkNodes is one pass of watchNodes.
+func (s *Server) checkNodes(ctx context.Context, wasAlive map[string]int64) error {
+	nodes, now, err := s.nodeList(ctx)
+	if err != nil {
+		return err
+	}
+	byID := make(map[string]store.NodeRecord, len(nodes))
+	live := 0
+	for _, n := range nodes {
+		byID[n.ID] = n
+		if s.alive(n, now) {
+			live++
+		}
+	}
+	s.metrics.liveNodes.Set(float64(live))
+
+	page, err := s.history.List(ctx, &history.Query{Outcome: []history.Outcome{history.OutcomeRunning}, Limit: history.MaxLimit})
+	if err != nil {
+		return err
+	}
+	lost := make(map[string]bool)
+	for _, e := range page.Executions {
+		n, ok := byID[e.NodeID]
+		// Only a node declared dead (and fenced) or gone is lost: a node
+		// merely late checking in may still finish what it runs.
+		if e.NodeID != s.NodeID() && (!ok || n.Dead) {
+			lost[e.NodeID] = true
+		}
+	}
+	for node := range lost {
+		s.markNodeLost(ctx, node)
+	}
+
+	leader := s.leader(nodes, now)
+	for _, n := range nodes {
+		if s.alive(n, now) {
+			wasAlive[n.ID] = n.Epoch
+			continue
+		}
+		epoch, seen := wasAlive[n.ID]
+		if !seen || !n.Dead {
+			continue
+		}
+		delete(wasAlive, n.ID)
+		if leader {
+			s.alerts.notify(ctx, nil, alert.Event{
+				Kind: alert.KindNodeLost, NodeID: n.ID, At: now,
+				Detail: fmt.Sprintf("Node %s (lease epoch %d) stopped checking in at %s and was declared dead.",
+					n.ID, epoch, n.LastCheckIn.Format(time.RFC3339)),
+			})
+		}
+	}
+	return nil
+}
+
+// markNodeLost records the running executions of a dead node as node_lost
+// and alerts about each. Several nodes may do it at once: the one whose
+// update changes the rows alerts.
+func (s *Server) markNodeLost(ctx context.Context, node string) {
+	page, err := s.history.List(ctx, &history.Query{NodeID: node, Outcome: []history.Outcome{history.OutcomeRunning}, Limit: history.MaxLimit})
+	if err != nil {
+		s.log.Warn("cannot list the executions of a lost node", "lost_node", node, "error", err)
+		return
+	}
+	if len(page.Executions) == 0 {
+		return
+	}
+	n, err := s.history.MarkNodeLost(ctx, node, s.now())
+	if err != nil {
+		s.log.Warn("cannot record the executions of a lost node", "lost_node", node, "error", err)
+		return
+	}
+	if n == 0 {
+		return
+	}
+	s.log.Warn("recorded the executions of a lost node as node_lost", "lost_node", node, "executions", n)
+	for _, e := range page.Executions {
+		s.metrics.executed(history.OutcomeNodeLost)
+		key := chime.NewJobKey(e.JobGroup, e.JobName)
+		var p *plan
+		if d, err := s.sched.Job(ctx, key); err == nil {
+			if st, _, err := settingsOf(d); err == nil {
+				p, _ = compilePlan(d.Type, st, true, true)
+			}
+		}
+		s.alerts.notify(ctx, p, alert.Event{
+			Kind: alert.KindNodeLost, JobGroup: e.JobGroup, JobName: e.JobName, ExecutionID: e.ID, Attempt: e.Attempt,
+			ScheduledTime: e.ScheduledTime, NodeID: node, Error: "node " + node + " lost",
+		})
+	}
+}
+
+// misfired records a trigger's misfire: the decision, the metric and the
+// alert. It runs on the scheduler's event goroutine.
+func (s *Server) misfired(ctx context.Context, t chime.TriggerInfo) {
+	s.metrics.misfires.Inc()
+	timing := schedule.Trigger{Schedule: t.Schedule, StartTime: t.StartTime, EndTime: t.EndTime}
+	from := t.PreviousFireTime
+	if from.IsZero() {
+		from = t.StartTime.Add(-time.Millisecond)
+	}
+	missed := timing.FireTimeAfter(from)
+	instr := t.MisfireInstruction
+	if instr == "" {
+		instr = schedule.MisfireSmartPolicy
+	}
+	next := "none: the trigger will not fire again"
+	if !t.NextFireTime.IsZero() {
+		next = t.NextFireTime.Format(time.RFC3339Nano)
+	}
+	reason := fmt.Sprintf("not fired within the misfire threshold of its fire time (the cluster was down, busy, or the trigger paused); misfire instruction %s applied, next fire time %s", instr, next)
+	a := &attempt{job: t.JobKey, triggerGroup: t.Key.Group, triggerName: t.Key.Name, scheduled: missed}
+	rec, done := recordCtx(ctx)
+	defer done()
+	s.decide(rec, a, history.DecisionMisfired, reason, "")
+	if serverMade(t.Key.Group) {
+		return // a run someone asked for, which runs late: nothing to alert
+	}
+	var p *plan
+	if d, err := s.sched.Job(rec, t.JobKey); err == nil {
+		if st, _, err := settingsOf(d); err == nil {
+			p, _ = compilePlan(d.Type, st, true, true)
+		}
+	}
+	s.alerts.notify(rec, p, alert.Event{
+		Kind: alert.KindMisfire, JobGroup: t.JobKey.Group, JobName: t.JobKey.Name,
+		ScheduledTime: missed, NodeID: s.NodeID(), Detail: "Trigger " + t.Key.String() + ": " + reason,
+	})
+}
+
+// checkDeadMen runs the dead-man's switches every Config.DeadManInterval
+// on the leader, until ctx ends.
+func (s *Server) checkDeadMen(ctx context.Context) {
+	t := time.NewTicker(s.cfg.DeadManInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := s.checkDeadMenOnce(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("cannot check the dead-man's switches", "error", err)
+		}
+	}
+}
+
+// checkDeadMenOnce is one pass of checkDeadMen.
+func (s *Server) checkDeadMenOnce(ctx context.Context) error {
+	nodes, now, err := s.nodeList(ctx)
+	if err != nil || !s.leader(nodes, now) {
+		return err
+	}
+	details, err := s.sched.Jobs(ctx, "")
+	if err != nil {
+		return fmt.Errorf("server: listing jobs: %w", err)
+	}
+	var watches []alert.DeadManWatch
+	plans := make(map[alert.JobKey]*plan)
+	for i := range details {
+		d := &details[i]
+		st, _, err := settingsOf(d)
+		if err != nil || st.Paused || st.Alerts == nil {
+			continue
+		}
+		p, perr := compilePlan(d.Type, st, true, true)
+		if perr != nil || p.deadMan <= 0 || p.alertsOff {
+			continue
+		}
+		watches = append(watches, alert.DeadManWatch{JobGroup: d.Key.Group, JobName: d.Key.Name, Window: p.deadMan})
+		plans[alert.JobKey{Group: d.Key.Group, Name: d.Key.Name}] = p
+	}
+	events, err := s.deadMan.Check(ctx, now, watches)
+	for _, ev := range events {
+		s.alerts.notify(ctx, plans[ev.JobKey()], ev)
+	}
+	return err
+}

@@ -1,0 +1,554 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/chime-scheduler/chime"
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/jobs"
+	"github.com/chime-scheduler/chime/schedule"
+	"github.com/chime-scheduler/chime/server/alert"
+	"github.com/chime-scheduler/chime/server/history"
+)
+
+// errOverlapCancel is the context cause of an execution cancelled because
+// a newer firing of its job, under the cancel overlap policy, replaces it.
+var errOverlapCancel = errors.New("server: cancelled by a newer firing of the job (overlap: cancel)")
+
+// recordTimeout bounds each write of an execution's record, which uses a
+// context that survives the job's cancellation.
+const recordTimeout = 10 * time.Second
+
+// maxLogLines bounds the log lines kept in memory per execution; the
+// history keeps fewer.
+const maxLogLines = 1000
+
+// runner is the chime.Job the server registers under every job type it
+// runs, built-in or Go. Each firing runs one attempt of a server job: it
+// records the execution in the history, enforces the job's overlap policy
+// and timeout, captures output and log lines, and then schedules a retry
+// or raises an alert.
+type runner struct {
+	s   *Server
+	typ string
+}
+
+// Execute runs one attempt.
+func (r *runner) Execute(ctx context.Context, jc *chime.JobContext) error {
+	return r.s.execute(ctx, r.typ, jc)
+}
+
+// attempt is one run of a job as the history records it.
+type attempt struct {
+	id, firstID string
+	number      int
+	job         chime.JobKey
+	// triggerGroup and triggerName are the trigger whose fire time the run
+	// is for; empty for a run by hand.
+	triggerGroup, triggerName string
+	scheduled                 time.Time
+	manual, recovering        bool
+	// params are the data the job runs with: its data overlaid with the
+	// trigger's, without the server's keys.
+	params map[string]any
+	// triggerData is the firing trigger's own data, without the server's
+	// keys, which a retry carries on.
+	triggerData map[string]any
+	// lostNode is the node a recovered run's first try was lost with.
+	lostNode string
+}
+
+// execute runs one attempt of a job of type typ.
+func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) error {
+	s.metrics.fired(jc.ScheduledFireTime, jc.FireTime)
+	a, err := s.newAttempt(ctx, jc)
+	if err != nil {
+		jc.Logger.Error("cannot record the execution", "error", err)
+		return err
+	}
+	if a.recovering {
+		s.recordLost(ctx, a)
+	}
+	st, _, err := settingsOf(jc.Job)
+	var p *plan
+	if err == nil {
+		var perr *api.Error
+		p, perr = compilePlan(typ, st, s.cfg.EnableShellJobs, s.isGoType(typ))
+		if perr != nil {
+			err = fmt.Errorf("the job's settings are not valid on this node: %w", perr)
+		}
+	}
+
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// Registered before the overlap marker is taken, so that another
+	// execution on this node never mistakes the marker for a stale one.
+	s.local.add(a.id, cancel)
+	defer s.local.remove(a.id)
+	if p != nil && (p.overlap == api.OverlapSkip || p.overlap == api.OverlapCancel) {
+		release, reason, ok := s.takeOverlap(runCtx, a, p.overlap)
+		if !ok {
+			s.recordSkipped(ctx, a, reason)
+			return nil
+		}
+		defer release()
+	}
+
+	rec, done := recordCtx(ctx)
+	defer done()
+	if err := s.history.Start(rec, &history.Execution{
+		ID: a.id, FirstID: a.firstID, Attempt: a.number,
+		JobGroup: a.job.Group, JobName: a.job.Name, TriggerGroup: a.triggerGroup, TriggerName: a.triggerName,
+		NodeID: s.NodeID(), ScheduledTime: a.scheduled, StartedTime: s.now(),
+		Recovering: a.recovering, Manual: a.manual, Params: a.params,
+	}); err != nil {
+		jc.Logger.Error("cannot record the start of the execution", "error", err)
+	}
+	s.metrics.running.Inc()
+	out := jobs.NewCapture(s.cfg.MaxOutputBytes)
+	logs := newLogRecorder(jc.Logger.Handler(), maxLogLines)
+	runErr := err
+	if runErr == nil {
+		runErr = s.runJob(runCtx, typ, p, jc, a, out, logs)
+	}
+	s.metrics.running.Dec()
+	outcome, msg := outcomeOf(runCtx, runErr, jc.Job.Timeout)
+	if err := s.history.Finish(rec, a.id, history.Finish{
+		Outcome: outcome, FinishedTime: s.now(), Error: msg,
+		Output: out.String(), OutputTruncated: out.Truncated(), Logs: logs.lines(),
+	}); err != nil {
+		jc.Logger.Error("cannot record the end of the execution", "error", err)
+	}
+	s.metrics.executed(outcome)
+	s.afterAttempt(rec, a, p, outcome, msg)
+	return runErr
+}
+
+// recordCtx returns a context for recording an execution: it keeps ctx's
+// values but survives its cancellation, so that a job cancelled by a
+// timeout or a shutdown is still recorded, and it is bounded.
+func recordCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+}
+
+// newAttempt works out which attempt of which firing jc is.
+func (s *Server) newAttempt(ctx context.Context, jc *chime.JobContext) (*attempt, error) {
+	a := &attempt{
+		job:        jc.Job.Key,
+		number:     1,
+		scheduled:  jc.ScheduledFireTime,
+		recovering: jc.Recovering,
+		params:     withoutReserved(jc.MergedData),
+	}
+	origID := jc.ExecutionID
+	if jc.Trigger != nil {
+		a.triggerGroup, a.triggerName = jc.Trigger.Key.Group, jc.Trigger.Key.Name
+		a.triggerData = withoutReserved(jc.Trigger.Data)
+		facts, err := factsOf(jc.Trigger.Data)
+		if err != nil {
+			return nil, err
+		}
+		if facts != nil {
+			if facts.ID != "" {
+				origID = facts.ID
+			}
+			a.firstID = facts.FirstID
+			a.number = max(facts.Attempt, 1)
+			if !facts.ScheduledTime.IsZero() {
+				a.scheduled = facts.ScheduledTime
+			}
+			a.triggerGroup, a.triggerName = facts.TriggerGroup, facts.TriggerName
+			a.manual = facts.Manual
+		}
+	}
+	if a.firstID == "" {
+		a.firstID = origID
+	}
+	a.id = origID
+	if !jc.Recovering && jc.RefireCount == 0 {
+		return a, nil
+	}
+	// A re-run of a firing already tried (its node was lost, or the job
+	// asked to be refired) is a further attempt of that firing.
+	if jc.Recovering {
+		if first, err := s.history.Get(ctx, origID); err == nil && first.Outcome == history.OutcomeRunning && first.NodeID != s.NodeID() {
+			a.lostNode = first.NodeID
+		}
+	}
+	a.id = origID + "-" + strconv.Itoa(jc.RefireCount) + "-" + newID()[:8]
+	prior, err := s.history.Attempts(ctx, a.firstID)
+	switch {
+	case errors.Is(err, history.ErrNotFound):
+		// Nothing of the firing was recorded: this is its first attempt.
+		a.firstID = a.id
+	case err != nil:
+		return nil, err
+	default:
+		for _, e := range prior {
+			a.number = max(a.number, e.Attempt+1)
+		}
+	}
+	return a, nil
+}
+
+// recordLost records that a recovered run's first try was lost with its
+// node, if the node watch has not already, and the decision to re-run.
+func (s *Server) recordLost(ctx context.Context, a *attempt) {
+	rec, done := recordCtx(ctx)
+	defer done()
+	if a.lostNode != "" {
+		s.markNodeLost(rec, a.lostNode)
+	}
+	reason := "re-run on node " + s.NodeID() + " because the node running it was lost"
+	if a.lostNode != "" {
+		reason = fmt.Sprintf("re-run on node %s because node %s, which was running it, was lost", s.NodeID(), a.lostNode)
+	}
+	s.decide(rec, a, history.DecisionRecovered, reason, a.id)
+}
+
+// runJob runs the job of type typ once.
+func (s *Server) runJob(ctx context.Context, typ string, p *plan, jc *chime.JobContext, a *attempt, out *jobs.Capture, logs *logRecorder) error {
+	logger := slog.New(logs)
+	vars := jobs.Vars{
+		JobGroup: a.job.Group, JobName: a.job.Name,
+		TriggerGroup: a.triggerGroup, TriggerName: a.triggerName,
+		ExecutionID: a.id, NodeID: s.NodeID(),
+		ScheduledTime: a.scheduled, FireTime: jc.FireTime,
+		Attempt: a.number, Params: a.params,
+	}
+	switch typ {
+	case typeHTTP:
+		res, err := s.http.Run(ctx, *p.http, vars, out)
+		if res != nil {
+			logger.Info("http response", "status", res.Status, "duration", res.Duration, "bytes", res.BytesRead)
+		}
+		return err
+	case typeShell:
+		_, err := s.shell.Run(ctx, *p.shell, vars, out)
+		return err
+	}
+	job := s.goType(typ)
+	if job == nil {
+		return fmt.Errorf("job type %q is not registered on node %s", typ, s.NodeID())
+	}
+	detail := *jc.Job
+	_, detail.Data, _ = settingsOf(jc.Job)
+	goCtx := *jc
+	goCtx.Job = &detail
+	goCtx.MergedData = chime.JobData(maps.Clone(a.params))
+	goCtx.Logger = logger
+	return runGoJob(ctx, job, &goCtx)
+}
+
+// runGoJob runs a Go job type, turning a panic into an error so that the
+// execution is still recorded.
+func runGoJob(ctx context.Context, job chime.Job, jc *chime.JobContext) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			stack := debug.Stack()
+			jc.Logger.Error("job panicked", "panic", fmt.Sprint(r), "stack", string(stack))
+			err = &chime.PanicError{Value: r, Stack: stack}
+		}
+	}()
+	return job.Execute(ctx, jc)
+}
+
+// outcomeOf classifies how an attempt ended, and the error to record.
+func outcomeOf(ctx context.Context, err error, timeout time.Duration) (history.Outcome, string) {
+	if err == nil {
+		return history.OutcomeSucceeded, ""
+	}
+	if ctx.Err() != nil {
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, chime.ErrTimeout):
+			return history.OutcomeTimedOut, fmt.Sprintf("timed out after %s: %v", timeout, err)
+		case errors.Is(cause, errOverlapCancel):
+			return history.OutcomeCancelled, cause.Error()
+		case errors.Is(cause, chime.ErrStopped), errors.Is(cause, chime.ErrInterrupted), errors.Is(cause, chime.ErrLeaseLost):
+			return history.OutcomeCancelled, fmt.Sprintf("%v: %v", cause, err)
+		}
+	}
+	return history.OutcomeFailed, err.Error()
+}
+
+// afterAttempt schedules a retry of a failed attempt, or, when none is
+// left, records that and raises the alert.
+func (s *Server) afterAttempt(ctx context.Context, a *attempt, p *plan, outcome history.Outcome, msg string) {
+	if outcome != history.OutcomeFailed && outcome != history.OutcomeTimedOut {
+		return
+	}
+	if p != nil && a.number < p.retry.maxAttempts {
+		delay := p.retry.backoff(a.number)
+		_, next, err := s.scheduleRetry(ctx, a, a.number+1, delay)
+		if err == nil {
+			s.metrics.retries.Inc()
+			s.decide(ctx, a, history.DecisionRetryScheduled, fmt.Sprintf("attempt %d of %d %s: %s; attempt %d runs at %s (after %s)",
+				a.number, p.retry.maxAttempts, outcome, msg, a.number+1, next.Format(time.RFC3339Nano), delay.Round(time.Millisecond)), a.id)
+			return
+		}
+		s.log.Error("cannot schedule a retry", "job_key", a.job.String(), "execution_id", a.id, "error", err)
+	}
+	if p != nil && p.retry.maxAttempts > 1 {
+		s.decide(ctx, a, history.DecisionRetriesExhausted, fmt.Sprintf("attempt %d of %d %s: %s; no retry is left",
+			a.number, p.retry.maxAttempts, outcome, msg), a.id)
+	}
+	kind := alert.KindFailure
+	if outcome == history.OutcomeTimedOut {
+		kind = alert.KindTimeout
+	}
+	s.alerts.notify(ctx, p, alert.Event{
+		Kind: kind, JobGroup: a.job.Group, JobName: a.job.Name, ExecutionID: a.id, Attempt: a.number,
+		ScheduledTime: a.scheduled, NodeID: s.NodeID(), Error: msg,
+	})
+}
+
+// scheduleRetry schedules attempt number of a's firing to run after
+// delay, as a one-shot trigger, and returns the new execution's ID and
+// when it runs.
+func (s *Server) scheduleRetry(ctx context.Context, a *attempt, number int, delay time.Duration) (string, time.Time, error) {
+	id := newID()
+	facts := runFacts{
+		ID: id, FirstID: a.firstID, Attempt: number, ScheduledTime: a.scheduled,
+		TriggerGroup: a.triggerGroup, TriggerName: a.triggerName, Manual: a.manual,
+	}
+	data, err := factsData(a.triggerData, facts)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	at := s.now().Add(delay)
+	_, err = s.sched.Schedule(ctx, chime.Trigger{
+		Key:       chime.NewTriggerKey(retryGroup, id),
+		JobKey:    a.job,
+		Schedule:  &schedule.Simple{},
+		StartTime: at,
+		Data:      data,
+	})
+	return id, at, err
+}
+
+// factsData returns a one-shot trigger's data: data with the run's facts.
+func factsData(data map[string]any, facts runFacts) (chime.JobData, error) {
+	m, err := toMap(facts)
+	if err != nil {
+		return nil, fmt.Errorf("server: encoding run facts: %w", err)
+	}
+	out := chime.JobData(maps.Clone(data))
+	if out == nil {
+		out = chime.JobData{}
+	}
+	out[runFactsKey] = m
+	return out, nil
+}
+
+// backoff returns the wait before the attempt after attempt number n
+// (from 1): the delay, doubled for each earlier retry when exponential,
+// spread by the jitter and capped at the maximum delay.
+func (r retryPolicy) backoff(n int) time.Duration {
+	d := r.delay
+	if r.exponential {
+		for i := 1; i < n && d < r.maxDelay; i++ {
+			d *= 2
+		}
+	}
+	if r.jitter > 0 {
+		d += time.Duration(float64(d) * r.jitter * (2*rand.Float64() - 1))
+	}
+	return min(max(d, 0), r.maxDelay)
+}
+
+// decide records a decision about a's firing; a failure is logged.
+func (s *Server) decide(ctx context.Context, a *attempt, kind history.DecisionKind, reason, executionID string) {
+	d := &history.Decision{
+		JobGroup: a.job.Group, JobName: a.job.Name, TriggerGroup: a.triggerGroup, TriggerName: a.triggerName,
+		ScheduledTime: a.scheduled, At: s.now(), Kind: kind, Reason: reason, NodeID: s.NodeID(), ExecutionID: executionID,
+	}
+	if err := s.history.RecordDecision(ctx, d); err != nil {
+		s.log.Error("cannot record a decision", "job_key", a.job.String(), "kind", string(kind), "error", err)
+	}
+}
+
+// recordSkipped records a firing the overlap policy skipped: a skipped
+// execution and the decision.
+func (s *Server) recordSkipped(ctx context.Context, a *attempt, reason string) {
+	rec, done := recordCtx(ctx)
+	defer done()
+	now := s.now()
+	err := s.history.Start(rec, &history.Execution{
+		ID: a.id, FirstID: a.firstID, Attempt: a.number,
+		JobGroup: a.job.Group, JobName: a.job.Name, TriggerGroup: a.triggerGroup, TriggerName: a.triggerName,
+		NodeID: s.NodeID(), ScheduledTime: a.scheduled, StartedTime: now, Manual: a.manual, Params: a.params,
+	})
+	if err == nil {
+		err = s.history.Finish(rec, a.id, history.Finish{Outcome: history.OutcomeSkipped, FinishedTime: now, Error: reason})
+	}
+	if err != nil {
+		s.log.Error("cannot record a skipped execution", "job_key", a.job.String(), "error", err)
+	}
+	s.metrics.executed(history.OutcomeSkipped)
+	s.decide(rec, a, history.DecisionSkipped, reason, a.id)
+}
+
+// takeOverlap takes the job's cluster-wide running marker for a. Under
+// the skip policy a held marker skips the firing; under cancel, the
+// holder is asked to cancel and the firing waits for it to end. A marker
+// whose holder is gone (its node is dead, or it is no longer running on
+// this node) is taken over. It returns the function that releases the
+// marker, or ok false with the reason for skipping.
+func (s *Server) takeOverlap(ctx context.Context, a *attempt, policy api.Overlap) (release func(), reason string, ok bool) {
+	const poll = 100 * time.Millisecond
+	g, n := a.job.Group, a.job.Name
+	asked := ""
+	for {
+		won, holder, err := s.state.claimMarker(ctx, g, n, a.id, s.NodeID(), s.now())
+		switch {
+		case err != nil && ctx.Err() == nil:
+			// Better to run than to lose the firing to a database
+			// hiccup; the history shows the overlap if there was one.
+			s.log.Warn("cannot enforce the overlap policy; running anyway", "job_key", a.job.String(), "error", err)
+			return func() {}, "", true
+		case err != nil:
+			return nil, fmt.Sprintf("the execution ended (%v) while waiting for the running one to stop", context.Cause(ctx)), false
+		case won:
+			return func() {
+				rec, done := recordCtx(ctx)
+				defer done()
+				if err := s.state.releaseMarker(rec, g, n, a.id); err != nil {
+					s.log.Error("cannot release the overlap marker", "job_key", a.job.String(), "error", err)
+				}
+			}, "", true
+		case holder == nil:
+			continue // released between our insert and our read
+		}
+		if s.staleMarker(ctx, holder) {
+			s.log.Warn("taking over the overlap marker of a lost execution", "job_key", a.job.String(),
+				"held_by", holder.ExecutionID, "holder_node", holder.NodeID)
+			if err := s.state.releaseMarker(ctx, g, n, holder.ExecutionID); err != nil {
+				s.log.Warn("cannot release a lost overlap marker", "job_key", a.job.String(), "error", err)
+			}
+			continue
+		}
+		if policy == api.OverlapSkip {
+			return nil, fmt.Sprintf("execution %s of the job was still running on node %s (overlap: skip)", holder.ExecutionID, holder.NodeID), false
+		}
+		if asked != holder.ExecutionID {
+			if err := s.state.requestCancel(ctx, g, n, holder.ExecutionID); err != nil {
+				s.log.Warn("cannot ask to cancel the running execution", "job_key", a.job.String(), "error", err)
+			}
+			s.decide(ctx, a, "cancel_requested", fmt.Sprintf("execution %s on node %s was asked to stop so that this firing runs (overlap: cancel)",
+				holder.ExecutionID, holder.NodeID), holder.ExecutionID)
+			asked = holder.ExecutionID
+		}
+		t := time.NewTimer(poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Sprintf("execution %s on node %s did not stop before this firing's deadline (overlap: cancel): %v",
+				holder.ExecutionID, holder.NodeID, context.Cause(ctx)), false
+		case <-t.C:
+		}
+	}
+}
+
+// staleMarker reports whether a marker's execution is gone: it was on
+// this node and no longer runs, or its node is dead or has left.
+func (s *Server) staleMarker(ctx context.Context, m *marker) bool {
+	if m.NodeID == s.NodeID() {
+		return !s.local.has(m.ExecutionID)
+	}
+	nodes, _, err := s.nodeList(ctx)
+	if err != nil {
+		return false
+	}
+	for _, n := range nodes {
+		if n.ID == m.NodeID {
+			return n.Dead
+		}
+	}
+	return true
+}
+
+// watchCancels cancels the executions of this node that another node's
+// firing asked to stop (overlap: cancel), until ctx ends.
+func (s *Server) watchCancels(ctx context.Context) {
+	const poll = 200 * time.Millisecond
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !s.local.any() {
+			continue
+		}
+		ids, err := s.state.cancelRequested(ctx, s.NodeID())
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("cannot read cancel requests", "error", err)
+			}
+			continue
+		}
+		for _, id := range ids {
+			if s.local.cancel(id, errOverlapCancel) {
+				s.log.Info("cancelling an execution for a newer firing (overlap: cancel)", "execution_id", id)
+			}
+		}
+	}
+}
+
+// localRuns are the executions running on this node, by ID, with the
+// function that cancels each.
+type localRuns struct {
+	mu   sync.Mutex
+	runs map[string]context.CancelCauseFunc
+}
+
+func newLocalRuns() *localRuns {
+	return &localRuns{runs: make(map[string]context.CancelCauseFunc)}
+}
+
+func (l *localRuns) add(id string, cancel context.CancelCauseFunc) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.runs[id] = cancel
+}
+
+func (l *localRuns) remove(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.runs, id)
+}
+
+func (l *localRuns) has(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.runs[id]
+	return ok
+}
+
+func (l *localRuns) any() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.runs) > 0
+}
+
+// cancel cancels execution id with cause, reporting whether it runs here.
+func (l *localRuns) cancel(id string, cause error) bool {
+	l.mu.Lock()
+	cancel, ok := l.runs[id]
+	l.mu.Unlock()
+	if ok {
+		cancel(cause)
+	}
+	return ok
+}

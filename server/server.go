@@ -1,0 +1,355 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/chime-scheduler/chime"
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/jobs/httpjob"
+	"github.com/chime-scheduler/chime/jobs/shelljob"
+	"github.com/chime-scheduler/chime/server/alert"
+	"github.com/chime-scheduler/chime/server/auth"
+	"github.com/chime-scheduler/chime/server/history"
+	"github.com/chime-scheduler/chime/server/httpapi"
+	"github.com/chime-scheduler/chime/server/internal/httpjson"
+	"github.com/chime-scheduler/chime/store/sqlstore"
+)
+
+// Errors of the Server's lifecycle.
+var (
+	// ErrStarted is returned by RegisterJobType after Run started, and by
+	// a second Run.
+	ErrStarted = errors.New("server: already started")
+	// ErrReservedType is returned by RegisterJobType for "http" and
+	// "shell", the built-in types.
+	ErrReservedType = errors.New("server: job type name is reserved")
+)
+
+// Server is one node of chime server: a scheduler on the database, the
+// runner that records and retries every execution, alerts, and the HTTP
+// API. Create it with New, register Go job types, then Run it once.
+// Its methods are safe for concurrent use; the service methods (ListJobs,
+// PutJob, …) are what the HTTP API calls, and work before Run too.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	store     *sqlstore.Store
+	sched     *chime.Scheduler
+	history   *history.History
+	pruner    *history.Pruner
+	auth      *auth.Service
+	alerts    *alerter
+	metrics   *metrics
+	state     *stateStore
+	handler   http.Handler
+	http      *httpjob.Runner
+	shell     *shelljob.Runner
+	deadAfter time.Duration
+	local     *localRuns
+	deadMan   *alert.DeadManChecker
+
+	mu        sync.Mutex
+	goTypes   map[string]chime.Job
+	started   bool
+	closeOnce sync.Once
+	// lostSeen remembers the node incarnations (ID and epoch) this node
+	// alerted about, so that a dead node is reported once.
+	lostSeen map[lostKey]bool
+}
+
+type lostKey struct {
+	node  string
+	epoch int64
+}
+
+// New opens the database (migrating its schema), and returns a server
+// ready to register job types and run. A server that is never run must be
+// closed with Close.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		goTypes:  make(map[string]chime.Job),
+		local:    newLocalRuns(),
+		http:     &httpjob.Runner{},
+		shell:    &shelljob.Runner{},
+		lostSeen: make(map[lostKey]bool),
+	}
+	st, err := sqlstore.Open(ctx, cfg.DatabaseURL, &sqlstore.Options{Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("server: opening the database: %w", err)
+	}
+	s.store = st
+	if err := s.init(ctx); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// init builds everything on top of the open store.
+func (s *Server) init(ctx context.Context) error {
+	cfg := s.cfg
+	h, err := history.New(ctx, s.store, &history.Options{MaxOutputBytes: cfg.MaxOutputBytes, Logger: cfg.Logger})
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.history = h
+	s.deadMan = alert.NewDeadManChecker(h)
+	s.pruner, err = history.NewPruner(h, &history.PrunerOptions{MaxAge: cfg.Retention.MaxAge, KeepPerJob: cfg.Retention.PerJob})
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	if s.state, err = newStateStore(ctx, s.store); err != nil {
+		return err
+	}
+	s.metrics = newMetrics()
+	sched, err := chime.New(chime.Config{
+		Store:            s.metrics.instrument(s.store),
+		NodeID:           cfg.NodeID,
+		Workers:          cfg.Workers,
+		MisfireThreshold: cfg.MisfireThreshold,
+		CheckInInterval:  cfg.CheckInInterval,
+		DeadAfter:        cfg.DeadAfter,
+		MaxJobDataBytes:  cfg.MaxJobDataBytes,
+		Logger:           cfg.Logger,
+	})
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.sched = sched
+	s.log = cfg.Logger.With("node_id", sched.NodeID())
+	s.deadAfter = effectiveDeadAfter(cfg.CheckInInterval, cfg.DeadAfter)
+	s.metrics.watchScheduler(sched)
+	for _, typ := range []string{typeHTTP, typeShell} {
+		if err := sched.Register(typ, &runner{s: s, typ: typ}); err != nil {
+			return fmt.Errorf("server: %w", err)
+		}
+	}
+	sched.AddTriggerListener(chime.TriggerListener{Name: "chime-server", Misfired: s.misfired})
+	if s.alerts, err = newAlerter(cfg.Alert, s.state, cfg.Logger); err != nil {
+		return err
+	}
+	s.metrics.watchAlerts(s.alerts)
+	authSvc, err := auth.New(ctx, s.store, &auth.Options{Audit: auditRecorder{h}, Logger: cfg.Logger})
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.auth = authSvc
+	s.handler = httpapi.New(s, authSvc, &httpapi.Options{
+		Logger:       cfg.Logger,
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		Metrics:      s.metrics.handler(),
+	})
+	return nil
+}
+
+// effectiveDeadAfter is chime's DeadAfter default: 3 × CheckInInterval,
+// itself 2s by default.
+func effectiveDeadAfter(checkIn, deadAfter time.Duration) time.Duration {
+	if deadAfter > 0 {
+		return deadAfter
+	}
+	if checkIn <= 0 {
+		checkIn = 2 * time.Second
+	}
+	return 3 * checkIn
+}
+
+// RegisterJobType makes a Go job type available to the server's jobs under
+// name, for teams that embed the server in their own binary. Jobs of the
+// type get their data map (without the server's settings), their
+// parameters merged over it, and a JobContext.Logger whose records are
+// kept with the execution; the server records, times out, retries and
+// alerts on them as on its built-in types. It must be called before Run.
+func (s *Server) RegisterJobType(name string, job chime.Job) error {
+	if name == typeHTTP || name == typeShell {
+		return fmt.Errorf("%w: %q is built in", ErrReservedType, name)
+	}
+	if err := checkName("name", name); err != nil {
+		return fmt.Errorf("server: job type %q: %s", name, err.Message)
+	}
+	if job == nil {
+		return errors.New("server: RegisterJobType: nil job")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return ErrStarted
+	}
+	if err := s.sched.Register(name, &runner{s: s, typ: name}); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.goTypes[name] = job
+	return nil
+}
+
+// isGoType reports whether name is a registered Go job type.
+func (s *Server) isGoType(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.goTypes[name]
+	return ok
+}
+
+// goType returns a registered Go job type.
+func (s *Server) goType(name string) chime.Job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.goTypes[name]
+}
+
+// Handler returns the HTTP API: every route of docs/api.md, /healthz,
+// /readyz and /metrics. Run serves it on Config.Listen; an embedding
+// program may serve it itself.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// NodeID returns this node's ID in the cluster.
+func (s *Server) NodeID() string { return s.sched.NodeID() }
+
+// BootstrapAdmin creates the first admin user, named "admin", with a
+// random password when the database has no user at all, and returns that
+// password, which is shown nowhere else: the caller shows it once. When
+// users exist it does nothing and returns created false. Several nodes
+// starting at once may all call it; one creates the admin.
+func (s *Server) BootstrapAdmin(ctx context.Context) (password string, created bool, err error) {
+	return s.auth.Bootstrap(ctx)
+}
+
+// Run starts the node and serves until ctx ends: it joins the cluster and
+// starts firing, serves the HTTP API on Config.Listen, and runs the alert
+// notifier, the history pruner, the node-loss watch, the overlap
+// canceller and the dead-man checks. When ctx ends it stops them gracefully,
+// in this order:
+//
+//  1. the HTTP server, so no new request starts;
+//  2. the scheduler: no new firing, running jobs get Config.ShutdownTimeout
+//     to finish (their outcomes, retries and alerts are recorded), then are
+//     cancelled, and the node leaves the cluster;
+//  3. the background loops (pruner, node watch, canceller, dead-man);
+//  4. the notifier, which delivers the alerts still queued;
+//  5. the database.
+//
+// Run returns nil after a graceful stop, or the error that stopped it. A
+// Server runs once.
+func (s *Server) Run(ctx context.Context) error {
+	s.mu.Lock()
+	if s.started {
+		s.mu.Unlock()
+		return ErrStarted
+	}
+	s.started = true
+	s.mu.Unlock()
+	defer s.Close()
+
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("server: listening on %s: %w", s.cfg.Listen, err)
+	}
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	// A previous incarnation of this node ID left its running executions
+	// behind: they are lost.
+	s.markNodeLost(ctx, s.NodeID())
+	if err := s.alerts.start(ctx); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	if err := s.sched.Start(ctx); err != nil {
+		_ = ln.Close()
+		_ = s.alerts.stop(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+		return fmt.Errorf("server: %w", err)
+	}
+	if err := s.pruner.Start(); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
+	var loops sync.WaitGroup
+	for _, loop := range []func(context.Context){s.watchNodes, s.watchCancels, s.checkDeadMen} {
+		loops.Go(func() { loop(loopCtx) })
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	s.log.Info("chime server started", "listen", ln.Addr().String(), "workers", s.cfg.Workers,
+		"shell_jobs", s.cfg.EnableShellJobs)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		runErr = fmt.Errorf("server: serving HTTP: %w", err)
+	}
+	s.log.Info("chime server stopping")
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	var errs []error
+	if err := srv.Shutdown(stopCtx); err != nil {
+		errs = append(errs, fmt.Errorf("server: stopping HTTP: %w", err))
+	}
+	if err := s.sched.Stop(stopCtx); err != nil {
+		errs = append(errs, fmt.Errorf("server: stopping the scheduler: %w", err))
+	}
+	stopLoops()
+	loops.Wait()
+	if err := s.pruner.Stop(context.WithoutCancel(ctx)); err != nil {
+		errs = append(errs, err)
+	}
+	if err := s.alerts.stop(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout); err != nil {
+		errs = append(errs, err)
+	}
+	s.log.Info("chime server stopped")
+	return errors.Join(append([]error{runErr}, errs...)...)
+}
+
+// Close releases the database. Run closes it when it returns; Close is
+// for a Server that is never run, and may be called more than once.
+func (s *Server) Close() error {
+	var err error
+	s.closeOnce.Do(func() { err = s.store.Close() })
+	return err
+}
+
+// Ready reports whether the node can do its work: the scheduler runs, the
+// database answers, and the node holds a live lease. /readyz calls it.
+func (s *Server) Ready(ctx context.Context) error {
+	if !s.sched.IsStarted() {
+		return httpjson.Errorf(api.CodeUnavailable, "", "the scheduler is not running")
+	}
+	nodes, now, err := s.nodeList(ctx)
+	if err != nil {
+		return httpjson.Errorf(api.CodeUnavailable, "", "the database does not answer")
+	}
+	for _, n := range nodes {
+		if n.ID == s.NodeID() {
+			if s.alive(n, now) {
+				return nil
+			}
+			break
+		}
+	}
+	return httpjson.Errorf(api.CodeUnavailable, "", "this node holds no live lease")
+}
+
+// now returns the database's time as this node estimates it: its clock
+// corrected by the measured offset.
+func (s *Server) now() time.Time {
+	return time.Now().Add(s.sched.ClockOffset()).UTC()
+}
+
+// newID returns a random execution ID.
+func newID() string { return rand.Text() }

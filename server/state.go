@@ -1,0 +1,207 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/chime-scheduler/chime/store/sqlstore"
+)
+
+// stateComponent names the server's own tables on the store's database
+// (the history, package server/history, has its own): the overlap markers
+// that make a job's skip and cancel policies hold across the cluster, and
+// the settings changed through the API.
+const stateComponent = "runner"
+
+func stateMigrations() []sqlstore.Migration {
+	return []sqlstore.Migration{{
+		Version:     1,
+		Description: "overlap markers of running executions and server settings",
+		Tables: []sqlstore.Table{
+			{
+				// One row per job with an execution running under the
+				// skip or cancel overlap policy: the primary key is the
+				// cluster-wide "running" marker.
+				Name: "runner_overlap",
+				Columns: []string{
+					"sched_name {key} NOT NULL",
+					"job_group {key} NOT NULL",
+					"job_name {key} NOT NULL",
+					"execution_id {key} NOT NULL",
+					"node_id {key} NOT NULL",
+					"started_time BIGINT NOT NULL",
+					"cancel_requested {bool} NOT NULL",
+				},
+				Primary: "sched_name, job_group, job_name",
+				Indexes: []sqlstore.Index{
+					{Name: "runner_overlap_node", Cols: "node_id, sched_name"},
+				},
+			},
+			{
+				Name: "runner_settings",
+				Columns: []string{
+					"sched_name {key} NOT NULL",
+					"name {key} NOT NULL",
+					"value {json} NOT NULL",
+				},
+				Primary: "sched_name, name",
+			},
+		},
+	}}
+}
+
+// stateStore reads and writes the server's own tables.
+type stateStore struct {
+	st    *sqlstore.Store
+	db    *sql.DB
+	sched string
+	q     struct {
+		markerInsert, markerGet, markerDelete, markerCancel, cancelled string
+		settingGet, settingInsert, settingUpdate                       string
+	}
+}
+
+func newStateStore(ctx context.Context, st *sqlstore.Store) (*stateStore, error) {
+	if err := st.MigrateComponent(ctx, stateComponent, stateMigrations()); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s := &stateStore{st: st, db: st.DB(), sched: st.SchedulerName()}
+	s.q.markerInsert = st.SQL("INSERT INTO {p}runner_overlap (sched_name, job_group, job_name, execution_id, node_id, " +
+		"started_time, cancel_requested) VALUES (?, ?, ?, ?, ?, ?, ?)")
+	s.q.markerGet = st.SQL("SELECT execution_id, node_id, cancel_requested FROM {p}runner_overlap " +
+		"WHERE sched_name = ? AND job_group = ? AND job_name = ?")
+	s.q.markerDelete = st.SQL("DELETE FROM {p}runner_overlap WHERE sched_name = ? AND job_group = ? AND job_name = ? " +
+		"AND execution_id = ?")
+	s.q.markerCancel = st.SQL("UPDATE {p}runner_overlap SET cancel_requested = ? WHERE sched_name = ? AND job_group = ? " +
+		"AND job_name = ? AND execution_id = ?")
+	s.q.cancelled = st.SQL("SELECT execution_id FROM {p}runner_overlap WHERE node_id = ? AND sched_name = ? " +
+		"AND cancel_requested = ?")
+	s.q.settingGet = st.SQL("SELECT value FROM {p}runner_settings WHERE sched_name = ? AND name = ?")
+	s.q.settingInsert = st.SQL("INSERT INTO {p}runner_settings (sched_name, name, value) VALUES (?, ?, ?)")
+	s.q.settingUpdate = st.SQL("UPDATE {p}runner_settings SET value = ? WHERE sched_name = ? AND name = ?")
+	return s, nil
+}
+
+// marker is the overlap marker of a job: the execution that runs it.
+type marker struct {
+	ExecutionID     string
+	NodeID          string
+	CancelRequested bool
+}
+
+// claimMarker inserts the job's marker for execution id on node. It
+// reports false, with the current holder, when another execution holds
+// it.
+func (s *stateStore) claimMarker(ctx context.Context, group, name, id, node string, now time.Time) (bool, *marker, error) {
+	_, err := s.db.ExecContext(ctx, s.q.markerInsert, s.sched, group, name, id, node, now.UnixNano(), false)
+	if err == nil {
+		return true, nil, nil
+	}
+	if !s.st.IsUniqueViolation(err) {
+		return false, nil, fmt.Errorf("server: marking job %s.%s running: %w", group, name, err)
+	}
+	m, err := s.marker(ctx, group, name)
+	if err != nil || m == nil {
+		// Released between the insert and the read: the caller tries
+		// again.
+		return false, nil, err
+	}
+	return false, m, nil
+}
+
+// marker returns the job's marker, or nil when it has none.
+func (s *stateStore) marker(ctx context.Context, group, name string) (*marker, error) {
+	var m marker
+	err := s.db.QueryRowContext(ctx, s.q.markerGet, s.sched, group, name).Scan(&m.ExecutionID, &m.NodeID, &m.CancelRequested)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("server: reading the running marker of job %s.%s: %w", group, name, err)
+	}
+	return &m, nil
+}
+
+// releaseMarker deletes the job's marker if execution id holds it.
+func (s *stateStore) releaseMarker(ctx context.Context, group, name, id string) error {
+	if _, err := s.db.ExecContext(ctx, s.q.markerDelete, s.sched, group, name, id); err != nil {
+		return fmt.Errorf("server: releasing the running marker of job %s.%s: %w", group, name, err)
+	}
+	return nil
+}
+
+// requestCancel asks the node running execution id, which holds the job's
+// marker, to cancel it.
+func (s *stateStore) requestCancel(ctx context.Context, group, name, id string) error {
+	if _, err := s.db.ExecContext(ctx, s.q.markerCancel, true, s.sched, group, name, id); err != nil {
+		return fmt.Errorf("server: asking to cancel execution %s: %w", id, err)
+	}
+	return nil
+}
+
+// cancelRequested returns the executions of node whose cancellation
+// another node asked for.
+func (s *stateStore) cancelRequested(ctx context.Context, node string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, s.q.cancelled, node, s.sched, true)
+	if err != nil {
+		return nil, fmt.Errorf("server: reading cancel requests: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("server: reading cancel requests: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("server: reading cancel requests: %w", err)
+	}
+	return ids, nil
+}
+
+// setting reads the setting name into v, reporting false when it was never
+// set.
+func (s *stateStore) setting(ctx context.Context, name string, v any) (bool, error) {
+	var raw string
+	err := s.db.QueryRowContext(ctx, s.q.settingGet, s.sched, name).Scan(&raw)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("server: reading setting %s: %w", name, err)
+	}
+	if err := json.Unmarshal([]byte(raw), v); err != nil {
+		return false, fmt.Errorf("server: reading setting %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// setSetting stores v as the setting name.
+func (s *stateStore) setSetting(ctx context.Context, name string, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("server: encoding setting %s: %w", name, err)
+	}
+	res, err := s.db.ExecContext(ctx, s.q.settingUpdate, string(raw), s.sched, name)
+	if err != nil {
+		return fmt.Errorf("server: storing setting %s: %w", name, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n > 0 {
+		return nil
+	}
+	_, err = s.db.ExecContext(ctx, s.q.settingInsert, s.sched, name, string(raw))
+	if s.st.IsUniqueViolation(err) {
+		// Another node inserted it first; ours is the later write.
+		_, err = s.db.ExecContext(ctx, s.q.settingUpdate, string(raw), s.sched, name)
+	}
+	if err != nil {
+		return fmt.Errorf("server: storing setting %s: %w", name, err)
+	}
+	return nil
+}
