@@ -2,18 +2,180 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/chime-scheduler/chime/internal/bench"
 )
 
-// newBenchCmd is the `chime bench` command. It is being built.
+// newBenchCmd is the `chime bench` command: it runs one benchmark workload
+// on node processes it starts (`chime bench node`, hidden) and prints one
+// result line.
 func newBenchCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "bench",
-		Short:  "not built yet",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("chime bench: not built yet")
+	var (
+		workload, databaseURL, dir string
+		nodes, rate, workers       int
+		scale                      float64
+		checkIn, deadAfter, warmUp time.Duration
+		cpuProfile, countSQL       bool
+		verbose                    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "bench --workload W1a|W1b|W1c|W2a|W2b|W3 --nodes N --database-url URL",
+		Short: "Run a benchmark workload on node processes and print one result line",
+		Long: `Run a benchmark workload: seed its triggers in tables of its own, start N node
+processes (each a chime scheduler), let them fire, stop them, merge what they
+ran and print one line:
+
+  chime W1a nodes=2 fires=20000 thr=1234/s p50=12ms p95=30ms p99=45ms max=80ms dup=0 miss=0
+
+Workloads (--scale multiplies K or R):
+  W1a  K=20,000 one-shot triggers spread over 10 s
+  W1b  K=50,000 spread over 5 s
+  W1c  K=100,000 due within one second
+  W2a  R=1,000 triggers firing every second for 60 s; the middle 40 s measured
+  W2b  R=5,000 likewise (--rate sets another R for W2a or W2b)
+  W3   2 nodes: 200 triggers every second and 20 jobs of 5 s that request
+       recovery, for 40 s; the busiest node is killed with SIGKILL at 20 s
+
+The command exits with status 1 when a firing ran twice or was missed. See
+docs/performance.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if databaseURL == "" {
+				return errors.New("bench: --database-url is required")
+			}
+			w, err := bench.Lookup(workload, scale, rate)
+			if err != nil {
+				return err
+			}
+			if cpuProfile && dir == "" {
+				return errors.New("bench: --cpu-profile needs --dir, where the profiles go")
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("bench: finding this program to start nodes: %w", err)
+			}
+			logOut := io.Discard
+			if verbose {
+				logOut = cmd.ErrOrStderr()
+			}
+			rep, err := bench.Run(cmd.Context(), bench.Options{
+				Workload:    w,
+				Nodes:       nodes,
+				DatabaseURL: databaseURL,
+				Executable:  exe,
+				NodeArgs:    []string{"bench", "node"},
+				Workers:     workers,
+				CheckIn:     checkIn,
+				DeadAfter:   deadAfter,
+				WarmUp:      warmUp,
+				Dir:         dir,
+				CPUProfile:  cpuProfile,
+				CountSQL:    countSQL,
+				Logger:      slog.New(slog.NewTextHandler(logOut, nil)),
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), rep.Result.String())
+			if verbose || countSQL {
+				printDiagnostics(cmd.ErrOrStderr(), rep)
+			}
+			if !rep.Result.OK() {
+				return fmt.Errorf("bench %s: %d duplicated, %d missed and %d unexpected firings; first: %s",
+					w.Name, rep.Result.Duplicates, rep.Result.Misses, rep.Result.Unexpected, strings.Join(rep.Result.Problems, "; "))
+			}
+			return nil
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&workload, "workload", "", "workload: "+strings.Join(bench.Names, ", ")+" (required)")
+	f.IntVar(&nodes, "nodes", 0, "node processes (default 1; W3 runs on 2)")
+	f.StringVar(&databaseURL, "database-url", "", "sqlite:PATH, postgres://… or mysql://… (required)")
+	f.Float64Var(&scale, "scale", 1, "multiplies the workload's trigger count K or R")
+	f.IntVar(&rate, "rate", 0, "W2 only: triggers firing every second, instead of 1,000 (W2a) or 5,000 (W2b)")
+	f.IntVar(&workers, "workers", 10, "workers of each node")
+	f.DurationVar(&checkIn, "check-in", 0, "nodes' check-in interval (default the scheduler's, 2s)")
+	f.DurationVar(&deadAfter, "dead-after", 0, "nodes' DeadAfter (default 3 × check-in)")
+	f.DurationVar(&warmUp, "warm-up", 5*time.Second, "time from all nodes ready to the first fire")
+	f.StringVar(&dir, "dir", "", "keep the nodes' fire logs, logs and profiles in this directory")
+	f.BoolVar(&cpuProfile, "cpu-profile", false, "write each node's CPU profile to --dir")
+	f.BoolVar(&countSQL, "count-sql", false, "count the statements the nodes send (PostgreSQL) and print them per firing")
+	f.BoolVarP(&verbose, "verbose", "v", false, "log progress and print diagnostics on standard error")
+	cmd.AddCommand(newBenchNodeCmd())
+	return cmd
+}
+
+// printDiagnostics writes what the run observed besides its result line.
+func printDiagnostics(w io.Writer, rep *bench.Report) {
+	fires := max(rep.Result.Fires, 1)
+	fmt.Fprintf(w, "seeded in %s; nodes ready %s before the first fire; load average %s before, %s after\n",
+		rep.Seeded.Round(time.Millisecond), rep.Gap.Round(time.Millisecond), rep.LoadBefore, rep.LoadAfter)
+	if rep.Result.Killed != "" {
+		fmt.Fprintf(w, "killed %s with %d long jobs running; %d recovery re-runs\n", rep.Result.Killed, rep.Result.Interrupted, rep.Result.Reruns)
+	}
+	if len(rep.Waits) > 0 {
+		keys := make([]string, 0, len(rep.Waits))
+		for k := range rep.Waits {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b string) int { return rep.Waits[b] - rep.Waits[a] })
+		var b strings.Builder
+		for _, k := range keys {
+			fmt.Fprintf(&b, " %s=%d", k, rep.Waits[k])
+		}
+		fmt.Fprintf(w, "active sessions sampled every 100ms, by wait event:%s\n", b.String())
+	}
+	if total := rep.SQL.Total(); total > 0 {
+		fmt.Fprintf(w, "statements: %d, %.2f per firing; most frequent:\n", total, float64(total)/float64(fires))
+		for _, s := range rep.SQL.Top(15) {
+			fmt.Fprintf(w, "  %6.2f/firing  %.110s\n", float64(s.Count)/float64(fires), s.Text)
+		}
+	}
+	if rep.Dir != "" {
+		fmt.Fprintf(w, "nodes' files in %s\n", rep.Dir)
+	}
+}
+
+// newBenchNodeCmd is `chime bench node`, one node process of a benchmark
+// run, started by `chime bench`.
+func newBenchNodeCmd() *cobra.Command {
+	var (
+		cfg      bench.NodeConfig
+		logLevel string
+	)
+	cmd := &cobra.Command{
+		Use:    "node",
+		Short:  "Run one benchmark node (started by chime bench)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("bench node: --log-level: %w", err)
+			}
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			return bench.RunNode(cmd.Context(), cfg, cmd.OutOrStdout(), log)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.DatabaseURL, "database-url", "", "the store's URL")
+	f.StringVar(&cfg.TablePrefix, "table-prefix", "", "the run's table prefix")
+	f.StringVar(&cfg.NodeID, "node-id", "", "the node's ID")
+	f.StringVar(&cfg.Out, "out", "", "the fire log the jobs append to")
+	f.IntVar(&cfg.Workers, "workers", 10, "workers")
+	f.DurationVar(&cfg.CheckIn, "check-in", 0, "check-in interval")
+	f.DurationVar(&cfg.DeadAfter, "dead-after", 0, "DeadAfter")
+	f.StringVar(&cfg.CPUProfile, "cpu-profile", "", "write a CPU profile to this file")
+	f.BoolVar(&cfg.CountSQL, "count-sql", false, "count statements (PostgreSQL)")
+	f.StringVar(&logLevel, "log-level", "info", "log level")
+	return cmd
 }

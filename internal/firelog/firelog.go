@@ -2,8 +2,10 @@ package firelog
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -184,4 +186,48 @@ func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return errors.Join(w.f.Sync(), w.f.Close())
+}
+
+// Follower reads a file as it grows: each Next returns the records of the
+// lines completed since the previous call. It suits a reader that polls
+// the file of a process still writing it.
+type Follower struct {
+	path    string
+	offset  int64
+	partial []byte // the start of a line not yet completed
+}
+
+// Follow returns a Follower of path, which need not exist yet.
+func Follow(path string) *Follower { return &Follower{path: path} }
+
+// Next returns the records of the lines completed since the last call.
+func (f *Follower) Next() ([]Record, error) {
+	file, err := os.Open(f.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("firelog: %w", err)
+	}
+	defer file.Close()
+	data, err := io.ReadAll(io.NewSectionReader(file, f.offset, 1<<62))
+	if err != nil {
+		return nil, fmt.Errorf("firelog: read %s: %w", f.path, err)
+	}
+	f.offset += int64(len(data))
+	data = append(f.partial, data...)
+	end := bytes.LastIndexByte(data, '\n') + 1
+	f.partial = append([]byte(nil), data[end:]...)
+	var out []Record
+	for line := range bytes.SplitSeq(data[:end], []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		r, err := Parse(string(line))
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", f.path, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }

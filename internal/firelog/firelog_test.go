@@ -1,7 +1,9 @@
 package firelog
 
 import (
+	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -80,5 +82,43 @@ func TestReadMissingFileHasNoRecords(t *testing.T) {
 	recs, err := Read(filepath.Join(t.TempDir(), "none"))
 	if err != nil || len(recs) != 0 {
 		t.Errorf("Read = %v, %v; want no records and no error", recs, err)
+	}
+}
+
+func TestFollowerReturnsEachCompletedLineOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fires")
+	f := Follow(path)
+	if recs, err := f.Next(); err != nil || len(recs) != 0 {
+		t.Fatalf("Next on a missing file = %v, %v; want nothing", recs, err)
+	}
+	file, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	steps := []struct {
+		write string
+		want  []string // triggers of the records Next returns
+	}{
+		{"g.a,1000,1001,n1,false\ng.b,1000,1002,n1,false\ng.c,10", []string{"g.a", "g.b"}},
+		{"00,1003,n1,false\n", []string{"g.c"}},
+		{"", nil},
+		{"g.d,2000,2001,n2,true,start\n", []string{"g.d"}},
+	}
+	for i, s := range steps {
+		if _, err := file.WriteString(s.write); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := f.Next()
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		var got []string
+		for _, r := range recs {
+			got = append(got, r.Trigger)
+		}
+		if !slices.Equal(got, s.want) {
+			t.Errorf("step %d: Next returned %v, want %v", i, got, s.want)
+		}
 	}
 }
