@@ -3,9 +3,11 @@ package auth_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/chime-scheduler/chime/internal/dbtest"
 	"github.com/chime-scheduler/chime/internal/logtest"
 	"github.com/chime-scheduler/chime/server/auth"
+	"github.com/chime-scheduler/chime/server/history"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
@@ -46,31 +49,32 @@ func (c *clock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// auditEntry is one entry an auditLog received.
-type auditEntry struct {
-	Actor, Action, Target string
-	Detail                map[string]any
-}
-
-// auditLog keeps audit entries in memory.
+// auditLog records the service's audit entries in the server's real
+// audit log, as the server does.
 type auditLog struct {
-	mu      sync.Mutex
-	entries []auditEntry
+	h   *history.History
+	now func() time.Time
 }
 
 // RecordAudit implements auth.AuditRecorder.
-func (a *auditLog) RecordAudit(_ context.Context, actor, action, target string, detail map[string]any) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.entries = append(a.entries, auditEntry{actor, action, target, detail})
-	return nil
+func (a *auditLog) RecordAudit(ctx context.Context, actor, action, target string, detail map[string]any) error {
+	return a.h.RecordAudit(ctx, &history.AuditEntry{Time: a.now(), Actor: actor, Action: action, Target: target, Detail: detail})
 }
 
-// Entries returns the entries recorded so far.
-func (a *auditLog) Entries() []auditEntry {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]auditEntry(nil), a.entries...)
+// Entries returns the entries recorded so far, each as "actor action
+// target detail", sorted: entries at one instant have no order.
+func (a *auditLog) Entries(t *testing.T) []string {
+	t.Helper()
+	page, err := a.h.ListAudit(t.Context(), &history.AuditQuery{Limit: history.MaxLimit})
+	if err != nil {
+		t.Fatalf("ListAudit: %v", err)
+	}
+	var out []string
+	for _, e := range page.Entries {
+		out = append(out, fmt.Sprintf("%s %s %s %v", e.Actor, e.Action, e.Target, e.Detail))
+	}
+	slices.Sort(out)
+	return out
 }
 
 // env is a service under test with what it was built with.
@@ -109,7 +113,12 @@ func openStore(t *testing.T, url string, opts *sqlstore.Options) *sqlstore.Store
 // sets the other options.
 func newEnv(t *testing.T, url string, opts *auth.Options) *env {
 	t.Helper()
-	e := &env{st: openStore(t, url, nil), clock: newClock(), audit: &auditLog{}}
+	e := &env{st: openStore(t, url, nil), clock: newClock()}
+	h, err := history.New(t.Context(), e.st, nil)
+	if err != nil {
+		t.Fatalf("history.New: %v", err)
+	}
+	e.audit = &auditLog{h: h, now: e.clock.Now}
 	var o auth.Options
 	if opts != nil {
 		o = *opts

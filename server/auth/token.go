@@ -12,7 +12,7 @@ import (
 )
 
 // tokenTarget names a token in audit entries.
-func tokenTarget(id string) string { return "token:" + id }
+func tokenTarget(id string) string { return "tokens/" + id }
 
 // CreateToken creates an API token and returns it with its secret, which
 // is shown this once: only its SHA-256 is stored. The token acts for its

@@ -16,6 +16,10 @@ import (
 // BootstrapUser is the name of the first admin Bootstrap creates.
 const BootstrapUser = "admin"
 
+// bootstrapActor is the actor of the first admin's audit entry: no one
+// created it.
+const bootstrapActor = "system"
+
 // bootstrapPasswordLength is the length of the first admin's password.
 const bootstrapPasswordLength = 20
 
@@ -49,12 +53,12 @@ func (s *Service) Bootstrap(ctx context.Context) (password string, created bool,
 		return "", false, fmt.Errorf("auth: creating the first admin: %w", err)
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "created the first admin user", slog.String("user", BootstrapUser))
-	s.audit(ctx, "", ActionUserCreate, userTarget(BootstrapUser), map[string]any{"role": api.RoleAdmin, "bootstrap": true})
+	s.audit(ctx, bootstrapActor, ActionUserCreate, userTarget(BootstrapUser), map[string]any{"role": api.RoleAdmin, "bootstrap": true})
 	return password, true, nil
 }
 
 // userTarget names a user in audit entries.
-func userTarget(name string) string { return "user:" + name }
+func userTarget(name string) string { return "users/" + name }
 
 // ListUsers returns every user, by name, without passwords.
 func (s *Service) ListUsers(ctx context.Context) ([]api.User, error) {

@@ -103,16 +103,13 @@ func TestUsers(t *testing.T) {
 			t.Errorf("ListUsers = %v, want %v", got, want)
 		}
 
-		var got []string
-		for _, a := range e.audit.Entries() {
-			got = append(got, fmt.Sprintf("%s %s %s %v", a.Actor, a.Action, a.Target, a.Detail))
-		}
+		got := e.audit.Entries(t)
 		want := []string{
-			"root user.create user:ann map[role:admin]",
-			"test user.create user:bob map[role:viewer]",
-			"ann user.update user:bob map[role:operator]",
-			fmt.Sprintf("ann token.create token:%s map[name:bob's token role:operator user:bob]", tok.ID),
-			"ann user.delete user:bob map[role:operator]",
+			"ann token.create tokens/" + tok.ID + " map[name:bob's token role:operator user:bob]",
+			"ann user.delete users/bob map[role:operator]",
+			"ann user.update users/bob map[role:operator]",
+			"root user.create users/ann map[role:admin]",
+			"test user.create users/bob map[role:viewer]",
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("audit entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -206,7 +203,7 @@ func TestValidation(t *testing.T) {
 	if tokens, err := e.svc.ListTokens(ctx); err != nil || len(tokens) != 0 {
 		t.Errorf("after refused changes ListTokens = %v, %v; want none", tokens, err)
 	}
-	if got := len(e.audit.Entries()); got != 1 {
+	if got := len(e.audit.Entries(t)); got != 1 {
 		t.Errorf("%d audit entries, want 1: refused changes record none", got)
 	}
 }
@@ -343,6 +340,12 @@ func TestSchedulersShareDatabase(t *testing.T) {
 		b, err := auth.New(ctx, openStore(t, url, &sqlstore.Options{SchedulerName: "other"}), &auth.Options{BcryptCost: bcrypt.MinCost})
 		if err != nil {
 			t.Fatalf("auth.New: %v", err)
+		}
+		if _, created, err := a.svc.Bootstrap(ctx); !created || err != nil {
+			t.Fatalf("Bootstrap = created %v, %v; want the first admin", created, err)
+		}
+		if got, want := a.audit.Entries(t), []string{"system user.create users/admin map[bootstrap:true role:admin]"}; !slices.Equal(got, want) {
+			t.Errorf("audit entries after Bootstrap = %q, want %q", got, want)
 		}
 		a.createUser(t, "ann", api.RoleAdmin)
 		sess := a.login(t, "ann")
