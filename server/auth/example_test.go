@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/server/auth"
 	"github.com/chime-scheduler/chime/store/sqlstore"
@@ -30,7 +32,9 @@ func Example() {
 	}
 	defer st.Close()
 
-	svc, err := auth.New(ctx, st, &auth.Options{Logger: quiet})
+	// The cheapest bcrypt cost keeps the example quick; a server leaves
+	// BcryptCost unset, for bcrypt.DefaultCost.
+	svc, err := auth.New(ctx, st, &auth.Options{Logger: quiet, BcryptCost: bcrypt.MinCost})
 	if err != nil {
 		log.Fatal(err)
 	}
