@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime/server/alert"
+	"github.com/chime-scheduler/chime/server/auth"
 )
 
 // Config configures a Server. The zero value is usable: a node on the
@@ -38,6 +39,10 @@ type Config struct {
 	// (AlertSettings) take precedence over DefaultEmails and
 	// DefaultWebhooks.
 	Alert alert.Config
+	// Auth tunes sessions, password hashing and login rate limits. Its
+	// Audit and Logger are the server's own. Defaults to package auth's
+	// defaults.
+	Auth auth.Options
 	// DeadManInterval is how often jobs with a dead-man window are checked
 	// for silence. Defaults to 1 minute.
 	DeadManInterval time.Duration

@@ -16,6 +16,8 @@ import (
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/internal/dbtest"
 	"github.com/chime-scheduler/chime/server/alert"
+	"github.com/chime-scheduler/chime/server/auth"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // quietLogger drops the server's logs; a failing test shows its own.
@@ -54,6 +56,7 @@ func newServer(t *testing.T, url string, mods ...func(*Config)) *Server {
 		DeadAfter:       time.Second,
 		ShutdownTimeout: 5 * time.Second,
 		Logger:          quietLogger,
+		Auth:            auth.Options{BcryptCost: bcrypt.MinCost},
 		Alert:           alert.Config{RateLimit: alert.RateLimit{Alerts: -1}, RetryBackoff: 10 * time.Millisecond},
 	}
 	for _, m := range mods {

@@ -143,7 +143,9 @@ func (s *Server) init(ctx context.Context) error {
 		return err
 	}
 	s.metrics.watchAlerts(s.alerts)
-	authSvc, err := auth.New(ctx, s.store, &auth.Options{Audit: auditRecorder{h}, Logger: cfg.Logger})
+	authOpts := cfg.Auth
+	authOpts.Audit, authOpts.Logger = auditRecorder{h}, cfg.Logger
+	authSvc, err := auth.New(ctx, s.store, &authOpts)
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
