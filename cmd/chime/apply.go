@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"time"
 
 	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/spf13/cobra"
@@ -61,7 +63,7 @@ The file lists calendars and jobs in the API's form (chime export writes one):
 
   calendars:
     - name: holidays
-      calendar: {kind: holiday, dates: ["2025-12-25"], time_zone: Europe/Berlin}
+      calendar: {type: holiday, tz: Europe/Berlin, excludedDates: ["2025-12-25"]}
   jobs:
     - group: reports
       name: nightly
@@ -180,12 +182,35 @@ func plan(ctx context.Context, c *apiclient.Client, m *manifest) ([]change, erro
 			current = &canon
 			ch.version = server.Version
 		}
-		if err := compare(&ch, current, job, ch.version); err != nil {
+		want := job
+		if current != nil {
+			want = adoptServerDefaults(job, *current)
+		}
+		if err := compare(&ch, current, want, ch.version); err != nil {
 			return nil, err
 		}
 		changes = append(changes, ch)
 	}
 	return changes, nil
+}
+
+// adoptServerDefaults returns the file's job as the server would have it
+// for comparison: a trigger the file gives no start time gets the server's
+// trigger's, which the server set when it scheduled the trigger. The job
+// sent stays the file's, so that a changed trigger starts when it is saved.
+func adoptServerDefaults(file, server api.Job) api.Job {
+	starts := make(map[string]*time.Time, len(server.Triggers))
+	for _, t := range server.Triggers {
+		starts[t.Name] = t.StartTime
+	}
+	triggers := slices.Clone(file.Triggers)
+	for i, t := range triggers {
+		if t.StartTime == nil {
+			triggers[i].StartTime = starts[t.Name]
+		}
+	}
+	file.Triggers = triggers
+	return file
 }
 
 // compare sets the change's action and diff from the server's entry
@@ -224,20 +249,27 @@ func compare[T any](ch *change, current *T, want T, version int64) error {
 // returns how many entries change.
 func writePlan(w io.Writer, changes []change) int {
 	var created, updated, unchanged int
+	afterDiff := false // a diff ends with a blank line already
 	for _, ch := range changes {
 		switch ch.action {
-		case actionCreate:
-			created++
-			fmt.Fprintf(w, "%s %s: create\n%s\n", ch.kind, ch.key, ch.diff)
-		case actionUpdate:
-			updated++
-			fmt.Fprintf(w, "%s %s: update\n%s\n", ch.kind, ch.key, ch.diff)
+		case actionCreate, actionUpdate:
+			if ch.action == actionCreate {
+				created++
+			} else {
+				updated++
+			}
+			fmt.Fprintf(w, "%s %s: %s\n%s\n", ch.kind, ch.key, ch.action, ch.diff)
+			afterDiff = true
 		case actionUnchanged:
 			unchanged++
 			fmt.Fprintf(w, "%s %s: unchanged\n", ch.kind, ch.key)
+			afterDiff = false
 		}
 	}
-	fmt.Fprintf(w, "\n%d to create, %d to update, %d unchanged.\n", created, updated, unchanged)
+	if !afterDiff {
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "%d to create, %d to update, %d unchanged.\n", created, updated, unchanged)
 	return created + updated
 }
 

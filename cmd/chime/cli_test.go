@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 )
@@ -11,10 +12,16 @@ import (
 // standard input, and returns what it wrote to standard output and error.
 func execChime(t *testing.T, stdin string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	return execChimeIn(t, strings.NewReader(stdin), args...)
+}
+
+// execChimeIn is execChime reading standard input from stdin.
+func execChimeIn(t *testing.T, stdin io.Reader, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	root := newRootCmd()
 	root.SetArgs(args)
-	root.SetIn(strings.NewReader(stdin))
+	root.SetIn(stdin)
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	err = root.ExecuteContext(context.Background())

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -49,11 +51,29 @@ out.`,
 	return cmd
 }
 
+// dropPastCronStarts leaves out the start times of cron triggers that have
+// passed. The server sets a trigger's start time to when it was scheduled,
+// and for a cron schedule a past start time changes nothing; written into
+// the file it would make an edited schedule start in the past and misfire
+// at once. apply compares a trigger without a start time as having the
+// server's (see adoptServerDefaults).
+func dropPastCronStarts(j *api.Job, now time.Time) {
+	for i, t := range j.Triggers {
+		var s struct {
+			Kind string `json:"kind"`
+		}
+		if t.StartTime != nil && t.StartTime.Before(now) && json.Unmarshal(t.Schedule, &s) == nil && s.Kind == "cron" {
+			j.Triggers[i].StartTime = nil
+		}
+	}
+}
+
 // export collects the jobs of group ("" for all) in canonical form, and
 // the calendars their triggers name.
 func export(ctx context.Context, c *apiclient.Client, group string) (*manifest, error) {
 	var m manifest
 	var calendars []string
+	now := time.Now()
 	for job, err := range c.Jobs(ctx, api.JobQuery{Group: group}) {
 		if err != nil {
 			return nil, err
@@ -62,6 +82,7 @@ func export(ctx context.Context, c *apiclient.Client, group string) (*manifest, 
 		if err != nil {
 			return nil, fmt.Errorf("job %s/%s: %w", job.Group, job.Name, err)
 		}
+		dropPastCronStarts(&canon, now)
 		m.Jobs = append(m.Jobs, canon)
 		for _, t := range job.Triggers {
 			if t.Calendar != "" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/calendar"
+	"github.com/chime-scheduler/chime/jobs"
 	"github.com/chime-scheduler/chime/schedule"
 )
 
@@ -135,6 +136,9 @@ func canonicalJob(j api.Job) (api.Job, error) {
 	if j.Overlap == api.OverlapAllow {
 		j.Overlap = ""
 	}
+	if len(j.Data) == 0 {
+		j.Data = nil
+	}
 	var err error
 	if j.HTTP, err = canonicalRaw(j.HTTP); err != nil {
 		return j, fmt.Errorf("http: %w", err)
@@ -158,6 +162,12 @@ func canonicalJob(j api.Job) (api.Job, error) {
 	for i, t := range j.Triggers {
 		if t.Name == "" {
 			t.Name = fmt.Sprintf("%s-%d", j.Name, i)
+		}
+		if t.Misfire == string(schedule.MisfireSmartPolicy) {
+			t.Misfire = ""
+		}
+		if len(t.Data) == 0 {
+			t.Data = nil
 		}
 		t.State = ""
 		t.NextFireTime = nil
@@ -210,14 +220,15 @@ func canonicalRaw(raw json.RawMessage) (json.RawMessage, error) {
 	return json.Marshal(v)
 }
 
-// canonicalDuration rewrites a Go duration string in canonical form ("90s"
-// becomes "1m30s"); anything else is left for the server to judge.
+// canonicalDuration rewrites a Go duration string in the form the server
+// writes ("90s" becomes "1m30s", "10m0s" becomes "10m"); anything else is
+// left for the server to judge.
 func canonicalDuration(s string) string {
 	d, err := time.ParseDuration(s)
-	if err != nil {
+	if err != nil || d == 0 {
 		return s
 	}
-	return d.String()
+	return jobs.FormatDuration(d)
 }
 
 // utc returns t in UTC; nil stays nil.

@@ -133,7 +133,7 @@ func TestCanonicalJob(t *testing.T) {
 	served := api.Job{
 		Group: "g", Name: "n", Type: "http", Timeout: "1m30s", Version: 4,
 		HTTP:     []byte(`{"method":"POST","url":"https://example.com"}`),
-		Retry:    &api.RetryPolicy{MaxAttempts: 3, Delay: "1m0s"},
+		Retry:    &api.RetryPolicy{MaxAttempts: 3, Delay: "1m"},
 		Triggers: []api.Trigger{{Name: "n-0", Schedule: []byte(`{"kind":"cron","expression":"@daily"}`), State: "WAITING"}},
 		Status:   &api.JobStatus{Running: 1},
 	}
