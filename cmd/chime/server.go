@@ -1,19 +1,437 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"time"
 
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/providers/posflag"
+	"github.com/knadh/koanf/v2"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/chime-scheduler/chime/server"
+	"github.com/chime-scheduler/chime/server/alert"
 )
 
-// newServerCmd is the `chime server` command. It is being built.
+// serverConfig is the configuration of `chime server` as the YAML file
+// spells it; flags and CHIME_* variables set the same keys.
+type serverConfig struct {
+	Listen          string        `koanf:"listen"`
+	DatabaseURL     string        `koanf:"database_url"`
+	NodeID          string        `koanf:"node_id"`
+	Workers         int           `koanf:"workers"`
+	EnableShellJobs bool          `koanf:"enable_shell_jobs"`
+	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
+	Retention       struct {
+		MaxAge time.Duration `koanf:"max_age"`
+		PerJob int           `koanf:"per_job"`
+	} `koanf:"retention"`
+	Cluster struct {
+		CheckInInterval  time.Duration `koanf:"check_in_interval"`
+		DeadAfter        time.Duration `koanf:"dead_after"`
+		MisfireThreshold time.Duration `koanf:"misfire_threshold"`
+	} `koanf:"cluster"`
+	SMTP struct {
+		Host     string `koanf:"host"`
+		Port     int    `koanf:"port"`
+		Username string `koanf:"username"`
+		Password string `koanf:"password"`
+		From     string `koanf:"from"`
+		TLS      string `koanf:"tls"`
+		Auth     string `koanf:"auth"`
+	} `koanf:"smtp"`
+	Alerts struct {
+		Emails    []string      `koanf:"emails"`
+		Webhooks  []string      `koanf:"webhooks"`
+		RateLimit time.Duration `koanf:"rate_limit"`
+	} `koanf:"alerts"`
+	Log struct {
+		Level  string `koanf:"level"`
+		Format string `koanf:"format"`
+	} `koanf:"log"`
+}
+
+// serverSetting is one setting of `chime server`: its dotted key in the
+// YAML file, its flag and, derived from the key, its environment variable
+// (smtp.host is --smtp-host and CHIME_SMTP_HOST).
+type serverSetting struct {
+	key   string
+	flag  string
+	def   any // string, int, bool, time.Duration or []string: the flag's type
+	usage string
+	// mask says how the effective configuration log shows the value.
+	mask func(string) string
+}
+
+// envName returns the setting's environment variable.
+func (s serverSetting) envName() string {
+	return "CHIME_" + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(s.key))
+}
+
+// configFileEnv names the YAML file when --config is not given.
+const configFileEnv = "CHIME_CONFIG"
+
+// serverSettings lists every setting, in the order of --help.
+func serverSettings() []serverSetting {
+	return []serverSetting{
+		{key: "listen", flag: "listen", def: server.DefaultListen, usage: "address the HTTP API listens on"},
+		{key: "database_url", flag: "database-url", def: server.DefaultDatabaseURL, mask: maskURL,
+			usage: "database: sqlite:PATH, postgres://… or mysql://…; servers on one PostgreSQL or MySQL database form a cluster"},
+		{key: "node_id", flag: "node-id", def: "", usage: "this node's ID in the cluster (default: host name and a random suffix)"},
+		{key: "workers", flag: "workers", def: 10, usage: "jobs this node runs at once"},
+		{key: "enable_shell_jobs", flag: "enable-shell-jobs", def: false, usage: "allow jobs of type shell, which run commands on this host"},
+		{key: "shutdown_timeout", flag: "shutdown-timeout", def: server.DefaultShutdownTimeout, usage: "how long a stop waits for running jobs before cancelling them"},
+		{key: "retention.max_age", flag: "retention-max-age", def: server.DefaultRetentionAge, usage: "executions older than this are pruned"},
+		{key: "retention.per_job", flag: "retention-per-job", def: server.DefaultRetentionPerJob, usage: "newest executions of each job kept however old"},
+		{key: "cluster.check_in_interval", flag: "check-in-interval", def: 2 * time.Second, usage: "how often the node renews its cluster lease"},
+		{key: "cluster.dead_after", flag: "dead-after", def: time.Duration(0), usage: "silence after which a node is declared dead (default 3 × check-in interval)"},
+		{key: "cluster.misfire_threshold", flag: "misfire-threshold", def: time.Minute, usage: "how late a firing may be before its misfire instruction applies"},
+		{key: "smtp.host", flag: "smtp-host", def: "", usage: "SMTP server for alert e-mails (none: no e-mail)"},
+		{key: "smtp.port", flag: "smtp-port", def: 0, usage: "SMTP port (default 587 for starttls, 465 for tls, 25 for none)"},
+		{key: "smtp.username", flag: "smtp-username", def: "", usage: "SMTP user name (none: no AUTH)"},
+		{key: "smtp.password", flag: "smtp-password", def: "", mask: maskSecret, usage: "SMTP password (prefer CHIME_SMTP_PASSWORD or the config file)"},
+		{key: "smtp.from", flag: "smtp-from", def: "", usage: `sender of alert e-mails, such as "chime <chime@example.com>"`},
+		{key: "smtp.tls", flag: "smtp-tls", def: alert.TLSStartTLS, usage: "starttls, tls or none"},
+		{key: "smtp.auth", flag: "smtp-auth", def: alert.AuthAuto, usage: "auto, plain or login"},
+		{key: "alerts.emails", flag: "alert-email", def: []string(nil), usage: "default alert e-mail recipients (repeat or comma-separate)"},
+		{key: "alerts.webhooks", flag: "alert-webhook", def: []string(nil), mask: maskWebhooks, usage: "default alert webhook URLs (repeat or comma-separate)"},
+		{key: "alerts.rate_limit", flag: "alert-rate-limit", def: 10 * time.Minute, usage: "least time between two alerts of one kind for one job"},
+		{key: "log.level", flag: "log-level", def: "info", usage: "debug, info, warn or error"},
+		{key: "log.format", flag: "log-format", def: "text", usage: "text or json"},
+	}
+}
+
+// newServerCmd is the `chime server` command.
 func newServerCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "server",
-		Short:  "not built yet",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("chime server: not built yet")
+	settings := serverSettings()
+	var configFile string
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run a scheduler node with its HTTP API",
+		Long: `Run a chime server node: the scheduler, its REST API on --listen, the execution
+history, retries, alerts and metrics (/metrics).
+
+With no flags it runs on the SQLite file chime.db. Give --database-url a
+postgres:// or mysql:// URL and run any number of nodes on it: they form a
+cluster and share the work.
+
+Every setting can come from a flag, a CHIME_* environment variable, or a YAML
+file (--config or CHIME_CONFIG) whose keys are the dotted names below (smtp.host
+is "smtp:" then "host:"). A flag beats a variable, which beats the file, which
+beats the default. The effective configuration is logged at start, with secrets
+masked.
+
+On its first start on an empty database the server creates the user "admin"
+with a random password and prints it once, to standard error.
+
+Settings (key, environment variable):
+` + settingsTable(settings),
+		Example: `  chime server
+  chime server --database-url postgres://chime@db/chime --node-id node-1
+  CHIME_SMTP_PASSWORD=… chime server --config /etc/chime/server.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, sources, err := loadServerConfig(cmd.Flags(), settings, configFile, os.LookupEnv)
+			if err != nil {
+				return err
+			}
+			return runServer(cmd.Context(), cfg, sources, settings, cmd.ErrOrStderr())
 		},
 	}
+	fs := cmd.Flags()
+	fs.StringVar(&configFile, "config", "", "YAML configuration file (or "+configFileEnv+")")
+	for _, s := range settings {
+		switch def := s.def.(type) {
+		case string:
+			fs.String(s.flag, def, s.usage)
+		case int:
+			fs.Int(s.flag, def, s.usage)
+		case bool:
+			fs.Bool(s.flag, def, s.usage)
+		case time.Duration:
+			fs.Duration(s.flag, def, s.usage)
+		case []string:
+			fs.StringSlice(s.flag, def, s.usage)
+		default:
+			panic(fmt.Sprintf("chime server: setting %s has a default of unsupported type %T", s.key, s.def))
+		}
+	}
+	return cmd
+}
+
+// settingsTable lists the settings' keys and variables for --help.
+func settingsTable(settings []serverSetting) string {
+	var b strings.Builder
+	for _, s := range settings {
+		fmt.Fprintf(&b, "  %-28s %s\n", s.key, s.envName())
+	}
+	return b.String()
+}
+
+// Where a setting's value came from.
+const (
+	sourceDefault = "default"
+	sourceFile    = "file"
+	sourceEnv     = "env"
+	sourceFlag    = "flag"
+)
+
+// loadServerConfig merges the settings: a changed flag beats an
+// environment variable, which beats the YAML file (configFile, else
+// $CHIME_CONFIG), which beats the default. It returns the configuration
+// and where each key's value came from. lookupEnv reads the environment.
+func loadServerConfig(fs *pflag.FlagSet, settings []serverSetting, configFile string, lookupEnv func(string) (string, bool)) (*serverConfig, map[string]string, error) {
+	k := koanf.New(".")
+	sources := make(map[string]string, len(settings))
+	defaults := make(map[string]any, len(settings))
+	for _, s := range settings {
+		defaults[s.key] = s.def
+		sources[s.key] = sourceDefault
+	}
+	if err := k.Load(confmap.Provider(defaults, "."), nil); err != nil {
+		return nil, nil, fmt.Errorf("chime server: defaults: %w", err)
+	}
+
+	if configFile == "" {
+		configFile, _ = lookupEnv(configFileEnv)
+	}
+	if configFile != "" {
+		fk := koanf.New(".")
+		if err := fk.Load(file.Provider(configFile), yaml.Parser()); err != nil {
+			return nil, nil, fmt.Errorf("chime server: config file %s: %w", configFile, err)
+		}
+		known := make(map[string]bool, len(settings))
+		for _, s := range settings {
+			known[s.key] = true
+		}
+		for _, key := range fk.Keys() {
+			if !known[key] {
+				return nil, nil, fmt.Errorf("chime server: config file %s: unknown setting %q", configFile, key)
+			}
+			sources[key] = sourceFile
+		}
+		if err := k.Merge(fk); err != nil {
+			return nil, nil, fmt.Errorf("chime server: config file %s: %w", configFile, err)
+		}
+	}
+
+	env := make(map[string]any)
+	for _, s := range settings {
+		if v, ok := lookupEnv(s.envName()); ok {
+			env[s.key] = v
+			sources[s.key] = sourceEnv
+		}
+	}
+	if err := k.Load(confmap.Provider(env, "."), nil); err != nil {
+		return nil, nil, fmt.Errorf("chime server: environment: %w", err)
+	}
+
+	byFlag := make(map[string]string, len(settings))
+	for _, s := range settings {
+		byFlag[s.flag] = s.key
+	}
+	flags := posflag.ProviderWithFlag(fs, ".", nil, func(f *pflag.Flag) (string, any) {
+		key, ok := byFlag[f.Name]
+		if !ok || !f.Changed {
+			return "", nil
+		}
+		sources[key] = sourceFlag
+		return key, posflag.FlagVal(fs, f)
+	})
+	if err := k.Load(flags, nil); err != nil {
+		return nil, nil, fmt.Errorf("chime server: flags: %w", err)
+	}
+
+	var cfg serverConfig
+	err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{DecoderConfig: &mapstructure.DecoderConfig{
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(
+			mapstructure.StringToTimeDurationHookFunc(),
+			mapstructure.StringToSliceHookFunc(","),
+		),
+		WeaklyTypedInput: true,
+		ErrorUnused:      true,
+		Result:           &cfg,
+		TagName:          "koanf",
+	}})
+	if err != nil {
+		return nil, nil, fmt.Errorf("chime server: configuration: %w", err)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, nil, err
+	}
+	return &cfg, sources, nil
+}
+
+// validate checks what the server would otherwise only refuse later, or
+// not at all.
+func (c *serverConfig) validate() error {
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("chime server: log.level %q: want debug, info, warn or error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		return fmt.Errorf("chime server: log.format %q: want text or json", c.Log.Format)
+	}
+	if c.Workers < 1 {
+		return fmt.Errorf("chime server: workers %d: want at least 1", c.Workers)
+	}
+	return nil
+}
+
+// logger returns the server's logger, writing to w.
+func (c *serverConfig) logger(w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(c.Log.Level)) // validated
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Log.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// toServer returns the server package's configuration.
+func (c *serverConfig) toServer(log *slog.Logger) server.Config {
+	return server.Config{
+		DatabaseURL:      c.DatabaseURL,
+		Listen:           c.Listen,
+		NodeID:           c.NodeID,
+		Workers:          c.Workers,
+		EnableShellJobs:  c.EnableShellJobs,
+		ShutdownTimeout:  c.ShutdownTimeout,
+		Retention:        server.Retention{MaxAge: c.Retention.MaxAge, PerJob: c.Retention.PerJob},
+		CheckInInterval:  c.Cluster.CheckInInterval,
+		DeadAfter:        c.Cluster.DeadAfter,
+		MisfireThreshold: c.Cluster.MisfireThreshold,
+		Alert: alert.Config{
+			SMTP: alert.SMTPConfig{
+				Host: c.SMTP.Host, Port: c.SMTP.Port, Username: c.SMTP.Username, Password: c.SMTP.Password,
+				From: c.SMTP.From, TLS: c.SMTP.TLS, Auth: c.SMTP.Auth,
+			},
+			DefaultEmails:   c.Alerts.Emails,
+			DefaultWebhooks: c.Alerts.Webhooks,
+			RateLimit:       alert.RateLimit{Per: c.Alerts.RateLimit},
+		},
+		Logger: log,
+	}
+}
+
+// runServer logs the effective configuration, creates the first admin on
+// an empty database (printing its password once to stderr) and runs the
+// node until ctx ends.
+func runServer(ctx context.Context, cfg *serverConfig, sources map[string]string, settings []serverSetting, stderr io.Writer) error {
+	log := cfg.logger(stderr)
+	logEffectiveConfig(log, cfg, sources, settings)
+	srv, err := server.New(ctx, cfg.toServer(log))
+	if err != nil {
+		return err
+	}
+	password, created, err := srv.BootstrapAdmin(ctx)
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
+	if created {
+		fmt.Fprintf(stderr, "\nFirst start: created the user \"admin\" with the password\n\n    %s\n\n"+
+			"It is shown only this once. Log in with `chime login` and change it.\n\n", password)
+	}
+	return srv.Run(ctx)
+}
+
+// logEffectiveConfig logs every setting's value, masked where secret, and
+// where it came from.
+func logEffectiveConfig(log *slog.Logger, cfg *serverConfig, sources map[string]string, settings []serverSetting) {
+	values := effectiveValues(cfg)
+	attrs := make([]any, 0, len(settings))
+	for _, s := range settings {
+		v := values[s.key]
+		if s.mask != nil {
+			v = s.mask(v)
+		}
+		attrs = append(attrs, slog.Group(s.key, "value", v, "from", sources[s.key]))
+	}
+	log.Info("effective configuration", attrs...)
+}
+
+// effectiveValues returns each setting's value as text, by key.
+func effectiveValues(c *serverConfig) map[string]string {
+	d := func(v time.Duration) string { return v.String() }
+	return map[string]string{
+		"listen":                    c.Listen,
+		"database_url":              c.DatabaseURL,
+		"node_id":                   c.NodeID,
+		"workers":                   fmt.Sprint(c.Workers),
+		"enable_shell_jobs":         fmt.Sprint(c.EnableShellJobs),
+		"shutdown_timeout":          d(c.ShutdownTimeout),
+		"retention.max_age":         d(c.Retention.MaxAge),
+		"retention.per_job":         fmt.Sprint(c.Retention.PerJob),
+		"cluster.check_in_interval": d(c.Cluster.CheckInInterval),
+		"cluster.dead_after":        d(c.Cluster.DeadAfter),
+		"cluster.misfire_threshold": d(c.Cluster.MisfireThreshold),
+		"smtp.host":                 c.SMTP.Host,
+		"smtp.port":                 fmt.Sprint(c.SMTP.Port),
+		"smtp.username":             c.SMTP.Username,
+		"smtp.password":             c.SMTP.Password,
+		"smtp.from":                 c.SMTP.From,
+		"smtp.tls":                  c.SMTP.TLS,
+		"smtp.auth":                 c.SMTP.Auth,
+		"alerts.emails":             strings.Join(c.Alerts.Emails, ","),
+		"alerts.webhooks":           strings.Join(c.Alerts.Webhooks, ","),
+		"alerts.rate_limit":         d(c.Alerts.RateLimit),
+		"log.level":                 c.Log.Level,
+		"log.format":                c.Log.Format,
+	}
+}
+
+// maskSecret hides a secret, showing only whether it is set.
+func maskSecret(v string) string {
+	if v == "" {
+		return ""
+	}
+	return "********"
+}
+
+// maskURL hides the password of a URL; a URL that does not parse is
+// hidden whole when it may hold a password.
+func maskURL(v string) string {
+	u, err := url.Parse(v)
+	switch {
+	case err == nil && u.User != nil:
+		return u.Redacted()
+	case err == nil:
+		return v
+	case strings.Contains(v, "@"):
+		return "********"
+	}
+	return v
+}
+
+// maskWebhooks hides the paths and queries of webhook URLs, which for
+// Slack and many others are the secret.
+func maskWebhooks(v string) string {
+	if v == "" {
+		return ""
+	}
+	parts := strings.Split(v, ",")
+	for i, p := range parts {
+		u, err := url.Parse(p)
+		if err != nil || u.Host == "" {
+			parts[i] = "********"
+			continue
+		}
+		parts[i] = u.Scheme + "://" + u.Host + "/********"
+	}
+	return strings.Join(parts, ",")
 }
