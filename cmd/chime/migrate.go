@@ -11,8 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/chime-scheduler/chime/server/auth"
-	"github.com/chime-scheduler/chime/server/history"
+	"github.com/chime-scheduler/chime/server"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
@@ -33,15 +32,16 @@ func newMigrateCmd() *cobra.Command {
 		Short: "Create or upgrade chime's tables in a database, and print their schema versions",
 		Long: `Create or upgrade chime's tables in a database without starting a server: the
 scheduler store's tables and those of the server's components (execution
-history, users and sessions). chime server does the same at start; run this
-first to upgrade a database ahead of a rolling deployment, or to check its
-versions. Safe to run while nodes are up and from several places at once.`,
+history, runner state, users and sessions). chime server does the same at
+start; run this first to upgrade a database ahead of a rolling deployment, or
+to check its versions. Safe to run while nodes are up and from several places
+at once.`,
 		Example: `  chime migrate --database-url 'postgres://chime@db.example.com/chime'`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			databaseURL = firstNonEmpty(databaseURL, os.Getenv(envDatabaseURL), defaultDatabaseURL)
-			opts := &sqlstore.Options{Logger: slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))}
-			return migrate(cmd.Context(), cmd, databaseURL, opts)
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			return migrate(cmd.Context(), cmd, databaseURL, log)
 		},
 	}
 	cmd.Flags().StringVar(&databaseURL, "database-url", "",
@@ -57,34 +57,38 @@ type schema struct {
 	description string
 }
 
-// migrate opens the store (which migrates its schema), migrates each
-// server component, and prints the version of each schema.
-func migrate(ctx context.Context, cmd *cobra.Command, databaseURL string, opts *sqlstore.Options) error {
-	st, err := sqlstore.Open(ctx, databaseURL, opts)
+// migrate creates or upgrades every table chime server keeps, exactly as
+// its start does (server.New migrates the store, the execution history,
+// the runner's state and the users), then prints the version of each
+// schema.
+func migrate(ctx context.Context, cmd *cobra.Command, databaseURL string, log *slog.Logger) error {
+	srv, err := server.New(ctx, server.Config{DatabaseURL: databaseURL, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	// The versions are read on a store of their own: the server does not
+	// lend out its store.
+	st, err := sqlstore.Open(ctx, databaseURL, &sqlstore.Options{Logger: log})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if _, err := history.New(ctx, st, &history.Options{Logger: opts.Logger}); err != nil {
-		return fmt.Errorf("migrating the execution history: %w", err)
-	}
-	if _, err := auth.New(ctx, st, &auth.Options{Logger: opts.Logger}); err != nil {
-		return fmt.Errorf("migrating the users and sessions: %w", err)
-	}
 	schemas := []schema{
 		{"store", "schema_migrations", "jobs, triggers, calendars, executions, nodes"},
 		{"history", "server_schema_migrations", "execution history, decisions, audit log"},
+		{"runner", "runner_schema_migrations", "overlap markers, server settings"},
 		{"auth", "auth_schema_migrations", "users, sessions, API tokens"},
 	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "Database %s (%s, tables %s*) is up to date.\n\n", redactURL(databaseURL), st.Dialect(), st.TablePrefix())
 	t := newTable(w, "SCHEMA", "VERSION", "TABLES")
-	for _, c := range schemas {
-		v, err := schemaVersion(ctx, st, c.table)
+	for _, sc := range schemas {
+		v, err := schemaVersion(ctx, st, sc.table)
 		if err != nil {
-			return fmt.Errorf("reading the %s schema version: %w", c.name, err)
+			return fmt.Errorf("reading the %s schema version: %w", sc.name, err)
 		}
-		t.row(c.name, strconv.Itoa(v), c.description)
+		t.row(sc.name, strconv.Itoa(v), sc.description)
 	}
 	return t.flush()
 }

@@ -29,6 +29,7 @@ func TestMigrate(t *testing.T) {
 				for _, want := range []string{
 					fmt.Sprintf(`(?m)^store +%d +`, sqlstore.SchemaVersion),
 					`(?m)^history +1 +`,
+					`(?m)^runner +1 +`,
 					`(?m)^auth +1 +`,
 				} {
 					if !regexp.MustCompile(want).MatchString(out) {
@@ -36,7 +37,7 @@ func TestMigrate(t *testing.T) {
 					}
 				}
 				applied := strings.Count(stderr, "applied schema migration")
-				if run == 0 && applied < 3 || run == 1 && applied != 0 {
+				if run == 0 && applied < 4 || run == 1 && applied != 0 {
 					t.Errorf("run %d: %d migrations logged as applied:\n%s", run, applied, stderr)
 				}
 			}
