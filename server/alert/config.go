@@ -57,7 +57,8 @@ type Config struct {
 	// http.DefaultClient.
 	HTTPClient *http.Client
 	// SubjectTemplate renders an e-mail's subject line, a text/template
-	// over TemplateData. Defaults to DefaultSubjectTemplate.
+	// over TemplateData; line breaks and runs of spaces in what it renders
+	// become single spaces. Defaults to DefaultSubjectTemplate.
 	SubjectTemplate string
 	// BodyTemplate renders an e-mail's plain-text body, a text/template
 	// over TemplateData. Defaults to DefaultBodyTemplate.

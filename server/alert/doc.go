@@ -26,6 +26,8 @@
 // e-mail and each webhook request is tried up to Config.Attempts times,
 // each try bounded by Config.Timeout, with a doubling backoff between
 // tries; one that still fails is logged at Warn and counted in Stats.
+// Delivery is at least once: a try whose answer was lost is made again, so
+// a receiver may now and then see an alert twice.
 //
 // E-mail goes through Config.SMTP with STARTTLS by default (a server that
 // does not offer it is refused), implicit TLS, or no TLS, and
@@ -59,7 +61,8 @@
 // text/template templates over TemplateData, which offers
 //
 //	.Kind .JobGroup .JobName .ExecutionID .Attempt .ScheduledTime .At
-//	.NodeID .Error .Detail   the Event's fields
+//	.NodeID .Error .Detail
+//	.Recipients              the Event's fields
 //	.Job                     "group.name", empty without a job
 //	.Summary                 one line, such as "Job billing.invoice failed"
 //	.Suppressed              alerts held back since the last one

@@ -176,7 +176,7 @@ func TestEmailRecipients(t *testing.T) {
 		DefaultWebhooks: []string{hook.URL + "/default"},
 	})
 	own := failureEvent()
-	own.JobName = "own"
+	own.JobName = "own" // another job, so the rate limit lets it through
 	own.Recipients = alert.Recipients{Emails: []string{"owner@example.com"}}
 
 	deliver(t, n, failureEvent(), own)

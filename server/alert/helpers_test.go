@@ -39,6 +39,14 @@ func newNotifier(t *testing.T, cfg alert.Config) (*alert.Notifier, *logtest.Reco
 	if cfg.Logger == nil {
 		cfg.Logger = log
 	}
+	if cfg.HTTPClient == nil {
+		// A transport of its own: httptest.Server.Close closes the idle
+		// connections of http.DefaultTransport, which could cut another
+		// test's request after the server read it and so cause a retry.
+		tr := &http.Transport{}
+		t.Cleanup(tr.CloseIdleConnections)
+		cfg.HTTPClient = &http.Client{Transport: tr}
+	}
 	if cfg.RetryBackoff == 0 {
 		cfg.RetryBackoff = time.Millisecond // retries are tested, not their pace
 	}
@@ -75,6 +83,8 @@ func deliver(t *testing.T, n *alert.Notifier, evs ...alert.Event) {
 type hookServer struct {
 	*httptest.Server
 
+	arrived chan struct{} // gets a value as each request arrives
+
 	mu       sync.Mutex
 	statuses []int
 	requests []hookRequest
@@ -90,7 +100,7 @@ type hookRequest struct {
 
 func startHookServer(t *testing.T, statuses ...int) *hookServer {
 	t.Helper()
-	hs := &hookServer{statuses: statuses}
+	hs := &hookServer{statuses: statuses, arrived: make(chan struct{}, 100)}
 	hs.Server = httptest.NewServer(http.HandlerFunc(hs.serve))
 	t.Cleanup(hs.Close)
 	return hs
@@ -118,6 +128,10 @@ func (hs *hookServer) serve(w http.ResponseWriter, r *http.Request) {
 		status, hs.statuses = hs.statuses[0], hs.statuses[1:]
 	}
 	hs.mu.Unlock()
+	select {
+	case hs.arrived <- struct{}{}:
+	default:
+	}
 	w.WriteHeader(status)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"text/template"
 	"time"
@@ -171,24 +172,36 @@ func (n *Notifier) Stats() Stats {
 func (n *Notifier) run(ctx context.Context) {
 	defer close(n.done)
 	for {
+		// Stopping wins over a waiting alert, so that once Stop cancels
+		// ctx nothing more is attempted.
+		select {
+		case <-n.stopping:
+			n.drain(ctx)
+			return
+		default:
+		}
 		select {
 		case q := <-n.queue:
 			n.deliver(ctx, q)
 		case <-n.stopping:
-			for {
-				if ctx.Err() != nil {
-					n.dropQueued("notifier stopped before they were delivered")
-					return
-				}
-				select {
-				case q := <-n.queue:
-					n.deliver(ctx, q)
-				default:
-					return
-				}
-			}
+			n.drain(ctx)
+			return
 		}
 	}
+}
+
+// drain delivers what is queued until the queue is empty or ctx is
+// cancelled, and then drops the rest.
+func (n *Notifier) drain(ctx context.Context) {
+	for ctx.Err() == nil {
+		select {
+		case q := <-n.queue:
+			n.deliver(ctx, q)
+		default:
+			return
+		}
+	}
+	n.dropQueued("notifier stopped before they were delivered")
 }
 
 // dropQueued empties the queue, counting and logging what it drops.
@@ -229,7 +242,8 @@ func (n *Notifier) deliver(ctx context.Context, q queued) {
 			n.log.Warn("alert e-mail skipped: no SMTP server configured",
 				append(eventAttrs(q.ev), "recipients", emails)...)
 		} else {
-			subject := n.render(n.templates.subject, n.templates.defSubject, data)
+			// A subject is one line.
+			subject := strings.Join(strings.Fields(n.render(n.templates.subject, n.templates.defSubject, data)), " ")
 			body := n.render(n.templates.body, n.templates.defBody, data)
 			n.try(ctx, q.ev, "email", fmt.Sprint(emails), func(ctx context.Context) error {
 				return n.sendEmail(ctx, emails, subject, body)
@@ -239,8 +253,11 @@ func (n *Notifier) deliver(ctx context.Context, q queued) {
 	if len(webhooks) > 0 {
 		text := n.render(n.templates.text, n.templates.defText, data)
 		body, err := webhookBody(data, text)
-		if err != nil {
-			n.log.Error("alert webhook body", append(eventAttrs(q.ev), "error", err)...)
+		if err != nil { // only for times JSON cannot hold, such as year 10000
+			n.mu.Lock()
+			n.stats.Failed += uint64(len(webhooks))
+			n.mu.Unlock()
+			n.log.Warn("alert webhooks skipped: the payload cannot be encoded", append(eventAttrs(q.ev), "error", err)...)
 			return
 		}
 		for _, u := range webhooks {
