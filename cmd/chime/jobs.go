@@ -115,7 +115,7 @@ func writeJob(w io.Writer, j *api.Job) error {
 	t.row("Version:", strconv.FormatInt(j.Version, 10))
 	t.row("Timeout:", orDash(j.Timeout))
 	t.row("Retry:", retrySummary(j.Retry))
-	t.row("Overlap:", string(firstNonEmpty(string(j.Overlap), string(api.OverlapAllow))))
+	t.row("Overlap:", firstNonEmpty(string(j.Overlap), string(api.OverlapAllow)))
 	if j.RequestsRecovery {
 		t.row("Recovery:", "re-run on a live node if its node dies mid-run")
 	}

@@ -96,7 +96,7 @@ func readLine(in *bufio.Reader) (string, error) {
 	}
 	line = strings.TrimRight(line, "\r\n")
 	if line == "" {
-		return "", errors.New("empty")
+		return "", errors.New("no answer")
 	}
 	return line, nil
 }
