@@ -71,7 +71,7 @@ func newAlerter(cfg alert.Config, state *stateStore, log *slog.Logger) (*alerter
 	a.base = cfg
 	n, err := alert.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("server: Config.Alert: %w", err)
+		return nil, fmt.Errorf("%w: Alert: %w", ErrInvalidConfig, err)
 	}
 	a.n, a.rate = n, cfg.RateLimit
 	return a, nil

@@ -88,7 +88,7 @@ func (s *Server) PutCalendar(ctx context.Context, actor string, c api.Calendar) 
 		return false, err
 	}
 	if len(bytes.TrimSpace(c.Calendar)) == 0 {
-		return false, invalidf("calendar", `is required, such as {"type":"weekly","tz":"UTC","excludedDays":["SATURDAY","SUNDAY"]}`)
+		return false, invalidf("calendar", `is required, such as {"type":"weekly","tz":"UTC","excludedDaysOfWeek":[1,7]}`)
 	}
 	cal, err := calendar.Unmarshal(c.Calendar)
 	if err != nil {

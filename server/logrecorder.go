@@ -36,11 +36,15 @@ func newLogRecorder(next slog.Handler, limit int) *logRecorder {
 	return &logRecorder{next: next, shared: &recorded{limit: limit}}
 }
 
-// Enabled reports whether the server's handler takes the level; the
-// history keeps what the server's log would.
-func (h *logRecorder) Enabled(ctx context.Context, l slog.Level) bool { return h.next.Enabled(ctx, l) }
+// Enabled reports whether records of level l are kept or logged: the
+// history keeps Info and above whatever the server's log level, and Debug
+// when the server logs it.
+func (h *logRecorder) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelInfo || h.next.Enabled(ctx, l)
+}
 
-// Handle keeps the record and passes it on.
+// Handle keeps the record and passes it on to the server's handler when
+// that takes its level.
 func (h *logRecorder) Handle(ctx context.Context, r slog.Record) error {
 	line := history.LogLine{Time: r.Time.UTC(), Level: r.Level.String(), Message: r.Message}
 	attrs := make(map[string]any, len(h.attrs)+r.NumAttrs())
@@ -56,6 +60,9 @@ func (h *logRecorder) Handle(ctx context.Context, r slog.Record) error {
 		line.Attrs = attrs
 	}
 	h.shared.add(line)
+	if !h.next.Enabled(ctx, r.Level) {
+		return nil
+	}
 	return h.next.Handle(ctx, r)
 }
 

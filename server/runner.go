@@ -180,7 +180,7 @@ func (s *Server) newAttempt(ctx context.Context, jc *chime.JobContext) (*attempt
 	// A re-run of a firing already tried (its node was lost, or the job
 	// asked to be refired) is a further attempt of that firing.
 	if jc.Recovering {
-		if first, err := s.history.Get(ctx, origID); err == nil && first.Outcome == history.OutcomeRunning && first.NodeID != s.NodeID() {
+		if first, err := s.history.Get(ctx, origID); err == nil && first.NodeID != s.NodeID() {
 			a.lostNode = first.NodeID
 		}
 	}
