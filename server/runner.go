@@ -103,6 +103,25 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 		defer release()
 	}
 
+	s.recordStart(ctx, jc, a)
+	s.metrics.running.Inc()
+	out := jobs.NewCapture(s.cfg.MaxOutputBytes)
+	logs := newLogRecorder(jc.Logger.Handler(), maxLogLines)
+	runErr := err
+	if runErr == nil {
+		runErr = s.runJob(runCtx, typ, p, jc, a, out, logs)
+	}
+	s.metrics.running.Dec()
+	outcome, msg := outcomeOf(runCtx, runErr, jc.Job.Timeout)
+	s.recordEnd(ctx, jc, a, p, history.Finish{
+		Outcome: outcome, FinishedTime: s.now(), Error: msg,
+		Output: out.String(), OutputTruncated: out.Truncated(), Logs: logs.lines(),
+	})
+	return runErr
+}
+
+// recordStart records a's execution as running.
+func (s *Server) recordStart(ctx context.Context, jc *chime.JobContext, a *attempt) {
 	rec, done := recordCtx(ctx)
 	defer done()
 	if err := s.history.Start(rec, &history.Execution{
@@ -113,24 +132,18 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 	}); err != nil {
 		jc.Logger.Error("cannot record the start of the execution", "error", err)
 	}
-	s.metrics.running.Inc()
-	out := jobs.NewCapture(s.cfg.MaxOutputBytes)
-	logs := newLogRecorder(jc.Logger.Handler(), maxLogLines)
-	runErr := err
-	if runErr == nil {
-		runErr = s.runJob(runCtx, typ, p, jc, a, out, logs)
-	}
-	s.metrics.running.Dec()
-	outcome, msg := outcomeOf(runCtx, runErr, jc.Job.Timeout)
-	if err := s.history.Finish(rec, a.id, history.Finish{
-		Outcome: outcome, FinishedTime: s.now(), Error: msg,
-		Output: out.String(), OutputTruncated: out.Truncated(), Logs: logs.lines(),
-	}); err != nil {
+}
+
+// recordEnd records how a's execution ended, then schedules its retry or
+// raises its alert.
+func (s *Server) recordEnd(ctx context.Context, jc *chime.JobContext, a *attempt, p *plan, f history.Finish) {
+	rec, done := recordCtx(ctx)
+	defer done()
+	if err := s.history.Finish(rec, a.id, f); err != nil {
 		jc.Logger.Error("cannot record the end of the execution", "error", err)
 	}
-	s.metrics.executed(outcome)
-	s.afterAttempt(rec, a, p, outcome, msg)
-	return runErr
+	s.metrics.executed(f.Outcome)
+	s.afterAttempt(rec, a, p, f.Outcome, f.Error)
 }
 
 // recordCtx returns a context for recording an execution: it keeps ctx's

@@ -253,3 +253,39 @@ func TestRegisterJobType(t *testing.T) {
 		t.Errorf("RegisterJobType after Run = %v, want ErrStarted", err)
 	}
 }
+
+func TestShellJobRunsWhenEnabled(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db", func(c *Config) { c.EnableShellJobs = true })
+	start(t, s)
+	ctx := t.Context()
+	j := api.Job{Group: "ops", Name: "echo", Type: "shell",
+		Shell: []byte(`{"argv":["echo","{{.JobName}} attempt {{.Attempt}} in {{.Params.region}}"]}`),
+		Data:  map[string]any{"region": "eu"}}
+	if _, err := s.CreateJob(ctx, "alice", j); err != nil {
+		t.Fatalf("CreateJob: %v", err)
+	}
+	acc, err := s.RunJob(ctx, "alice", "ops", "echo", api.RunRequest{})
+	if err != nil {
+		t.Fatalf("RunJob: %v", err)
+	}
+	e := waitExecution(t, s, acc.ExecutionIDs[0])
+	if e.Outcome != "succeeded" || !strings.Contains(e.Output, "echo attempt 1 in eu") {
+		t.Fatalf("shell execution = %+v, want succeeded with the expanded argv's output", e)
+	}
+}
+
+func TestDeadManAlertsAboutASilentJob(t *testing.T) {
+	t.Parallel()
+	hook := newWebhook(t)
+	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db", func(c *Config) { c.DeadManInterval = 100 * time.Millisecond })
+	start(t, s)
+	j := api.Job{Group: "g", Name: "heartbeat", Type: "http", HTTP: httpSpec(t, map[string]any{"url": "https://example.com"}),
+		Alerts: &api.JobAlerts{Webhooks: []string{hook.URL}, DeadMan: "300ms"}}
+	if _, err := s.CreateJob(t.Context(), "alice", j); err != nil {
+		t.Fatalf("CreateJob: %v", err)
+	}
+	if p := hook.next(t, alert.KindDeadMan); p.Job.Name != "heartbeat" {
+		t.Errorf("dead-man alert = %+v, want one about g/heartbeat", p)
+	}
+}

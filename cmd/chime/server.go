@@ -54,6 +54,11 @@ type serverConfig struct {
 		Emails    []string      `koanf:"emails"`
 		Webhooks  []string      `koanf:"webhooks"`
 		RateLimit time.Duration `koanf:"rate_limit"`
+		// Templates of alert e-mails and webhook texts (text/template over
+		// alert.TemplateData); empty for the defaults.
+		SubjectTemplate string `koanf:"subject_template"`
+		BodyTemplate    string `koanf:"body_template"`
+		TextTemplate    string `koanf:"text_template"`
 	} `koanf:"alerts"`
 	Log struct {
 		Level  string `koanf:"level"`
@@ -106,6 +111,9 @@ func serverSettings() []serverSetting {
 		{key: "alerts.emails", flag: "alert-email", def: []string(nil), usage: "default alert e-mail recipients (repeat or comma-separate)"},
 		{key: "alerts.webhooks", flag: "alert-webhook", def: []string(nil), mask: maskWebhooks, usage: "default alert webhook URLs (repeat or comma-separate)"},
 		{key: "alerts.rate_limit", flag: "alert-rate-limit", def: 10 * time.Minute, usage: "least time between two alerts of one kind for one job"},
+		{key: "alerts.subject_template", flag: "alert-subject-template", def: "", usage: "template of alert e-mail subjects (see go doc ./server/alert)"},
+		{key: "alerts.body_template", flag: "alert-body-template", def: "", usage: "template of alert e-mail bodies"},
+		{key: "alerts.text_template", flag: "alert-text-template", def: "", usage: "template of the text of alert webhooks"},
 		{key: "log.level", flag: "log-level", def: "info", usage: "debug, info, warn or error"},
 		{key: "log.format", flag: "log-format", def: "text", usage: "text or json"},
 	}
@@ -323,6 +331,9 @@ func (c *serverConfig) toServer(log *slog.Logger) server.Config {
 			DefaultEmails:   c.Alerts.Emails,
 			DefaultWebhooks: c.Alerts.Webhooks,
 			RateLimit:       alert.RateLimit{Per: c.Alerts.RateLimit},
+			SubjectTemplate: c.Alerts.SubjectTemplate,
+			BodyTemplate:    c.Alerts.BodyTemplate,
+			TextTemplate:    c.Alerts.TextTemplate,
 		},
 		Logger: log,
 	}
@@ -390,6 +401,9 @@ func effectiveValues(c *serverConfig) map[string]string {
 		"alerts.emails":             strings.Join(c.Alerts.Emails, ","),
 		"alerts.webhooks":           strings.Join(c.Alerts.Webhooks, ","),
 		"alerts.rate_limit":         d(c.Alerts.RateLimit),
+		"alerts.subject_template":   c.Alerts.SubjectTemplate,
+		"alerts.body_template":      c.Alerts.BodyTemplate,
+		"alerts.text_template":      c.Alerts.TextTemplate,
 		"log.level":                 c.Log.Level,
 		"log.format":                c.Log.Format,
 	}
