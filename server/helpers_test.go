@@ -29,9 +29,10 @@ type testDB struct {
 	url  func(testing.TB) string
 }
 
-// testDBs are SQLite and PostgreSQL, the databases of the service tests.
+// testDBs are the databases of the service tests: SQLite, PostgreSQL and
+// MySQL (or MariaDB).
 func testDBs() []testDB {
-	return []testDB{{"SQLite", dbtest.SQLiteURL}, {"Postgres", dbtest.PostgresURL}}
+	return []testDB{{"SQLite", dbtest.SQLiteURL}, {"Postgres", dbtest.PostgresURL}, {"MySQL", dbtest.MySQLURL}}
 }
 
 // forEachDB runs test on each database, in parallel.
