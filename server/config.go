@@ -30,8 +30,9 @@ type Config struct {
 	// the server's host. Defaults to false: shell jobs are refused when
 	// saved and fail when they fire.
 	EnableShellJobs bool
-	// Retention bounds the execution history. Defaults to 30 days and
-	// 1000 executions per job.
+	// Retention bounds the execution history, pruned in the background by
+	// every node. Defaults to 30 days, keeping each job's 1000 newest
+	// executions however old.
 	Retention Retention
 	// Alert configures alert delivery: SMTP, default recipients,
 	// templates and rate limit. Defaults to alert.Config's defaults: no
@@ -73,14 +74,17 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Retention says how much execution history is kept; older executions
-// are pruned in the background.
+// Retention says how much execution history is kept (see
+// history.History.Prune): an execution is pruned once it is older than
+// MaxAge and not among its job's PerJob newest, so that a rare job keeps
+// its last runs and a frequent one its last MaxAge. Decisions are pruned
+// by age alone; the audit log is kept.
 type Retention struct {
 	// MaxAge is how long an execution is kept after it started. Defaults
 	// to 30 days.
 	MaxAge time.Duration
-	// PerJob is how many executions of each job are kept. Defaults to
-	// 1000.
+	// PerJob is how many of each job's newest executions are kept however
+	// old. Defaults to 1000.
 	PerJob int
 }
 
