@@ -1,11 +1,9 @@
 package apiclient_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -17,50 +15,8 @@ import (
 
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/apiclient"
-	"github.com/chime-scheduler/chime/internal/dbtest"
-	"github.com/chime-scheduler/chime/server"
+	"github.com/chime-scheduler/chime/server/servertest"
 )
-
-// startServer runs a real chime server on a fresh SQLite database and
-// returns a client of its API, logged in as its bootstrapped admin.
-func startServer(t *testing.T) *apiclient.Client {
-	t.Helper()
-	ctx := context.Background()
-	srv, err := server.New(ctx, server.Config{
-		DatabaseURL: dbtest.SQLiteURL(t),
-		Listen:      "127.0.0.1:0",
-		Logger:      slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatalf("server.New: %v", err)
-	}
-	password, created, err := srv.BootstrapAdmin(ctx)
-	if err != nil || !created {
-		t.Fatalf("BootstrapAdmin: created %v, %v", created, err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(runCtx) }()
-	// Run serves the API on its own port too; the test serves the same
-	// handler where it can know the address.
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		hs.Close()
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("server Run: %v", err)
-		}
-	})
-	c, err := apiclient.New(hs.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	session, err := c.Login(ctx, "admin", password)
-	if err != nil {
-		t.Fatalf("Login: %v", err)
-	}
-	return c.WithToken(session.Token)
-}
 
 // target is an HTTP endpoint for http jobs to call: it answers with
 // status and counts the requests.
@@ -133,7 +89,7 @@ func waitExecution(t *testing.T, c *apiclient.Client, q api.ExecutionQuery, matc
 
 func TestJobs(t *testing.T) {
 	t.Parallel()
-	c := startServer(t)
+	c := servertest.Start(t, nil).Client
 	ctx := t.Context()
 	_, url := newTarget(t, http.StatusOK)
 
@@ -253,7 +209,7 @@ func TestJobs(t *testing.T) {
 
 func TestExecutions(t *testing.T) {
 	t.Parallel()
-	c := startServer(t)
+	c := servertest.Start(t, nil).Client
 	ctx := t.Context()
 	ok, okURL := newTarget(t, http.StatusOK)
 	_, failURL := newTarget(t, http.StatusInternalServerError)
@@ -328,7 +284,7 @@ func TestExecutions(t *testing.T) {
 
 func TestCalendarsAndNodes(t *testing.T) {
 	t.Parallel()
-	c := startServer(t)
+	c := servertest.Start(t, nil).Client
 	ctx := t.Context()
 	cal := api.Calendar{Name: "holidays", Calendar: json.RawMessage(`{"type":"holiday","tz":"Europe/Berlin","excludedDates":["2025-12-25"]}`)}
 	created, err := c.PutCalendar(ctx, cal)
@@ -367,18 +323,14 @@ func TestCalendarsAndNodes(t *testing.T) {
 	if err := c.Health(ctx); err != nil {
 		t.Errorf("Health: %v", err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for err := c.Ready(ctx); err != nil; err = c.Ready(ctx) {
-		if time.Now().After(deadline) {
-			t.Fatalf("Ready after 20s: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond) // the node joins the cluster in the background
+	if err := c.Ready(ctx); err != nil { // servertest.Start waited for it
+		t.Errorf("Ready: %v", err)
 	}
 }
 
 func TestUsersTokensAndAudit(t *testing.T) {
 	t.Parallel()
-	admin := startServer(t)
+	admin := servertest.Start(t, nil).Client
 	ctx := t.Context()
 
 	me, err := admin.Me(ctx)
@@ -460,7 +412,7 @@ func TestUsersTokensAndAudit(t *testing.T) {
 
 func TestAlertSettings(t *testing.T) {
 	t.Parallel()
-	c := startServer(t)
+	c := servertest.Start(t, nil).Client
 	ctx := t.Context()
 	got := make(chan string, 1)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -522,7 +474,7 @@ var clientMethods = map[string]string{
 // without one fails here.
 func TestEveryRouteHasAMethod(t *testing.T) {
 	t.Parallel()
-	c := startServer(t)
+	c := servertest.Start(t, nil).Client
 	resp, err := http.Get(c.BaseURL() + "/api/openapi.json")
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,53 +14,14 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/apiclient"
-	"github.com/chime-scheduler/chime/internal/dbtest"
-	"github.com/chime-scheduler/chime/server"
+	"github.com/chime-scheduler/chime/server/servertest"
 )
 
-// liveServer is a real chime server on a fresh SQLite database, running
-// (scheduler and all) for one test.
-type liveServer struct {
-	url      string
-	password string // the bootstrapped admin's
-}
-
-func startLiveServer(t *testing.T) *liveServer {
+// cliLogin runs chime login as srv's admin and returns the token it
+// printed.
+func cliLogin(t *testing.T, srv *servertest.Server) string {
 	t.Helper()
-	ctx := context.Background()
-	srv, err := server.New(ctx, server.Config{
-		DatabaseURL: dbtest.SQLiteURL(t),
-		Listen:      "127.0.0.1:0",
-		Logger:      slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatalf("server.New: %v", err)
-	}
-	password, created, err := srv.BootstrapAdmin(ctx)
-	if err != nil || !created {
-		t.Fatalf("BootstrapAdmin: created %v, %v", created, err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(runCtx) }()
-	// Run serves on a port of its own choosing; the test serves the same
-	// handler where it knows the address.
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		hs.Close()
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("server Run: %v", err)
-		}
-	})
-	return &liveServer{url: hs.URL, password: password}
-}
-
-// login runs chime login as the admin and returns the token it printed.
-func (s *liveServer) login(t *testing.T) string {
-	t.Helper()
-	out, stderr, err := execChime(t, s.password+"\n", "login", "--server", s.url, "--username", "admin", "--password-stdin")
+	out, stderr, err := execChime(t, srv.AdminPassword+"\n", "login", "--server", srv.URL, "--username", servertest.AdminName, "--password-stdin")
 	if err != nil {
 		t.Fatalf("chime login: %v", err)
 	}
@@ -70,20 +29,10 @@ func (s *liveServer) login(t *testing.T) string {
 	if m == nil {
 		t.Fatalf("chime login printed %q, want one export line", out)
 	}
-	if !strings.Contains(stderr, "Logged in to "+s.url+" as admin (admin) until ") {
+	if !strings.Contains(stderr, "Logged in to "+srv.URL+" as admin (admin) until ") {
 		t.Errorf("chime login said %q", stderr)
 	}
 	return m[1]
-}
-
-// client is an API client with token, for checking what the commands did.
-func (s *liveServer) client(t *testing.T, token string) *apiclient.Client {
-	t.Helper()
-	c, err := apiclient.New(s.url, &apiclient.Options{Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // pongServer is an HTTP endpoint for http jobs: it answers "pong".
@@ -141,13 +90,13 @@ func (r *onFirstRead) Read(p []byte) (int, error) {
 
 func TestApplyAndExport(t *testing.T) {
 	t.Parallel()
-	srv := startLiveServer(t)
-	token := srv.login(t)
-	c := srv.client(t, token)
+	srv := servertest.Start(t, nil)
+	token := cliLogin(t, srv)
+	c := srv.Client
 	ctx := t.Context()
 	target := pongServer(t)
 	file := writeFile(t, "jobs.yaml", strings.ReplaceAll(jobsYAML, "TARGET", target))
-	flags := []string{"--server", srv.url, "--token", token}
+	flags := []string{"--server", srv.URL, "--token", token}
 
 	// First apply: both jobs are new; the diff shows them whole, the
 	// question is asked, the answer applies them.
@@ -169,7 +118,7 @@ func TestApplyAndExport(t *testing.T) {
 			t.Errorf("chime apply output lacks %q:\n%s", want, out)
 		}
 	}
-	if stderr != "Apply 2 changes to "+srv.url+"? [y/N] " {
+	if stderr != "Apply 2 changes to "+srv.URL+"? [y/N] " {
 		t.Errorf("chime apply asked %q", stderr)
 	}
 	nightly, err := c.GetJob(ctx, "reports", "nightly")
@@ -189,7 +138,7 @@ func TestApplyAndExport(t *testing.T) {
 	if err != nil {
 		t.Fatalf("chime export: %v", err)
 	}
-	wantExport := "# chime export from " + srv.url + ", group reports\n# Apply with: chime apply -f FILE\n" + strings.ReplaceAll(`jobs:
+	wantExport := "# chime export from " + srv.URL + ", group reports\n# Apply with: chime apply -f FILE\n" + strings.ReplaceAll(`jobs:
   - group: reports
     name: nightly
     description: Nightly report
@@ -282,9 +231,9 @@ func TestApplyAndExport(t *testing.T) {
 
 func TestApplyErrors(t *testing.T) {
 	t.Parallel()
-	srv := startLiveServer(t)
-	token := srv.login(t)
-	flags := []string{"--server", srv.url, "--token", token}
+	srv := servertest.Start(t, nil)
+	token := cliLogin(t, srv)
+	flags := []string{"--server", srv.URL, "--token", token}
 	tests := []struct {
 		name, yaml string
 		want       []string
@@ -325,7 +274,7 @@ func TestApplyErrors(t *testing.T) {
 			}
 		})
 	}
-	list, err := srv.client(t, token).ListJobs(t.Context(), api.JobQuery{})
+	list, err := srv.Client.ListJobs(t.Context(), api.JobQuery{})
 	if err != nil || len(list.Jobs) != 0 {
 		t.Errorf("jobs after refused applies = %+v, %v; want none", list, err)
 	}
@@ -333,11 +282,11 @@ func TestApplyErrors(t *testing.T) {
 
 func TestJobAndExecutionCommands(t *testing.T) {
 	t.Parallel()
-	srv := startLiveServer(t)
-	token := srv.login(t)
-	c := srv.client(t, token)
+	srv := servertest.Start(t, nil)
+	token := cliLogin(t, srv)
+	c := srv.Client
 	ctx := t.Context()
-	flags := []string{"--server", srv.url, "--token", token}
+	flags := []string{"--server", srv.URL, "--token", token}
 	chime := func(args ...string) string {
 		t.Helper()
 		out, _, err := execChime(t, "", append(args, flags...)...)
@@ -455,7 +404,7 @@ func TestJobAndExecutionCommands(t *testing.T) {
 
 func TestClientErrors(t *testing.T) {
 	t.Parallel()
-	srv := startLiveServer(t)
+	srv := servertest.Start(t, nil)
 	tests := []struct {
 		name  string
 		stdin string
@@ -464,33 +413,33 @@ func TestClientErrors(t *testing.T) {
 	}{
 		{
 			name: "no token",
-			args: []string{"jobs", "list", "--server", srv.url, "--token", ""},
-			want: []string{"unauthenticated", "hint: log in with `chime login --server " + srv.url + "` and set CHIME_TOKEN"},
+			args: []string{"jobs", "list", "--server", srv.URL, "--token", ""},
+			want: []string{"unauthenticated", "hint: log in with `chime login --server " + srv.URL + "` and set CHIME_TOKEN"},
 		},
 		{
 			name:  "wrong password",
 			stdin: "not the password\n",
-			args:  []string{"login", "--server", srv.url, "--username", "admin", "--password-stdin"},
+			args:  []string{"login", "--server", srv.URL, "--username", "admin", "--password-stdin"},
 			want:  []string{"POST /api/v1/auth/login: unauthenticated: "},
 		},
 		{
 			name: "password on a non-terminal without --password-stdin",
-			args: []string{"login", "--server", srv.url, "--username", "admin"},
+			args: []string{"login", "--server", srv.URL, "--username", "admin"},
 			want: []string{"standard input is not a terminal to ask for the password on: pass it on standard input with --password-stdin"},
 		},
 		{
 			name: "bad job reference",
-			args: []string{"jobs", "get", "nightly", "--server", srv.url},
+			args: []string{"jobs", "get", "nightly", "--server", srv.URL},
 			want: []string{`job "nightly": want GROUP/NAME`},
 		},
 		{
 			name: "bad parameter",
-			args: []string{"jobs", "run", "g/n", "--param", "novalue", "--server", srv.url},
+			args: []string{"jobs", "run", "g/n", "--param", "novalue", "--server", srv.URL},
 			want: []string{`--param "novalue": want KEY=VALUE`},
 		},
 		{
 			name: "bad since",
-			args: []string{"executions", "list", "--since", "last week", "--server", srv.url},
+			args: []string{"executions", "list", "--since", "last week", "--server", srv.URL},
 			want: []string{`--since "last week": want an RFC 3339 instant`},
 		},
 		{
@@ -505,7 +454,7 @@ func TestClientErrors(t *testing.T) {
 		},
 		{
 			name: "apply from standard input without --yes",
-			args: []string{"apply", "-f", "-", "--server", srv.url},
+			args: []string{"apply", "-f", "-", "--server", srv.URL},
 			want: []string{"-f - reads the file from standard input, so apply cannot ask there: add --yes or --dry-run"},
 		},
 	}

@@ -1,0 +1,147 @@
+// Package servertest runs a real chime server inside a test, the way
+// net/http/httptest runs an HTTP server: a whole node (scheduler, runner,
+// history, auth and HTTP API) on a fresh database, serving its API on a
+// loopback port, with its first admin created and logged in. It stops when
+// the test ends.
+//
+//	srv := servertest.Start(t, nil) // SQLite in t.TempDir()
+//	job, err := srv.Client.CreateJob(ctx, api.Job{…})
+//
+// Tests of other databases pass a URL, such as one from a test database
+// helper, in Options.Config.DatabaseURL.
+package servertest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/chime-scheduler/chime/apiclient"
+	"github.com/chime-scheduler/chime/server"
+)
+
+// AdminName is the name of the admin user every server starts with.
+const AdminName = "admin"
+
+// Options configure Start. A nil *Options means the defaults.
+type Options struct {
+	// Config is the server's configuration. Start sets, where they are
+	// empty: DatabaseURL to a new SQLite file in the test's temporary
+	// directory; Listen to "127.0.0.1:0"; Logger to one that discards;
+	// Auth.BcryptCost to bcrypt.MinCost, so that logins stay quick under
+	// the race detector; ShutdownTimeout to 5s. Other fields default as
+	// in server.Config.
+	Config server.Config
+}
+
+// Server is a running chime server and a client of its API.
+type Server struct {
+	// Server is the node itself, for calling its service methods directly
+	// or reading its NodeID.
+	Server *server.Server
+	// URL is the base URL of the node's API, such as
+	// "http://127.0.0.1:41234".
+	URL string
+	// AdminPassword is the password of the user AdminName, created on the
+	// first start.
+	AdminPassword string
+	// AdminToken is the session token of AdminName's login.
+	AdminToken string
+	// Client is a client of the API logged in as AdminName.
+	Client *apiclient.Client
+}
+
+// readyTimeout bounds how long Start waits for the node to join its
+// cluster.
+const readyTimeout = 30 * time.Second
+
+// Start creates a server on a fresh database, creates its admin, runs it,
+// logs in, and waits until the node is ready (it holds its lease and fires
+// jobs). The server stops when the test ends; a Run that fails to stop
+// cleanly fails the test. Start fails the test if any step fails.
+func Start(t testing.TB, opts *Options) *Server {
+	t.Helper()
+	var cfg server.Config
+	if opts != nil {
+		cfg = opts.Config
+	}
+	if cfg.DatabaseURL == "" {
+		cfg.DatabaseURL = "sqlite:" + filepath.Join(t.TempDir(), "chime.db")
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Auth.BcryptCost == 0 {
+		cfg.Auth.BcryptCost = bcrypt.MinCost
+	}
+	if cfg.ShutdownTimeout == 0 {
+		cfg.ShutdownTimeout = 5 * time.Second
+	}
+
+	ctx := context.Background()
+	srv, err := server.New(ctx, cfg)
+	if err != nil {
+		t.Fatalf("servertest: server.New: %v", err)
+	}
+	password, created, err := srv.BootstrapAdmin(ctx)
+	if err != nil || !created {
+		_ = srv.Close()
+		t.Fatalf("servertest: BootstrapAdmin: created %v, %v", created, err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(runCtx) }()
+	// Run serves the API on Config.Listen, whose port the test cannot
+	// learn; the same handler served here has an address it can.
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		hs.Close()
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("servertest: server Run: %v", err)
+		}
+	})
+
+	c, err := apiclient.New(hs.URL, nil)
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	session, err := c.Login(ctx, AdminName, password)
+	if err != nil {
+		t.Fatalf("servertest: logging in as %s: %v", AdminName, err)
+	}
+	s := &Server{
+		Server:        srv,
+		URL:           hs.URL,
+		AdminPassword: password,
+		AdminToken:    session.Token,
+		Client:        c.WithToken(session.Token),
+	}
+	s.waitReady(t)
+	return s
+}
+
+// waitReady polls the node until it is ready or readyTimeout passes.
+func (s *Server) waitReady(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		err := s.Server.Ready(context.Background())
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("servertest: the server is not ready after %v: %v", readyTimeout, err)
+		}
+		time.Sleep(20 * time.Millisecond) // the node joins its cluster in the background
+	}
+}
