@@ -63,3 +63,26 @@ func ExampleMarshal() {
 	// {"kind":"calendar_interval","unit":"MONTH","interval":1,"time_zone":"UTC"}
 	// calendar_interval
 }
+
+// Fire times listed with the daylight-saving changes marked: Berlin skips
+// 02:30 on the night its clocks go forward.
+func ExampleOffsetChanges() {
+	s, err := schedule.NewCron("0 30 2 * * ?", "Europe/Berlin")
+	if err != nil {
+		panic(err)
+	}
+	after := time.Date(2025, 3, 28, 12, 0, 0, 0, time.UTC)
+	tr := schedule.Trigger{Schedule: s, StartTime: after}
+	tr.ComputeFirstFireTime(nil)
+	for ft, changed := range schedule.OffsetChanges(after, tr.Upcoming(nil, 3), s.Location()) {
+		note := ""
+		if changed {
+			note = " (UTC offset changed)"
+		}
+		fmt.Println(ft.Format(time.RFC3339) + note)
+	}
+	// Output:
+	// 2025-03-29T02:30:00+01:00
+	// 2025-03-31T02:30:00+02:00 (UTC offset changed)
+	// 2025-04-01T02:30:00+02:00
+}

@@ -333,10 +333,9 @@ func (s *Server) ExplainCron(_ context.Context, expression, timeZone string, cou
 		return nil, invalidf("expression", "%v", err)
 	}
 	ex := &api.CronExplanation{Expression: expression, TimeZone: loc.String(), Description: expr.Explain(), Next: []api.FireTime{}}
-	prev := s.now().In(loc)
-	for _, t := range expr.NextN(prev, count) {
-		ex.Next = append(ex.Next, api.FireTime{Time: t, DST: offsetOf(t) != offsetOf(prev)})
-		prev = t
+	now := s.now()
+	for t, changed := range schedule.OffsetChanges(now, expr.NextN(now.In(loc), count), loc) {
+		ex.Next = append(ex.Next, api.FireTime{Time: t, DST: changed})
 	}
 	return ex, nil
 }

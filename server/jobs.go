@@ -612,12 +612,8 @@ func (s *Server) UpcomingFireTimes(ctx context.Context, group, name string, coun
 		if err != nil {
 			return nil, err
 		}
-		loc := scheduleLocation(t.Schedule)
-		prev := now.In(loc)
-		for _, ft := range times {
-			ft = ft.In(loc)
-			out = append(out, api.FireTime{Time: ft, DST: offsetOf(ft) != offsetOf(prev)})
-			prev = ft
+		for ft, changed := range schedule.OffsetChanges(now, times, scheduleLocation(t.Schedule)) {
+			out = append(out, api.FireTime{Time: ft, DST: changed})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b api.FireTime) int { return a.Time.Compare(b.Time) })
@@ -641,10 +637,4 @@ func scheduleLocation(sc schedule.Schedule) *time.Location {
 		return cmp.Or(v.Location, time.UTC)
 	}
 	return time.UTC
-}
-
-// offsetOf returns t's offset from UTC in seconds, in t's location.
-func offsetOf(t time.Time) int {
-	_, off := t.Zone()
-	return off
 }

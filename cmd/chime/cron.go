@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/schedule/cron"
 )
 
@@ -119,7 +120,8 @@ func oneExpression(_ *cobra.Command, args []string) error {
 }
 
 // explainCron parses expr, loads the zone tz ("" is UTC) and computes up to
-// count fire times after after, marking those next to a UTC offset change.
+// count fire times after after, marking those next to a UTC offset change
+// (schedule.OffsetChanges).
 func explainCron(expr, tz string, after time.Time, count int) (*api.CronExplanation, error) {
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
@@ -138,18 +140,10 @@ func explainCron(expr, tz string, after time.Time, count int) (*api.CronExplanat
 	if count == 0 {
 		return ex, nil
 	}
-	prev := after.In(loc)
-	for _, t := range parsed.NextN(prev, count) {
-		ex.Next = append(ex.Next, api.FireTime{Time: t, DST: offsetOf(t) != offsetOf(prev)})
-		prev = t
+	for t, changed := range schedule.OffsetChanges(after, parsed.NextN(after.In(loc), count), loc) {
+		ex.Next = append(ex.Next, api.FireTime{Time: t, DST: changed})
 	}
 	return ex, nil
-}
-
-// offsetOf returns t's offset from UTC in seconds, in t's location.
-func offsetOf(t time.Time) int {
-	_, off := t.Zone()
-	return off
 }
 
 // writeCronHeader prints the expression, its zone and its description.
