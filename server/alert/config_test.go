@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chime-scheduler/chime/internal/mailtest"
 	"github.com/chime-scheduler/chime/server/alert"
 )
 
@@ -147,7 +148,7 @@ func TestTemplateFailureFallsBackToDefault(t *testing.T) {
 
 func TestCustomTemplates(t *testing.T) {
 	t.Parallel()
-	ms := startMailServer(t, mailServerOptions{tls: "starttls"})
+	ms := mailtest.Start(t, &mailtest.Options{TLS: mailtest.StartTLS})
 	hook := startHookServer(t)
 	n, _ := newNotifier(t, alert.Config{
 		SMTP:            smtpConfig(ms, alert.TLSStartTLS, "", ""),

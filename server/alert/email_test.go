@@ -5,24 +5,25 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chime-scheduler/chime/internal/mailtest"
 	"github.com/chime-scheduler/chime/server/alert"
 )
 
-func smtpConfig(ms *mailServer, tlsMode, user, password string) alert.SMTPConfig {
+func smtpConfig(ms *mailtest.Server, tlsMode, user, password string) alert.SMTPConfig {
 	return alert.SMTPConfig{
-		Host:     ms.host,
-		Port:     ms.port,
+		Host:     ms.Host,
+		Port:     ms.Port,
 		Username: user,
 		Password: password,
 		From:     "chime <chime@example.com>",
 		TLS:      tlsMode,
-		RootCAs:  ms.roots,
+		RootCAs:  ms.RootCAs,
 	}
 }
 
 func TestEmailOverSTARTTLSWithAuth(t *testing.T) {
 	t.Parallel()
-	ms := startMailServer(t, mailServerOptions{tls: "starttls", user: "alerts", password: "s3cret"})
+	ms := mailtest.Start(t, &mailtest.Options{TLS: mailtest.StartTLS, User: "alerts", Password: "s3cret"})
 	n, rec := newNotifier(t, alert.Config{
 		SMTP:          smtpConfig(ms, alert.TLSStartTLS, "alerts", "s3cret"),
 		DefaultEmails: []string{"ops@example.com", "Billing Team <billing@example.com>"},
@@ -70,7 +71,7 @@ func TestEmailOverSTARTTLSWithAuth(t *testing.T) {
 
 func TestEmailOverImplicitTLS(t *testing.T) {
 	t.Parallel()
-	ms := startMailServer(t, mailServerOptions{tls: "tls", user: "alerts", password: "s3cret"})
+	ms := mailtest.Start(t, &mailtest.Options{TLS: mailtest.ImplicitTLS, User: "alerts", Password: "s3cret"})
 	n, rec := newNotifier(t, alert.Config{
 		SMTP:          smtpConfig(ms, alert.TLSImplicit, "alerts", "s3cret"),
 		DefaultEmails: []string{"ops@example.com"},
@@ -94,14 +95,14 @@ func TestEmailDeliveryFailures(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name       string
-		server     mailServerOptions
+		server     mailtest.Options
 		tls        string
 		user, pass string
 		wantErr    string
 	}{
 		{
 			name:    "wrong password",
-			server:  mailServerOptions{tls: "starttls", user: "alerts", password: "s3cret"},
+			server:  mailtest.Options{TLS: mailtest.StartTLS, User: "alerts", Password: "s3cret"},
 			tls:     alert.TLSStartTLS,
 			user:    "alerts",
 			pass:    "guess",
@@ -109,13 +110,13 @@ func TestEmailDeliveryFailures(t *testing.T) {
 		},
 		{
 			name:    "auth required but not configured",
-			server:  mailServerOptions{tls: "starttls", user: "alerts", password: "s3cret"},
+			server:  mailtest.Options{TLS: mailtest.StartTLS, User: "alerts", Password: "s3cret"},
 			tls:     alert.TLSStartTLS,
 			wantErr: "Please authenticate",
 		},
 		{
 			name:    "starttls required but not offered",
-			server:  mailServerOptions{user: "alerts", password: "s3cret"},
+			server:  mailtest.Options{User: "alerts", Password: "s3cret"},
 			tls:     alert.TLSStartTLS,
 			user:    "alerts",
 			pass:    "s3cret",
@@ -123,7 +124,7 @@ func TestEmailDeliveryFailures(t *testing.T) {
 		},
 		{
 			name:    "no TLS keeps PLAIN credentials off the wire",
-			server:  mailServerOptions{user: "alerts", password: "s3cret", insecureAuth: true},
+			server:  mailtest.Options{User: "alerts", Password: "s3cret", InsecureAuth: true},
 			tls:     alert.TLSNone,
 			user:    "alerts",
 			pass:    "s3cret",
@@ -133,7 +134,7 @@ func TestEmailDeliveryFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ms := startMailServer(t, tt.server)
+			ms := mailtest.Start(t, &tt.server)
 			n, rec := newNotifier(t, alert.Config{
 				SMTP:          smtpConfig(ms, tt.tls, tt.user, tt.pass),
 				DefaultEmails: []string{"ops@example.com"},
@@ -168,7 +169,7 @@ func TestEmailDeliveryFailures(t *testing.T) {
 
 func TestEmailRecipients(t *testing.T) {
 	t.Parallel()
-	ms := startMailServer(t, mailServerOptions{tls: "starttls"})
+	ms := mailtest.Start(t, &mailtest.Options{TLS: mailtest.StartTLS})
 	hook := startHookServer(t)
 	n, _ := newNotifier(t, alert.Config{
 		SMTP:            smtpConfig(ms, alert.TLSStartTLS, "", ""),
