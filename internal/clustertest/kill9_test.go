@@ -81,17 +81,16 @@ func testKill9(t *testing.T, d dialect) {
 	dir := t.TempDir()
 	seeder, st := newSeeder(t, url)
 
-	// Node a runs alone at first, so it takes the long jobs.
-	a := StartNode(t, bin, dir, nodeConfig("a", url))
-	load := Load{Group: "load", Triggers: 200, Fires: 12, Interval: time.Second, Spread: time.Second, RequestsRecovery: true}
-	load.Start = startIn(load.Triggers)
-	seed(t, seeder, load)
+	// Node a runs alone at first, so it takes the long jobs. They are due
+	// before the load and run long enough to outlast seeding it, as in
+	// testDisconnectionOn.
 	slow := []slowJob{{"recovers1", true}, {"recovers2", true}, {"fails1", false}, {"fails2", false}}
 	slowAt := time.Now().Add(time.Second).Truncate(time.Millisecond)
-	const slowRun = 6 * time.Second
+	const slowRun = 25 * time.Second
 	for _, j := range slow {
 		scheduleSlow(t, seeder, j, slowAt, slowRun)
 	}
+	a := StartNode(t, bin, dir, nodeConfig("a", url))
 	WaitFor(t, 20*time.Second, "node a to start the long jobs", func() (bool, string, error) {
 		recs, err := a.Records()
 		started := 0
@@ -104,6 +103,9 @@ func testKill9(t *testing.T, d dialect) {
 		}
 		return started == len(slow), fmt.Sprintf("%d of %d started", started, len(slow)), err
 	})
+	load := Load{Group: "load", Triggers: 200, Fires: 12, Interval: time.Second, Spread: time.Second, RequestsRecovery: true}
+	load.Start = startIn(load.Triggers)
+	seed(t, seeder, load)
 	b := StartNode(t, bin, dir, nodeConfig("b", url))
 	c := StartNode(t, bin, dir, nodeConfig("c", url))
 	a.Kill(t)
