@@ -553,3 +553,67 @@ type NodeRecovery struct {
 	Recoverable []ExecutionRecord
 	Failed      []ExecutionRecord
 }
+
+// Batcher is implemented by stores that fire triggers and record the ends
+// of executions several at a time, each batch in one atomic step, so that
+// a busy node spends one round of statements and one commit on many
+// firings instead of one each. Each element means what the single-element
+// method means (TriggerFire, ExecutionComplete); the engine uses the batch
+// methods when the store has them and the single ones otherwise.
+type Batcher interface {
+	// TriggersFire fires several acquired triggers in one atomic step: each
+	// firing as TriggerFire would, under one lease check. Its outcomes are in
+	// the order of p.Firings. A firing refused on its own (ErrNotClaimed,
+	// ErrAlreadyFired, an invalid element) has that error in its outcome
+	// and does not hold the others back. An error for the whole call
+	// (ErrFenced, a store failure) means that nothing was fired, unless the
+	// store's answer was lost after it committed, in which case everything
+	// may have been. Generated execution IDs are written back to
+	// p.Firings[i].Execution.ID.
+	TriggersFire(ctx context.Context, p *TriggersFireParams) ([]TriggerFireOutcome, error)
+	// ExecutionsComplete records the end of several executions this node
+	// runs in one atomic step, each as ExecutionComplete would. It returns
+	// one error per element of p.Completions, nil for those recorded (an
+	// element refused on its own: ErrExecutionNotFound, invalid input). An
+	// error for the whole call (ErrFenced, a store failure) means that
+	// nothing was recorded, unless the answer was lost after the commit.
+	ExecutionsComplete(ctx context.Context, p *ExecutionsCompleteParams) ([]error, error)
+}
+
+// TriggersFireParams are the parameters of TriggersFire.
+type TriggersFireParams struct {
+	Lease   Lease
+	Firings []TriggerFiring
+}
+
+// TriggerFiring is one element of TriggersFire: the fields of
+// TriggerFireParams but the lease.
+type TriggerFiring struct {
+	// Trigger carries the key and the advanced timing fields.
+	Trigger   TriggerRecord
+	Execution ExecutionRecord
+}
+
+// TriggerFireOutcome is the outcome of one firing of TriggersFire: its
+// result, or the error that refused it.
+type TriggerFireOutcome struct {
+	Result *TriggerFireResult
+	Err    error
+}
+
+// ExecutionsCompleteParams are the parameters of ExecutionsComplete.
+type ExecutionsCompleteParams struct {
+	Lease       Lease
+	Completions []ExecutionCompletion
+}
+
+// ExecutionCompletion is one element of ExecutionsComplete: the fields of
+// ExecutionCompleteParams but the lease.
+type ExecutionCompletion struct {
+	ID           string
+	State        ExecutionState // a finished state
+	Error        string
+	FinishedTime time.Time
+	Instruction  Instruction
+	JobData      []byte // new job data map, nil to keep it
+}

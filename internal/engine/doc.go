@@ -10,22 +10,43 @@
 // ordered by fire time (then priority, highest first), one timer and a
 // capacity-1 wake-up channel. Each pass:
 //
-//  1. When there are free worker slots and a reason to look (first pass, a
-//     wake-up, a worker finished, or the idle wait elapsed), it claims up to
-//     that many WAITING triggers due within the look-ahead window
-//     (store.TriggersAcquire). Every claimed trigger reserves a worker slot,
-//     so dispatching never blocks.
+//  1. When there is a reason to look (first pass, a wake-up, the idle wait
+//     elapsed, triggers it fired are due again within the look-ahead, or
+//     its last claim was cut short and half its room is free), it claims
+//     WAITING triggers due within the look-ahead window
+//     (store.TriggersAcquire), holding at most as many as it has the
+//     capacity to fire (see below) and at most BatchSize.
 //  2. A claimed trigger whose fire time is older than the misfire threshold
 //     gets its misfire instruction applied (pure schedule code) and is
 //     released with its new timing; it comes back in a later acquisition
 //     if it still fires.
-//  3. Every trigger in the heap whose instant has come is fired: the engine
-//     advances its timing (schedule.Trigger.Triggered with its calendar) and
-//     calls store.TriggerFire, which checks the claim and the lease, inserts
-//     the execution under its unique (trigger, scheduled time) key and stores
-//     the advanced timing, all at once. The job then runs on a worker.
-//  4. It sleeps until the earliest acquired instant, the idle wait, a wake-up
-//     or a freed slot, whichever comes first.
+//  3. The triggers in the heap whose instant has come are fired, as many
+//     as the capacity allows, in one store call: the engine advances each
+//     one's timing (schedule.Trigger.Triggered with its calendar) and the
+//     store checks the claims and the lease, inserts the executions under
+//     their unique (trigger, scheduled time) key and stores the advanced
+//     timing, all at once (store.Batcher's TriggersFire, or TriggerFire
+//     one by one for a store without it). The jobs join the workers'
+//     queue and start in firing order.
+//  4. It sleeps until the earliest acquired instant, the idle wait, a
+//     wake-up or, when it left due triggers or claims for want of a
+//     worker, a freed worker, whichever comes first.
+//
+// # Capacity and batches
+//
+// Workers bounds the jobs that run at once. The capacity is one trigger
+// per free worker, plus, once jobs have run, as many as the workers are
+// expected to start within queueWait (10ms) judging by the moving average
+// of the jobs' run times: a node whose jobs take microseconds claims and
+// fires a hundred triggers per store call with ten workers, while a node
+// whose jobs run for seconds claims no more than it has free workers, and
+// leaves the rest to nodes that have room. A due trigger that still found
+// no worker after starvedRelease (1s) is handed back to the cluster.
+//
+// A worker is free as soon as its job returns. Outcomes are queued and
+// recorded by one goroutine at a time, up to 256 per store call
+// (store.Batcher's ExecutionsComplete, or ExecutionComplete one by one), so
+// that outcomes that finish together are recorded together.
 //
 // # Push wake-ups
 //
@@ -65,11 +86,13 @@
 //
 // # Invariants
 //
-//   - The loop never blocks on a job: slots are reserved at acquisition.
+//   - The loop never blocks on a job or on recording an outcome: jobs run on
+//     workers fed by a queue, outcomes are recorded by their own goroutine.
 //   - A trigger fires only after the store accepted its firing; a refused
 //     firing (claim lost, already fired, lease fenced) runs nothing.
-//   - Completion is recorded with a context that outlives Stop, so a job's
-//     outcome is never lost to shutdown.
+//   - Completion is recorded with a context that outlives Stop, and Stop
+//     waits for it as for the jobs, so a job's outcome is never lost to
+//     shutdown.
 //   - Stop releases triggers acquired but not fired, so other nodes fire
 //     them without waiting for recovery.
 package engine

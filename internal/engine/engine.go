@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,8 +35,9 @@ type Config struct {
 	Execute func(ctx context.Context, f *Firing) Outcome
 	// Workers bounds the jobs running at once. Defaults to 10.
 	Workers int
-	// BatchSize bounds the triggers claimed per acquisition. Defaults to
-	// Workers.
+	// BatchSize bounds the triggers held claimed ahead of their instant,
+	// and so the triggers claimed, and fired, by one store call. Defaults
+	// to 100, and to Workers when that is more.
 	BatchSize int
 	// LookAhead is how far ahead of their instant triggers are claimed.
 	// Defaults to 2s.
@@ -143,9 +143,17 @@ type Engine struct {
 	// an answer: the store may have fired them all the same.
 	unheard map[store.Key]bool
 
-	mu       sync.Mutex
-	reserved int // worker slots held by acquired or running triggers
-	running  map[string]*runningJob
+	mu sync.Mutex
+	// busy counts the fired jobs not finished: running, or waiting for a
+	// worker in queue.
+	busy    int
+	queue   []*runningJob // fired jobs waiting for a worker, in firing order
+	workers int           // worker goroutines, at most Config.Workers
+	running map[string]*runningJob
+	// runTime is the moving average of the jobs' run times, over runs
+	// samples; it tells how soon a worker frees up.
+	runTime time.Duration
+	runs    int
 	// due is the earliest fire time the watcher reported that no
 	// acquisition has covered yet; zero for none.
 	due time.Time
@@ -154,6 +162,11 @@ type Engine struct {
 	unreleased map[store.Key]*store.TriggerRecord
 	jobsWG     sync.WaitGroup
 	decoded    scheduleCache
+	// outcomes are the outcomes of finished jobs not yet recorded;
+	// recording is set while a goroutine records them.
+	outcomesMu sync.Mutex
+	outcomes   []finished
+	recording  bool
 	// jobsCtx is the parent of every job's context; cancelled when Stop's
 	// wait ends.
 	jobsCtx    context.Context
@@ -162,6 +175,7 @@ type Engine struct {
 
 type runningJob struct {
 	run    Running
+	ctx    context.Context
 	cancel context.CancelCauseFunc
 }
 
@@ -175,6 +189,9 @@ var ErrShutdown = errors.New("chime: scheduler stopped")
 // ErrLeaseLost is the cause of a job context cancelled because the node lost
 // its lease and another node may already be re-running the job.
 var ErrLeaseLost = errors.New("chime: node lost its lease")
+
+// defaultBatchSize is Config.BatchSize's default.
+const defaultBatchSize = 100
 
 // Retries after store failures: the wait starts at retryMin and doubles up
 // to retryMax; while the store stays unreachable, a failure is logged at
@@ -209,7 +226,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Workers = 10
 	}
 	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = cfg.Workers
+		cfg.BatchSize = max(defaultBatchSize, cfg.Workers)
 	}
 	if cfg.LookAhead <= 0 {
 		cfg.LookAhead = 2 * time.Second
@@ -346,22 +363,55 @@ func (e *Engine) Running() []Running {
 	return out
 }
 
-// freeSlots returns how many more triggers may be acquired.
-func (e *Engine) freeSlots() int {
+// freeWorkers returns how many workers are free: neither running a job
+// nor promised to a fired job waiting for one.
+func (e *Engine) freeWorkers() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.cfg.Workers - e.reserved
+	return max(e.cfg.Workers-e.busy, 0)
 }
 
-func (e *Engine) reserve(n int) {
+// queueWait is how long a fired job may be expected to wait for a worker.
+// It is what lets a node with few workers fire many short jobs at once, in
+// one store call, and what keeps a node whose workers run long jobs from
+// firing triggers that other nodes could run at once.
+const queueWait = 10 * time.Millisecond
+
+// capacity returns how many due triggers the node may fire now: one per
+// free worker, and beyond those as many as the workers are expected to
+// start within queueWait, judging by the jobs' recent run times (none
+// before a job ran).
+func (e *Engine) capacity() int {
 	e.mu.Lock()
-	e.reserved += n
-	e.mu.Unlock()
+	defer e.mu.Unlock()
+	free := max(e.cfg.Workers-e.busy, 0)
+	if e.runs == 0 {
+		return free
+	}
+	queued := max(e.busy-e.cfg.Workers, 0)
+	extra := e.cfg.BatchSize
+	if e.runTime > 0 {
+		extra = int(min(int64(queueWait)*int64(e.cfg.Workers)/int64(e.runTime), int64(e.cfg.BatchSize)))
+	}
+	return free + max(extra-queued, 0)
 }
 
-func (e *Engine) releaseSlot() {
+// took records the run time of a job in the moving average.
+func (e *Engine) took(d time.Duration) {
 	e.mu.Lock()
-	e.reserved--
+	defer e.mu.Unlock()
+	if e.runs == 0 {
+		e.runTime = d
+	} else {
+		e.runTime += (d - e.runTime) / 8
+	}
+	e.runs++
+}
+
+// jobFinished counts a fired job as finished and tells the loop.
+func (e *Engine) jobFinished() {
+	e.mu.Lock()
+	e.busy--
 	e.mu.Unlock()
 	select {
 	case e.slotFree <- struct{}{}:
@@ -376,7 +426,21 @@ type loopState struct {
 	lastRecoveryScan time.Time
 	lastPrune        time.Time
 	epoch            int64 // lease epoch of the claims in pending
+	// moreDue: the last acquisition was cut short by its limit, so more
+	// triggers may be due.
+	moreDue bool
+	// lookOnSlot: a look skipped claiming because no worker was free; the
+	// loop looks again when one frees up.
+	lookOnSlot bool
+	// starved is when the loop first held due triggers it had no worker
+	// for; zero while it fires all that is due.
+	starved time.Time
 }
+
+// starvedRelease is how long due triggers wait for a worker of this node
+// before they are handed back to the cluster, where a node with free
+// workers can claim them.
+const starvedRelease = time.Second
 
 func (e *Engine) loop(ctx context.Context) {
 	var pending triggerHeap
@@ -401,7 +465,9 @@ func (e *Engine) loop(ctx context.Context) {
 		case <-e.wake:
 			st.lookNow = true
 		case <-e.slotFree:
-			st.lookNow = true
+			if st.lookOnSlot {
+				st.lookNow = true
+			}
 		case <-e.replan:
 		}
 	}
@@ -429,7 +495,9 @@ func (e *Engine) pass(ctx context.Context, st *loopState, pending *triggerHeap) 
 		e.dropStaleClaims(pending, lease.Epoch)
 		st.epoch = lease.Epoch
 	}
-	if !st.lookNow && (now.Sub(st.lastLook) >= e.cfg.IdleWait || e.dueHinted(now)) {
+	room := e.cfg.BatchSize - pending.Len()
+	if !st.lookNow && (now.Sub(st.lastLook) >= e.cfg.IdleWait || e.dueHinted(now) ||
+		(st.moreDue && room >= max(e.cfg.BatchSize/2, 1))) {
 		st.lookNow = true
 	}
 	if st.lookNow {
@@ -442,12 +510,11 @@ func (e *Engine) pass(ctx context.Context, st *loopState, pending *triggerHeap) 
 		st.lookNow = again
 		now = e.cfg.Clock.Now()
 	}
-	for pending.Len() > 0 && !(*pending)[0].NextFireTime.After(now) {
-		rec := heap.Pop(pending).(store.TriggerRecord)
-		if !e.fireDue(ctx, now, rec, st) {
-			heap.Push(pending, rec) // the store failed: try again later
+	if pending.Len() > 0 && !(*pending)[0].NextFireTime.After(now) {
+		if !e.fireDue(ctx, now, st, pending) {
 			return e.retryWait(now)
 		}
+		now = e.cfg.Clock.Now()
 	}
 	if e.passFailed {
 		return e.retryWait(now)
@@ -461,9 +528,15 @@ func (e *Engine) pass(ctx context.Context, st *loopState, pending *triggerHeap) 
 	}
 	wait := e.cfg.IdleWait - now.Sub(st.lastLook)
 	if pending.Len() > 0 {
-		wait = min(wait, (*pending)[0].NextFireTime.Sub(now))
+		next := (*pending)[0].NextFireTime
+		if !st.starved.IsZero() && !next.After(now) {
+			// Due, but waiting for a worker: a freed one wakes the loop,
+			// and the wait ends in a hand-back.
+			next = st.starved.Add(starvedRelease)
+		}
+		wait = min(wait, next.Sub(now))
 	}
-	if due := e.dueHint(); !due.IsZero() && e.freeSlots() > 0 {
+	if due := e.dueHint(); !due.IsZero() && e.freeWorkers() > 0 {
 		wait = min(wait, due.Add(-e.cfg.LookAhead).Sub(now))
 	}
 	return max(wait, 0)
@@ -501,7 +574,7 @@ func (e *Engine) look(ctx context.Context, now time.Time, st *loopState, pending
 			e.recoverNow.Store(true) // slots ran out: more may wait
 		}
 	}
-	again, err := e.acquire(ctx, now, pending)
+	again, err := e.acquire(ctx, now, st, pending)
 	if err != nil {
 		return false, false
 	}
@@ -524,7 +597,6 @@ func (e *Engine) dropStaleClaims(pending *triggerHeap, epoch int64) {
 		}
 		e.log.Debug("dropping a claim of an earlier lease", "trigger_key", rec.Key.String(), "claim_epoch", rec.ClaimEpoch)
 		delete(e.unheard, rec.Key)
-		e.releaseSlot()
 	}
 	*pending = kept
 	heap.Init(pending)
@@ -556,7 +628,7 @@ func (e *Engine) prune(ctx context.Context, now time.Time) {
 // acquireRecoverable claims executions of lost nodes and runs them again.
 // It reports whether it saw all of them (it had slots to spare).
 func (e *Engine) acquireRecoverable(ctx context.Context) (bool, error) {
-	free := e.freeSlots()
+	free := e.freeWorkers()
 	if free <= 0 {
 		return false, nil
 	}
@@ -567,7 +639,6 @@ func (e *Engine) acquireRecoverable(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	for _, r := range recovered {
-		e.reserve(1)
 		e.log.Info("re-running execution of a lost node", "execution_id", r.Execution.ID, "job_key", r.Execution.JobKey.String(), "scheduled_fire_time", r.Execution.ScheduledTime)
 		f := &Firing{Execution: r.Execution, Job: r.Job}
 		if r.Trigger != nil {
@@ -584,14 +655,17 @@ func (e *Engine) acquireRecoverable(ctx context.Context) (bool, error) {
 	return len(recovered) < free, nil
 }
 
-// acquire claims due triggers into pending and reports whether the store
-// should be asked again at once.
-func (e *Engine) acquire(ctx context.Context, now time.Time, pending *triggerHeap) (bool, error) {
-	free := e.freeSlots()
-	if free <= 0 {
+// acquire claims due triggers into pending: no more in all than the node
+// has the capacity to fire now, so that a node whose workers are busy
+// leaves due triggers to nodes that have room. It reports whether the
+// store should be asked again at once.
+func (e *Engine) acquire(ctx context.Context, now time.Time, st *loopState, pending *triggerHeap) (bool, error) {
+	capacity := min(e.capacity(), e.cfg.BatchSize)
+	limit := capacity - pending.Len()
+	st.lookOnSlot = limit <= 0 && pending.Len() < e.cfg.BatchSize
+	if limit <= 0 {
 		return false, nil
 	}
-	limit := min(free, e.cfg.BatchSize)
 	noLaterThan := now.Add(e.cfg.LookAhead)
 	e.coverDue(noLaterThan)
 	lease := e.cfg.Lease()
@@ -616,12 +690,12 @@ func (e *Engine) acquire(ctx context.Context, now time.Time, pending *triggerHea
 			// Fire every missed time, one after the other, as Quartz does:
 			// the trigger is due, so the loop fires it at once.
 		}
-		e.reserve(1)
 		heap.Push(pending, rec)
 	}
+	st.moreDue = len(recs) == limit
 	// Misfired triggers went back with new timing, often due now: look
 	// again at once rather than after the idle wait.
-	return len(recs) == limit || misfired, nil
+	return misfired, nil
 }
 
 // misfire applies the misfire instruction of a trigger this node claimed
@@ -712,238 +786,6 @@ func (e *Engine) releaseAll(pending *triggerHeap) {
 			}
 		}
 		e.release(ctx, rec.Key, nil)
-		e.releaseSlot()
-	}
-}
-
-// fireDue fires an acquired trigger whose instant came and whose slot is
-// reserved. It first settles an earlier firing whose answer was lost, and
-// applies the misfire instruction instead of firing when a store outage or
-// a lapsed lease held the trigger past the threshold. It reports false when
-// the store failed: the trigger keeps its slot and is tried again later.
-func (e *Engine) fireDue(ctx context.Context, now time.Time, rec store.TriggerRecord, st *loopState) bool {
-	if e.unheard[rec.Key] {
-		adopted, ok := e.adoptUnheard(ctx, rec)
-		if !ok {
-			return false
-		}
-		delete(e.unheard, rec.Key)
-		if adopted {
-			return true
-		}
-	}
-	late := rec.NextFireTime.Before(now.Add(-e.cfg.MisfireThreshold))
-	if late && schedule.MisfireInstruction(rec.MisfireInstruction) != schedule.MisfireIgnore {
-		// Its misfire instruction applies, and it comes back through an
-		// acquisition if it still fires.
-		e.releaseSlot()
-		e.misfire(ctx, now, rec)
-		st.lookNow = true
-		return true
-	}
-	return e.fire(ctx, rec)
-}
-
-// advance computes the timing a trigger has after firing at its next fire
-// time: the record TriggerFire stores, and the decoded schedule.
-func (e *Engine) advance(ctx context.Context, rec store.TriggerRecord) (store.TriggerRecord, schedule.Schedule, error) {
-	tr, cal, err := e.timing(ctx, &rec)
-	if err != nil {
-		return rec, nil, err
-	}
-	original := tr.Schedule
-	tr.Triggered(cal)
-	advanced := rec
-	if err := storeTiming(&advanced, tr, original); err != nil {
-		return rec, nil, fmt.Errorf("store advanced timing of trigger %s: %w", rec.Key, err)
-	}
-	return advanced, tr.Schedule, nil
-}
-
-// adoptUnheard settles a trigger whose TriggerFire failed without an
-// answer. When the store did fire it (the execution of that instant is
-// EXECUTING under this node's lease), the job runs now; otherwise the
-// trigger is fired as usual. It reports whether it ran the job, and false
-// in ok when the store failed.
-func (e *Engine) adoptUnheard(ctx context.Context, rec store.TriggerRecord) (adopted, ok bool) {
-	lease := e.cfg.Lease()
-	execs, err := e.cfg.Store.ExecutionList(ctx, &store.ExecutionListParams{TriggerKey: &rec.Key, NodeID: lease.NodeID, Running: true})
-	if err != nil {
-		e.storeError(ctx, "list executions", lease, err)
-		return false, false
-	}
-	i := slices.IndexFunc(execs, func(x store.ExecutionRecord) bool {
-		return x.State == store.ExecutionExecuting && x.Epoch == lease.Epoch && x.ScheduledTime.Equal(rec.NextFireTime)
-	})
-	if i < 0 {
-		return false, true
-	}
-	exec := execs[i]
-	job, err := e.cfg.Store.JobGet(ctx, rec.JobKey)
-	if errors.Is(err, store.ErrJobNotFound) {
-		// Deleted since; nothing to run. Recovery takes the execution when
-		// this node goes.
-		e.log.Error("fired trigger's job was deleted before it could run", "trigger_key", rec.Key.String(), "execution_id", exec.ID)
-		e.releaseSlot()
-		return true, true
-	}
-	if err != nil {
-		e.storeError(ctx, "read job", lease, err)
-		return false, false
-	}
-	f := &Firing{Execution: exec, Job: *job, PreviousFireTime: rec.PreviousFireTime}
-	if advanced, sched, err := e.advance(ctx, rec); err == nil {
-		f.Trigger, f.Schedule = &advanced, sched
-	} else if errors.As(err, new(*storeUnavailableError)) {
-		return false, false
-	}
-	e.log.Info("the store fired the trigger although its answer was lost; running the job", "trigger_key", rec.Key.String(), "execution_id", exec.ID, "scheduled_fire_time", exec.ScheduledTime)
-	e.dispatch(f)
-	return true, true
-}
-
-// fire fires one acquired trigger whose slot is reserved. It reports false
-// when the store could not be reached: the trigger keeps its slot and the
-// caller tries again later.
-func (e *Engine) fire(ctx context.Context, rec store.TriggerRecord) bool {
-	advanced, sched, err := e.advance(ctx, rec)
-	if err != nil {
-		if errors.As(err, new(*storeUnavailableError)) {
-			return false
-		}
-		e.log.Error("cannot compute trigger timing", "trigger_key", rec.Key.String(), "error", err)
-		e.release(ctx, rec.Key, nil)
-		e.releaseSlot()
-		return true
-	}
-	scheduled := rec.NextFireTime
-	previous := rec.PreviousFireTime
-	lease := e.cfg.Lease()
-	exec := store.ExecutionRecord{
-		ID:            newID(),
-		TriggerKey:    rec.Key,
-		JobKey:        rec.JobKey,
-		ScheduledTime: scheduled,
-		FiredTime:     e.cfg.Clock.Now(),
-		NodeID:        lease.NodeID,
-		Epoch:         lease.Epoch,
-		State:         store.ExecutionExecuting,
-	}
-	res, err := e.cfg.Store.TriggerFire(ctx, &store.TriggerFireParams{Lease: lease, Trigger: advanced, Execution: exec})
-	switch {
-	case err == nil:
-	case errors.Is(err, store.ErrNotClaimed):
-		e.log.Debug("trigger changed before it fired", "trigger_key", rec.Key.String())
-		e.releaseSlot()
-		return true
-	case errors.Is(err, store.ErrAlreadyFired):
-		e.log.Warn("trigger already fired for this time; skipping it", "trigger_key", rec.Key.String(), "fire_time", scheduled)
-		e.release(ctx, rec.Key, &advanced)
-		e.releaseSlot()
-		return true
-	case errors.Is(err, store.ErrFenced):
-		e.storeError(ctx, "fire trigger", lease, err)
-		e.releaseSlot()
-		return true
-	default:
-		// The store may have fired it all the same; the next attempt
-		// looks first.
-		e.storeError(ctx, "fire trigger", lease, err)
-		e.unheard[rec.Key] = true
-		return false
-	}
-	if res.Blocked {
-		e.releaseSlot()
-		return true
-	}
-	exec.RequestsRecovery = res.Job.RequestsRecovery
-	exec.Priority = rec.Priority
-	e.dispatch(&Firing{Execution: exec, Job: res.Job, Trigger: &advanced, PreviousFireTime: previous, Schedule: sched})
-	return true
-}
-
-// dispatch runs a fired job on a worker goroutine that holds a reserved
-// slot.
-func (e *Engine) dispatch(f *Firing) {
-	jobCtx, cancel := context.WithCancelCause(e.jobsCtx)
-	r := &runningJob{run: Running{Firing: *f, Started: e.cfg.Clock.Now()}, cancel: cancel}
-	e.mu.Lock()
-	e.running[f.Execution.ID] = r
-	e.mu.Unlock()
-	e.jobsWG.Add(1)
-	go func() {
-		defer e.jobsWG.Done()
-		defer e.releaseSlot()
-		defer func() {
-			e.mu.Lock()
-			delete(e.running, f.Execution.ID)
-			e.mu.Unlock()
-			cancel(nil)
-		}()
-		var out Outcome
-		for {
-			out = e.cfg.Execute(jobCtx, f)
-			if !out.RefireImmediately || jobCtx.Err() != nil {
-				break
-			}
-			f.RefireCount++
-		}
-		e.complete(f, out)
-	}()
-}
-
-// complete records the end of an execution. It uses a context that survives
-// Stop, and retries while the store is unreachable, until Stop gives up
-// waiting for running jobs.
-func (e *Engine) complete(f *Firing, out Outcome) {
-	lease := store.Lease{NodeID: f.Execution.NodeID, Epoch: f.Execution.Epoch}
-	p := &store.ExecutionCompleteParams{
-		Lease:        lease,
-		ID:           f.Execution.ID,
-		State:        store.ExecutionSucceeded,
-		FinishedTime: e.cfg.Clock.Now(),
-		Instruction:  instruction(f, out),
-		JobData:      out.JobData,
-	}
-	switch {
-	case out.Vetoed:
-		p.State = store.ExecutionVetoed
-	case out.Err != nil:
-		p.State = store.ExecutionFailed
-		p.Error = out.Err.Error()
-	}
-	ctx := context.WithoutCancel(e.jobsCtx)
-	down := outage.Tracker{Min: retryMin, Max: retryMax, LogEvery: outageLogEvery}
-	for {
-		err := e.cfg.Store.ExecutionComplete(ctx, p)
-		if err == nil {
-			if r, ended := down.Succeed(e.cfg.Clock.Now()); ended {
-				e.log.Info("recorded execution outcome after store failures", "execution_id", f.Execution.ID, "attempts", r.Attempts, "outage", r.Duration)
-			}
-			break
-		}
-		if errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrExecutionNotFound) || errors.Is(err, store.ErrClosed) {
-			e.log.Error("cannot record execution outcome", "execution_id", f.Execution.ID, "job_key", f.Execution.JobKey.String(), "error", err)
-			if errors.Is(err, store.ErrFenced) && e.cfg.OnFenced != nil {
-				e.cfg.OnFenced(lease)
-			}
-			return
-		}
-		fail := down.Fail(e.cfg.Clock.Now())
-		if fail.Log {
-			e.log.Warn("recording execution outcome failed; retrying", "execution_id", f.Execution.ID, "job_key", f.Execution.JobKey.String(), "attempts", fail.Attempts, "outage", fail.Duration, "error", err)
-		}
-		if !e.sleep(e.jobsCtx, e.jitter(fail.Backoff)) {
-			e.log.Error("scheduler stopped before the execution outcome could be recorded; the cluster will recover the execution", "execution_id", f.Execution.ID, "job_key", f.Execution.JobKey.String(), "error", err)
-			return
-		}
-	}
-	if p.Instruction == store.InstructionDeleteTrigger && e.cfg.OnTriggerFinalized != nil && f.Trigger != nil {
-		e.cfg.OnTriggerFinalized(f.Trigger.Key)
-	}
-	// A completed non-concurrent job unblocks triggers that may be due.
-	if f.Job.DisallowConcurrent {
-		e.Wake()
 	}
 }
 
@@ -965,23 +807,6 @@ func (e *Engine) jitter(d time.Duration) time.Duration {
 		return d
 	}
 	return e.cfg.Jitter(d)
-}
-
-// instruction maps an outcome to what the store does with the trigger, as
-// Quartz's Trigger.executionComplete does.
-func instruction(f *Firing, out Outcome) store.Instruction {
-	switch {
-	case f.Trigger == nil:
-		return store.InstructionNoop
-	case out.UnscheduleAllTriggers:
-		return store.InstructionSetAllJobTriggersComplete
-	case out.UnscheduleFiringTrigger:
-		return store.InstructionSetTriggerComplete
-	case f.Trigger.NextFireTime.IsZero():
-		return store.InstructionDeleteTrigger
-	default:
-		return store.InstructionNoop
-	}
 }
 
 // storeError handles a failed store call of the loop made under lease. A

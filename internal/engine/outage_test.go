@@ -223,8 +223,8 @@ func TestFiringRefusedByAnOutageIsRetried(t *testing.T) {
 		if got := h.firedTimes(); !slices.Equal(got, []time.Time{due}) {
 			t.Errorf("fired scheduled times %v, want %s", got, due)
 		}
-		if got := h.engine.freeSlots(); got != h.engine.cfg.Workers {
-			t.Errorf("%d free slots after the outage, want all %d", got, h.engine.cfg.Workers)
+		if got := h.engine.freeWorkers(); got != h.engine.cfg.Workers {
+			t.Errorf("%d free workers after the outage, want all %d", got, h.engine.cfg.Workers)
 		}
 	})
 }
@@ -324,7 +324,7 @@ func TestFiringWhoseAnswerWasLostStillRuns(t *testing.T) {
 				h.addTrigger(t, "t", due, time.Hour, "")
 				h.engine.Start()
 				if tt.standby {
-					time.Sleep(due.Sub(time.Now()) + 50*time.Millisecond) // before the retry at +100ms
+					time.Sleep(time.Until(due) + 50*time.Millisecond) // before the retry at +100ms
 					h.engine.Standby()
 				}
 				time.Sleep(10 * time.Second)

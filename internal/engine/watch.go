@@ -107,10 +107,10 @@ func (e *Engine) dueHint() time.Time {
 }
 
 // dueHinted reports whether a reported fire time entered the look-ahead
-// window and a slot is free to claim it.
+// window and the node has the capacity to fire it.
 func (e *Engine) dueHinted(now time.Time) bool {
 	due := e.dueHint()
-	return !due.IsZero() && !due.After(now.Add(e.cfg.LookAhead)) && e.freeSlots() > 0
+	return !due.IsZero() && !due.After(now.Add(e.cfg.LookAhead)) && e.capacity() > 0
 }
 
 // coverDue forgets the reported fire time when an acquisition up to

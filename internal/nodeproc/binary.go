@@ -3,11 +3,9 @@ package nodeproc
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
-	"runtime"
 	"sync"
 )
 
@@ -35,7 +33,8 @@ func NewBinary(pkg, dir string) *Binary { return &Binary{pkg: pkg, dir: dir} }
 func (b *Binary) Path(ctx context.Context) (string, error) {
 	b.once.Do(func() {
 		out := filepath.Join(b.dir, path.Base(b.pkg))
-		cmd := exec.CommandContext(ctx, goCommand(), "build", "-o", out, b.pkg)
+		// go test puts the bin directory of its toolchain first on PATH.
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", out, b.pkg)
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("go build %s: %w\n%s", b.pkg, err, msg)
 			return
@@ -43,15 +42,4 @@ func (b *Binary) Path(ctx context.Context) (string, error) {
 		b.path = out
 	})
 	return b.path, b.err
-}
-
-// goCommand returns the go command of the toolchain running the tests.
-func goCommand() string {
-	// The toolchain that built the running test binary; go test also puts
-	// its bin directory first on PATH, hence the fallback.
-	p := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
-	return "go"
 }

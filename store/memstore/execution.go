@@ -25,6 +25,30 @@ func (s *Store) ExecutionComplete(ctx context.Context, p *store.ExecutionComplet
 	if _, err := s.checkLease(p.Lease); err != nil {
 		return err
 	}
+	return s.complete(p.Lease, &store.ExecutionCompletion{ID: p.ID, State: p.State, Error: p.Error,
+		FinishedTime: p.FinishedTime, Instruction: p.Instruction, JobData: p.JobData})
+}
+
+// ExecutionsComplete records the end of several executions at once; see
+// [store.Batcher]. The store's one lock makes the batch atomic.
+func (s *Store) ExecutionsComplete(ctx context.Context, p *store.ExecutionsCompleteParams) ([]error, error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	if _, err := s.checkLease(p.Lease); err != nil {
+		return nil, err
+	}
+	errs := make([]error, len(p.Completions))
+	for i := range p.Completions {
+		errs[i] = s.complete(p.Lease, &p.Completions[i])
+	}
+	return errs, nil
+}
+
+// complete records the end of one execution under the store's lock, once
+// the lease was checked.
+func (s *Store) complete(l store.Lease, p *store.ExecutionCompletion) error {
 	if !p.State.Done() {
 		return fmt.Errorf("store: completing execution %s: state %q is not a finished state", p.ID, p.State)
 	}
@@ -38,7 +62,7 @@ func (s *Store) ExecutionComplete(ctx context.Context, p *store.ExecutionComplet
 	if !ok {
 		return fmt.Errorf("%w: %s", store.ErrExecutionNotFound, p.ID)
 	}
-	if e.State != store.ExecutionExecuting || e.NodeID != p.Lease.NodeID || e.Epoch != p.Lease.Epoch {
+	if e.State != store.ExecutionExecuting || e.NodeID != l.NodeID || e.Epoch != l.Epoch {
 		return fmt.Errorf("%w: %s is %s on node %q epoch %d", store.ErrExecutionNotFound, p.ID, e.State, e.NodeID, e.Epoch)
 	}
 	finished := p.FinishedTime

@@ -64,7 +64,10 @@ type firedKey struct {
 	scheduled int64 // Unix nanoseconds: instants, not wall clocks, are compared
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Batcher = (*Store)(nil)
+)
 
 // New returns an empty store. opts may be nil.
 func New(opts *Options) *Store {

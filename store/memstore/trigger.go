@@ -310,11 +310,37 @@ func (s *Store) TriggerFire(ctx context.Context, p *store.TriggerFireParams) (*s
 	if _, err := s.checkLease(p.Lease); err != nil {
 		return nil, err
 	}
-	t, err := s.claimed(p.Trigger.Key, p.Lease)
+	f := store.TriggerFiring{Trigger: p.Trigger, Execution: p.Execution}
+	res, err := s.fire(p.Lease, &f)
+	p.Execution.ID = f.Execution.ID
+	return res, err
+}
+
+// TriggersFire fires several acquired triggers at once; see
+// [store.Batcher]. The store's one lock makes the batch atomic.
+func (s *Store) TriggersFire(ctx context.Context, p *store.TriggersFireParams) ([]store.TriggerFireOutcome, error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	if _, err := s.checkLease(p.Lease); err != nil {
+		return nil, err
+	}
+	out := make([]store.TriggerFireOutcome, len(p.Firings))
+	for i := range p.Firings {
+		out[i].Result, out[i].Err = s.fire(p.Lease, &p.Firings[i])
+	}
+	return out, nil
+}
+
+// fire fires one trigger under the store's lock, once the lease was
+// checked, and writes a generated execution ID back to f.
+func (s *Store) fire(l store.Lease, f *store.TriggerFiring) (*store.TriggerFireResult, error) {
+	t, err := s.claimed(f.Trigger.Key, l)
 	if err != nil {
 		return nil, err
 	}
-	e := p.Execution
+	e := f.Execution
 	if e.ScheduledTime.IsZero() {
 		return nil, fmt.Errorf("store: firing trigger %s: execution has no scheduled time", t.rec.Key)
 	}
@@ -336,8 +362,8 @@ func (s *Store) TriggerFire(ctx context.Context, p *store.TriggerFireParams) (*s
 	}
 	e.TriggerKey = t.rec.Key
 	e.JobKey = job.Key
-	e.NodeID = p.Lease.NodeID
-	e.Epoch = p.Lease.Epoch
+	e.NodeID = l.NodeID
+	e.Epoch = l.Epoch
 	e.State = store.ExecutionExecuting
 	e.Priority = t.rec.Priority
 	e.RequestsRecovery = job.RequestsRecovery
@@ -351,9 +377,9 @@ func (s *Store) TriggerFire(ctx context.Context, p *store.TriggerFireParams) (*s
 	s.fired[fk] = e.ID
 	s.running[e.ID] = struct{}{}
 	s.runningJobs[job.Key]++
-	p.Execution.ID = e.ID
+	f.Execution.ID = e.ID
 
-	applyTiming(&t.rec, &p.Trigger)
+	applyTiming(&t.rec, &f.Trigger)
 	switch {
 	case t.rec.NextFireTime.IsZero():
 		s.setState(t, store.StateComplete)

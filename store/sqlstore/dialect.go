@@ -183,6 +183,108 @@ func (d *dialect) upsert(table, keyCols string, cols []string) string {
 	return b.String()
 }
 
+// rowType is the type of a column of the rows an UPDATE reads its values
+// from.
+type rowType int
+
+const (
+	colText rowType = iota
+	colInt          // BIGINT
+	colJSON         // JSON text: TEXT in the rows, cast by {json:…}
+)
+
+// rowCol is a column of those rows.
+type rowCol struct {
+	name string
+	typ  rowType
+}
+
+// rowsUpdate is an UPDATE of one table from rows of values given as bind
+// parameters: each row names the row to update and gives its new values.
+type rowsUpdate struct {
+	table string   // the table, without prefix; aliased t
+	cols  []rowCol // the columns of the rows; aliased v
+	match string   // the condition that joins t and v
+	// set assigns the updated columns (unqualified); {json:v.x} stores
+	// v.x in a JSON column.
+	set string
+}
+
+// updateFromRows renders u for rows of values, one per element of u.cols,
+// for the scheduler sched, and returns its text (with the tokens render
+// replaces) and arguments. It is one statement whatever the number of
+// rows: a WITH of VALUES and UPDATE … FROM on PostgreSQL and SQLite, a
+// multiple-table UPDATE joined to a UNION ALL on MySQL.
+func (d *dialect) updateFromRows(u rowsUpdate, rows [][]any, sched string) (string, []any) {
+	args := make([]any, 0, len(rows)*len(u.cols)+1)
+	for _, r := range rows {
+		args = append(args, r...)
+	}
+	args = append(args, sched)
+	var b strings.Builder
+	set := u.set
+	for _, c := range u.cols {
+		if c.typ == colJSON {
+			json := "v." + c.name
+			if d.name == Postgres {
+				json = "CAST(v." + c.name + " AS JSON)"
+			}
+			set = strings.ReplaceAll(set, "{json:v."+c.name+"}", json)
+		}
+	}
+	if d.name == MySQL {
+		b.WriteString("UPDATE {p}" + u.table + " AS t JOIN (")
+		for i := range rows {
+			if i > 0 {
+				b.WriteString(" UNION ALL ")
+			}
+			b.WriteString("SELECT ")
+			for j, c := range u.cols {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString("?")
+				if i == 0 {
+					b.WriteString(" AS " + c.name)
+				}
+			}
+		}
+		b.WriteString(") AS v ON " + u.match + " SET " + set + " WHERE t.sched_name = ?")
+		return b.String(), args
+	}
+	b.WriteString("WITH v (")
+	for j, c := range u.cols {
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c.name)
+	}
+	b.WriteString(") AS (VALUES ")
+	for i := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(")
+		for j, c := range u.cols {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			// PostgreSQL types the columns of VALUES by its first row.
+			switch {
+			case i > 0 || d.name != Postgres:
+				b.WriteString("?")
+			case c.typ == colInt:
+				b.WriteString("CAST(? AS BIGINT)")
+			default:
+				b.WriteString("CAST(? AS TEXT)")
+			}
+		}
+		b.WriteString(")")
+	}
+	b.WriteString(") UPDATE {p}" + u.table + " AS t SET " + set + " FROM v WHERE t.sched_name = ? AND " + u.match)
+	return b.String(), args
+}
+
 // classifyPostgres reads PostgreSQL's SQLSTATE.
 func classifyPostgres(err error) errClass {
 	var pgErr *pgconn.PgError

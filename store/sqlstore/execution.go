@@ -19,19 +19,9 @@ func (s *Store) ExecutionComplete(ctx context.Context, p *store.ExecutionComplet
 	if err := s.enter(ctx); err != nil {
 		return err
 	}
-	if !p.State.Done() {
-		return fmt.Errorf("%w: completing execution %s: state %q is not a finished state", errInvalid, p.ID, p.State)
-	}
-	switch p.Instruction {
-	case "", store.InstructionNoop, store.InstructionDeleteTrigger, store.InstructionSetTriggerComplete,
-		store.InstructionSetAllJobTriggersComplete, store.InstructionSetTriggerError:
-	default:
-		return fmt.Errorf("%w: completing execution %s: unknown instruction %q", errInvalid, p.ID, p.Instruction)
-	}
-	if err := checkJSON("job data", p.JobData); err != nil {
-		return err
-	}
-	if err := checkInstants("completing execution "+p.ID, p.FinishedTime); err != nil {
+	c := &store.ExecutionCompletion{ID: p.ID, State: p.State, Error: p.Error, FinishedTime: p.FinishedTime,
+		Instruction: p.Instruction, JobData: p.JobData}
+	if err := checkCompletion(c); err != nil {
 		return err
 	}
 	err := s.write(ctx, "completing an execution", func(tx *txn) error {
@@ -45,37 +35,73 @@ func (s *Store) ExecutionComplete(ctx context.Context, p *store.ExecutionComplet
 		if err != nil {
 			return err
 		}
-		if e.State != store.ExecutionExecuting || e.NodeID != p.Lease.NodeID || e.Epoch != p.Lease.Epoch {
-			return fmt.Errorf("%w: %s is %s on node %q epoch %d", store.ErrExecutionNotFound, p.ID, e.State, e.NodeID, e.Epoch)
-		}
-		if _, err := tx.exec(sqlExecutionFinish, string(p.State), p.Error, nanos(p.FinishedTime), s.sched, p.ID); err != nil {
+		if err := runsUnder(&e, p.Lease); err != nil {
 			return err
 		}
-		tk, jk := e.TriggerKey, e.JobKey
-		switch p.Instruction {
-		case store.InstructionDeleteTrigger:
-			_, err = tx.exec(sqlTriggerDelete, s.sched, tk.Group, tk.Name)
-		case store.InstructionSetTriggerComplete:
-			_, err = tx.exec(sqlTriggerSetState, string(store.StateComplete), s.sched, tk.Group, tk.Name)
-		case store.InstructionSetTriggerError:
-			_, err = tx.exec(sqlTriggerSetState, string(store.StateError), s.sched, tk.Group, tk.Name)
-		case store.InstructionSetAllJobTriggersComplete:
-			_, err = tx.exec(sqlJobTriggersComplete, s.sched, jk.Group, jk.Name)
-		}
-		if err != nil {
-			return err
-		}
-		if p.JobData != nil {
-			if _, err := tx.exec(sqlJobSetData, jsonArg(p.JobData), s.sched, jk.Group, jk.Name); err != nil {
-				return err
-			}
-		}
-		if err := tx.unblockJob(jk); err != nil {
-			return err
-		}
-		return tx.deleteJobIfOrphan(jk)
+		return tx.finish(&e, c)
 	})
 	return s.translate("completing execution "+p.ID, err, nil, nil)
+}
+
+// checkCompletion refuses a completion the store cannot record, before any
+// transaction.
+func checkCompletion(c *store.ExecutionCompletion) error {
+	if !c.State.Done() {
+		return fmt.Errorf("%w: completing execution %s: state %q is not a finished state", errInvalid, c.ID, c.State)
+	}
+	switch c.Instruction {
+	case "", store.InstructionNoop, store.InstructionDeleteTrigger, store.InstructionSetTriggerComplete,
+		store.InstructionSetAllJobTriggersComplete, store.InstructionSetTriggerError:
+	default:
+		return fmt.Errorf("%w: completing execution %s: unknown instruction %q", errInvalid, c.ID, c.Instruction)
+	}
+	if err := checkJSON("job data", c.JobData); err != nil {
+		return err
+	}
+	return checkInstants("completing execution "+c.ID, c.FinishedTime)
+}
+
+// runsUnder reports ErrExecutionNotFound unless e is EXECUTING under l.
+func runsUnder(e *store.ExecutionRecord, l store.Lease) error {
+	if e.State != store.ExecutionExecuting || e.NodeID != l.NodeID || e.Epoch != l.Epoch {
+		return fmt.Errorf("%w: %s is %s on node %q epoch %d", store.ErrExecutionNotFound, e.ID, e.State, e.NodeID, e.Epoch)
+	}
+	return nil
+}
+
+// finish records the end c of execution e, locked and running under the
+// transaction's lease: it applies the instruction and the job data,
+// unblocks the job's triggers and deletes the job when it is not durable
+// and has no trigger left.
+func (tx *txn) finish(e *store.ExecutionRecord, c *store.ExecutionCompletion) error {
+	s := tx.s
+	if _, err := tx.exec(sqlExecutionFinish, string(c.State), c.Error, nanos(c.FinishedTime), s.sched, c.ID); err != nil {
+		return err
+	}
+	tk, jk := e.TriggerKey, e.JobKey
+	var err error
+	switch c.Instruction {
+	case store.InstructionDeleteTrigger:
+		_, err = tx.exec(sqlTriggerDelete, s.sched, tk.Group, tk.Name)
+	case store.InstructionSetTriggerComplete:
+		_, err = tx.exec(sqlTriggerSetState, string(store.StateComplete), s.sched, tk.Group, tk.Name)
+	case store.InstructionSetTriggerError:
+		_, err = tx.exec(sqlTriggerSetState, string(store.StateError), s.sched, tk.Group, tk.Name)
+	case store.InstructionSetAllJobTriggersComplete:
+		_, err = tx.exec(sqlJobTriggersComplete, s.sched, jk.Group, jk.Name)
+	}
+	if err != nil {
+		return err
+	}
+	if c.JobData != nil {
+		if _, err := tx.exec(sqlJobSetData, jsonArg(c.JobData), s.sched, jk.Group, jk.Name); err != nil {
+			return err
+		}
+	}
+	if err := tx.unblockJob(jk); err != nil {
+		return err
+	}
+	return tx.deleteJobIfOrphan(jk)
 }
 
 // ExecutionList returns executions filtered by p, newest scheduled time

@@ -119,6 +119,10 @@ const (
 	sqlJobUnblock = `UPDATE {p}triggers SET state = CASE WHEN state = 'BLOCKED' THEN 'WAITING' ELSE 'PAUSED' END, ` +
 		`version = version + 1 WHERE sched_name = ? AND job_group = ? AND job_name = ? ` +
 		`AND state IN ('BLOCKED', 'PAUSED_BLOCKED'){wake}`
+	// sqlJobsUnblock unblocks the triggers of jobs that allow concurrency
+	// (a condition on their keys and {wake} appended).
+	sqlJobsUnblock = `UPDATE {p}triggers SET state = CASE WHEN state = 'BLOCKED' THEN 'WAITING' ELSE 'PAUSED' END, ` +
+		`version = version + 1 WHERE state IN ('BLOCKED', 'PAUSED_BLOCKED') AND sched_name = ? AND `
 	sqlJobSetData = `UPDATE {p}jobs SET job_data = ?, version = version + 1 ` +
 		`WHERE sched_name = ? AND job_group = ? AND job_name = ?`
 	sqlJobTriggersComplete = `UPDATE {p}triggers SET state = 'COMPLETE', claimed_by = '', claim_epoch = 0, ` +

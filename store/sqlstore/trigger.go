@@ -554,15 +554,7 @@ func (s *Store) TriggerFire(ctx context.Context, p *store.TriggerFireParams) (*s
 		return nil, err
 	}
 	key := p.Trigger.Key
-	if p.Execution.ScheduledTime.IsZero() {
-		return nil, fmt.Errorf("%w: firing trigger %s: execution has no scheduled time", errInvalid, key)
-	}
-	if err := checkJSON("schedule of trigger "+key.String(), p.Trigger.Schedule); err != nil {
-		return nil, err
-	}
-	tm, e := &p.Trigger, &p.Execution
-	if err := checkInstants("firing trigger "+key.String(), tm.StartTime, tm.EndTime, tm.NextFireTime,
-		tm.PreviousFireTime, e.ScheduledTime, e.FiredTime); err != nil {
+	if err := checkFiring(&store.TriggerFiring{Trigger: p.Trigger, Execution: p.Execution}); err != nil {
 		return nil, err
 	}
 	var (
@@ -582,66 +574,10 @@ func (s *Store) TriggerFire(ctx context.Context, p *store.TriggerFireParams) (*s
 		if err != nil {
 			return fmt.Errorf("reading job %s of trigger %s: %w", t.JobKey, key, err)
 		}
-		scheduled := p.Execution.ScheduledTime.UnixNano()
-		if job.DisallowConcurrent {
-			locked, err := tx.lockJob(job.Key)
-			if err != nil || locked == nil {
-				return fmt.Errorf("locking job %s of trigger %s: %w", t.JobKey, key, cmpErr(err, sql.ErrNoRows))
-			}
-			job = *locked
-			running, err := tx.jobRunning(job.Key)
-			if err != nil {
-				return err
-			}
-			if running {
-				var other string
-				err := tx.queryRow(sqlExecutionOfInstant, s.sched, key.Group, key.Name, scheduled).Scan(&other)
-				if err == nil {
-					return fmt.Errorf("%w: trigger %s at %s (execution %s)", store.ErrAlreadyFired, key,
-						p.Execution.ScheduledTime, other)
-				}
-				if !errors.Is(err, sql.ErrNoRows) {
-					return err
-				}
-				if _, err := tx.exec(sqlTriggerSetState, string(store.StateBlocked), s.sched, key.Group, key.Name); err != nil {
-					return err
-				}
-				res = &store.TriggerFireResult{Job: job, Blocked: true}
-				return nil
-			}
-		}
-		id = p.Execution.ID
-		if id == "" {
-			id = newExecutionID()
-		}
-		_, err = tx.exec(sqlExecutionInsert, s.sched, id, key.Group, key.Name, job.Key.Group, job.Key.Name,
-			scheduled, nanos(p.Execution.FiredTime), p.Lease.NodeID, p.Lease.Epoch, job.RequestsRecovery, t.Priority)
-		if c := s.d.classify(err); c.unique {
-			if strings.HasSuffix(c.constraint, "executions_fire_key") {
-				return fmt.Errorf("%w: trigger %s at %s", store.ErrAlreadyFired, key, p.Execution.ScheduledTime)
-			}
-			return fmt.Errorf("%w: firing trigger %s: execution ID %q is taken", errInvalid, key, id)
-		}
-		if err != nil {
-			return err
-		}
-		st := store.StateWaiting
-		switch {
-		case p.Trigger.NextFireTime.IsZero():
-			st = store.StateComplete
-		case job.DisallowConcurrent:
-			st = store.StateBlocked
-		}
-		if err := tx.setTiming(key, &p.Trigger, st); err != nil {
-			return err
-		}
-		if job.DisallowConcurrent {
-			if _, err := tx.exec(sqlJobBlock, s.sched, job.Key.Group, job.Key.Name); err != nil {
-				return err
-			}
-		}
-		res = &store.TriggerFireResult{Job: job}
-		return nil
+		f := store.TriggerFiring{Trigger: p.Trigger, Execution: p.Execution}
+		res, err = tx.fire(p.Lease, &f, t, job)
+		id = f.Execution.ID
+		return err
 	})
 	if err != nil {
 		return nil, s.translate("firing trigger "+key.String(), err, nil, nil)
@@ -650,6 +586,96 @@ func (s *Store) TriggerFire(ctx context.Context, p *store.TriggerFireParams) (*s
 		p.Execution.ID = id
 	}
 	return res, nil
+}
+
+// checkFiring refuses a firing the store cannot record, before any
+// transaction.
+func checkFiring(f *store.TriggerFiring) error {
+	key := f.Trigger.Key
+	if f.Execution.ScheduledTime.IsZero() {
+		return fmt.Errorf("%w: firing trigger %s: execution has no scheduled time", errInvalid, key)
+	}
+	if err := checkJSON("schedule of trigger "+key.String(), f.Trigger.Schedule); err != nil {
+		return err
+	}
+	tm, e := &f.Trigger, &f.Execution
+	return checkInstants("firing trigger "+key.String(), tm.StartTime, tm.EndTime, tm.NextFireTime,
+		tm.PreviousFireTime, e.ScheduledTime, e.FiredTime)
+}
+
+// fire fires trigger t, claimed under l and locked, whose job is job (read
+// in this transaction): for a job that disallows concurrency, it locks the
+// job row and either blocks the trigger, when the job runs, or fires it and
+// blocks the job's other triggers. A generated execution ID is written to
+// f.Execution.ID.
+func (tx *txn) fire(l store.Lease, f *store.TriggerFiring, t store.TriggerRecord, job store.JobRecord) (*store.TriggerFireResult, error) {
+	s := tx.s
+	key := t.Key
+	scheduled := f.Execution.ScheduledTime.UnixNano()
+	if job.DisallowConcurrent {
+		locked, err := tx.lockJob(job.Key)
+		if err != nil || locked == nil {
+			return nil, fmt.Errorf("locking job %s of trigger %s: %w", t.JobKey, key, cmpErr(err, sql.ErrNoRows))
+		}
+		job = *locked
+		running, err := tx.jobRunning(job.Key)
+		if err != nil {
+			return nil, err
+		}
+		if running {
+			var other string
+			err := tx.queryRow(sqlExecutionOfInstant, s.sched, key.Group, key.Name, scheduled).Scan(&other)
+			if err == nil {
+				return nil, fmt.Errorf("%w: trigger %s at %s (execution %s)", store.ErrAlreadyFired, key,
+					f.Execution.ScheduledTime, other)
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return nil, err
+			}
+			if _, err := tx.exec(sqlTriggerSetState, string(store.StateBlocked), s.sched, key.Group, key.Name); err != nil {
+				return nil, err
+			}
+			return &store.TriggerFireResult{Job: job, Blocked: true}, nil
+		}
+	}
+	id := f.Execution.ID
+	if id == "" {
+		id = newExecutionID()
+	}
+	_, err := tx.exec(sqlExecutionInsert, s.sched, id, key.Group, key.Name, job.Key.Group, job.Key.Name,
+		scheduled, nanos(f.Execution.FiredTime), l.NodeID, l.Epoch, job.RequestsRecovery, t.Priority)
+	if c := s.d.classify(err); c.unique {
+		if strings.HasSuffix(c.constraint, "executions_fire_key") {
+			return nil, fmt.Errorf("%w: trigger %s at %s", store.ErrAlreadyFired, key, f.Execution.ScheduledTime)
+		}
+		return nil, fmt.Errorf("%w: firing trigger %s: execution ID %q is taken", errInvalid, key, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f.Execution.ID = id
+	if err := tx.setTiming(key, &f.Trigger, firedState(&f.Trigger, &job)); err != nil {
+		return nil, err
+	}
+	if job.DisallowConcurrent {
+		if _, err := tx.exec(sqlJobBlock, s.sched, job.Key.Group, job.Key.Name); err != nil {
+			return nil, err
+		}
+	}
+	return &store.TriggerFireResult{Job: job}, nil
+}
+
+// firedState is the state a trigger takes when it fired with the advanced
+// timing of tm: COMPLETE when it will not fire again, BLOCKED while its job,
+// which disallows concurrency, runs, WAITING otherwise.
+func firedState(tm *store.TriggerRecord, job *store.JobRecord) store.TriggerState {
+	switch {
+	case tm.NextFireTime.IsZero():
+		return store.StateComplete
+	case job.DisallowConcurrent:
+		return store.StateBlocked
+	}
+	return store.StateWaiting
 }
 
 // cmpErr returns err, or fallback when err is nil.

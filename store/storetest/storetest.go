@@ -71,6 +71,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Release", releaseTests},
 		{"Fire", fireTests},
 		{"Execution", executionTests},
+		{"Batch", batchTests},
 		{"Node", nodeTests},
 		{"Recovery", recoveryTests},
 		{"Reconcile", reconcileTests},

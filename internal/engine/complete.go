@@ -1,0 +1,183 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/chime-scheduler/chime/internal/outage"
+	"github.com/chime-scheduler/chime/store"
+)
+
+// finished is the outcome of a finished job, to record.
+type finished struct {
+	firing *Firing
+	lease  store.Lease // the lease the execution runs under
+	c      store.ExecutionCompletion
+}
+
+// maxRecordBatch bounds the outcomes recorded by one store call.
+const maxRecordBatch = 256
+
+// complete records the end of an execution. The outcome joins a queue,
+// which one goroutine records, a batch at a time, until it is empty; it is
+// started when an outcome finds none at work. So outcomes that finish
+// together are recorded together, and workers never wait for the store.
+// Recording uses a context that survives Stop, and retries while the store
+// is unreachable until Stop gives up waiting; Stop waits for it as for the
+// jobs.
+func (e *Engine) complete(f *Firing, out Outcome) {
+	item := finished{
+		firing: f,
+		lease:  store.Lease{NodeID: f.Execution.NodeID, Epoch: f.Execution.Epoch},
+		c: store.ExecutionCompletion{
+			ID:           f.Execution.ID,
+			State:        store.ExecutionSucceeded,
+			FinishedTime: e.cfg.Clock.Now(),
+			Instruction:  instruction(f, out),
+			JobData:      out.JobData,
+		},
+	}
+	switch {
+	case out.Vetoed:
+		item.c.State = store.ExecutionVetoed
+	case out.Err != nil:
+		item.c.State = store.ExecutionFailed
+		item.c.Error = out.Err.Error()
+	}
+	e.outcomesMu.Lock()
+	e.outcomes = append(e.outcomes, item)
+	start := !e.recording
+	e.recording = true
+	e.outcomesMu.Unlock()
+	if start {
+		e.jobsWG.Go(e.recordAll)
+	}
+}
+
+// recordAll records the queued outcomes until none is left.
+func (e *Engine) recordAll() {
+	for {
+		e.outcomesMu.Lock()
+		n := min(len(e.outcomes), maxRecordBatch)
+		if n == 0 {
+			e.recording = false
+			e.outcomesMu.Unlock()
+			return
+		}
+		batch := e.outcomes[:n:n]
+		e.outcomes = e.outcomes[n:]
+		e.outcomesMu.Unlock()
+		e.record(batch)
+	}
+}
+
+// record records a batch of outcomes: in one store call per lease when the
+// store is a store.Batcher, one call each otherwise.
+func (e *Engine) record(batch []finished) {
+	b, batches := e.cfg.Store.(store.Batcher)
+	for len(batch) > 0 {
+		n := 1
+		if batches {
+			for n < len(batch) && batch[n].lease == batch[0].lease {
+				n++
+			}
+		}
+		group := batch[:n]
+		batch = batch[n:]
+		if batches {
+			e.recordWithRetry(group, func(ctx context.Context) ([]error, error) {
+				p := &store.ExecutionsCompleteParams{Lease: group[0].lease, Completions: make([]store.ExecutionCompletion, len(group))}
+				for i, it := range group {
+					p.Completions[i] = it.c
+				}
+				return b.ExecutionsComplete(ctx, p)
+			})
+			continue
+		}
+		it := group[0]
+		e.recordWithRetry(group, func(ctx context.Context) ([]error, error) {
+			err := e.cfg.Store.ExecutionComplete(ctx, &store.ExecutionCompleteParams{Lease: it.lease, ID: it.c.ID,
+				State: it.c.State, Error: it.c.Error, FinishedTime: it.c.FinishedTime, Instruction: it.c.Instruction,
+				JobData: it.c.JobData})
+			if err == nil || errors.Is(err, store.ErrExecutionNotFound) {
+				return []error{err}, nil
+			}
+			return nil, err
+		})
+	}
+}
+
+// recordWithRetry records outcomes of one lease with call, which returns
+// an error per outcome or one for the whole call. A whole-call failure
+// other than a refused lease or a closed store is retried with a backoff,
+// logged when it starts and every outageLogEvery while it lasts.
+func (e *Engine) recordWithRetry(items []finished, call func(context.Context) ([]error, error)) {
+	ctx := context.WithoutCancel(e.jobsCtx)
+	first := items[0].firing.Execution
+	down := outage.Tracker{Min: retryMin, Max: retryMax, LogEvery: outageLogEvery}
+	for {
+		errs, err := call(ctx)
+		if err == nil {
+			if r, ended := down.Succeed(e.cfg.Clock.Now()); ended {
+				e.log.Info("recorded execution outcome after store failures", "execution_id", first.ID, "executions", len(items), "attempts", r.Attempts, "outage", r.Duration)
+			}
+			for i, it := range items {
+				if errs[i] != nil {
+					e.log.Error("cannot record execution outcome", "execution_id", it.c.ID, "job_key", it.firing.Execution.JobKey.String(), "error", errs[i])
+					continue
+				}
+				e.recorded(it)
+			}
+			return
+		}
+		if errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrClosed) {
+			for _, it := range items {
+				e.log.Error("cannot record execution outcome", "execution_id", it.c.ID, "job_key", it.firing.Execution.JobKey.String(), "error", err)
+			}
+			if errors.Is(err, store.ErrFenced) && e.cfg.OnFenced != nil {
+				e.cfg.OnFenced(items[0].lease)
+			}
+			return
+		}
+		fail := down.Fail(e.cfg.Clock.Now())
+		if fail.Log {
+			e.log.Warn("recording execution outcome failed; retrying", "execution_id", first.ID, "job_key", first.JobKey.String(), "executions", len(items), "attempts", fail.Attempts, "outage", fail.Duration, "error", err)
+		}
+		if !e.sleep(e.jobsCtx, e.jitter(fail.Backoff)) {
+			for _, it := range items {
+				e.log.Error("scheduler stopped before the execution outcome could be recorded; the cluster will recover the execution", "execution_id", it.c.ID, "job_key", it.firing.Execution.JobKey.String(), "error", err)
+			}
+			return
+		}
+	}
+}
+
+// recorded acts on a recorded outcome: a deleted trigger is reported, and
+// a non-concurrent job that finished may have unblocked triggers that are
+// due.
+func (e *Engine) recorded(it finished) {
+	f := it.firing
+	if it.c.Instruction == store.InstructionDeleteTrigger && e.cfg.OnTriggerFinalized != nil && f.Trigger != nil {
+		e.cfg.OnTriggerFinalized(f.Trigger.Key)
+	}
+	if f.Job.DisallowConcurrent {
+		e.Wake()
+	}
+}
+
+// instruction maps an outcome to what the store does with the trigger, as
+// Quartz's Trigger.executionComplete does.
+func instruction(f *Firing, out Outcome) store.Instruction {
+	switch {
+	case f.Trigger == nil:
+		return store.InstructionNoop
+	case out.UnscheduleAllTriggers:
+		return store.InstructionSetAllJobTriggersComplete
+	case out.UnscheduleFiringTrigger:
+		return store.InstructionSetTriggerComplete
+	case f.Trigger.NextFireTime.IsZero():
+		return store.InstructionDeleteTrigger
+	default:
+		return store.InstructionNoop
+	}
+}

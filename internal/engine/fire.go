@@ -1,0 +1,336 @@
+package engine
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/chime-scheduler/chime/schedule"
+	"github.com/chime-scheduler/chime/store"
+)
+
+// fireDue fires the acquired triggers whose instant came, as many as the
+// node has the capacity to run, in one store call. It first settles earlier
+// firings whose answer was lost, and applies the misfire instruction
+// instead of firing to triggers a store outage or a lapsed lease held past
+// the threshold. Due triggers beyond the capacity wait for a worker, and
+// are handed back to the cluster when none frees up within starvedRelease.
+// It reports false when the store failed: the triggers stay claimed and
+// are tried again later.
+func (e *Engine) fireDue(ctx context.Context, now time.Time, st *loopState, pending *triggerHeap) bool {
+	var due []store.TriggerRecord
+	for pending.Len() > 0 && !(*pending)[0].NextFireTime.After(now) {
+		due = append(due, heap.Pop(pending).(store.TriggerRecord))
+	}
+	ready := make([]store.TriggerRecord, 0, len(due))
+	for i, rec := range due {
+		if e.unheard[rec.Key] {
+			adopted, ok := e.adoptUnheard(ctx, rec)
+			if !ok {
+				pushAll(pending, ready)
+				pushAll(pending, due[i:])
+				return false
+			}
+			delete(e.unheard, rec.Key)
+			if adopted {
+				continue
+			}
+		}
+		late := rec.NextFireTime.Before(now.Add(-e.cfg.MisfireThreshold))
+		if late && schedule.MisfireInstruction(rec.MisfireInstruction) != schedule.MisfireIgnore {
+			// Its misfire instruction applies, and it comes back through an
+			// acquisition if it still fires.
+			e.misfire(ctx, now, rec)
+			st.lookNow = true
+			continue
+		}
+		ready = append(ready, rec)
+	}
+	n := min(len(ready), e.capacity())
+	switch {
+	case n == len(ready):
+		st.starved = time.Time{}
+	case st.starved.IsZero():
+		st.starved = now
+		pushAll(pending, ready[n:])
+	case now.Sub(st.starved) >= starvedRelease:
+		// The workers are taken by jobs that run long: another node may
+		// have free ones.
+		e.log.Debug("no worker freed up for due triggers; handing them back", "triggers", len(ready)-n)
+		for _, rec := range ready[n:] {
+			e.release(ctx, rec.Key, nil)
+		}
+		st.starved = time.Time{}
+		st.lookOnSlot = true
+	default:
+		pushAll(pending, ready[n:])
+	}
+	if n == 0 {
+		return true
+	}
+	return e.fire(ctx, now, st, pending, ready[:n])
+}
+
+// pushAll puts triggers back among the pending ones.
+func pushAll(pending *triggerHeap, recs []store.TriggerRecord) {
+	for _, rec := range recs {
+		heap.Push(pending, rec)
+	}
+}
+
+// advance computes the timing a trigger has after firing at its next fire
+// time: the record TriggerFire stores, and the decoded schedule.
+func (e *Engine) advance(ctx context.Context, rec store.TriggerRecord) (store.TriggerRecord, schedule.Schedule, error) {
+	tr, cal, err := e.timing(ctx, &rec)
+	if err != nil {
+		return rec, nil, err
+	}
+	original := tr.Schedule
+	tr.Triggered(cal)
+	advanced := rec
+	if err := storeTiming(&advanced, tr, original); err != nil {
+		return rec, nil, fmt.Errorf("store advanced timing of trigger %s: %w", rec.Key, err)
+	}
+	return advanced, tr.Schedule, nil
+}
+
+// adoptUnheard settles a trigger whose firing failed without an answer.
+// When the store did fire it (the execution of that instant is EXECUTING
+// under this node's lease), the job runs now; otherwise the trigger is
+// fired as usual. It reports whether it settled the trigger, and false in
+// ok when the store failed.
+func (e *Engine) adoptUnheard(ctx context.Context, rec store.TriggerRecord) (adopted, ok bool) {
+	lease := e.cfg.Lease()
+	execs, err := e.cfg.Store.ExecutionList(ctx, &store.ExecutionListParams{TriggerKey: &rec.Key, NodeID: lease.NodeID, Running: true})
+	if err != nil {
+		e.storeError(ctx, "list executions", lease, err)
+		return false, false
+	}
+	i := slices.IndexFunc(execs, func(x store.ExecutionRecord) bool {
+		return x.State == store.ExecutionExecuting && x.Epoch == lease.Epoch && x.ScheduledTime.Equal(rec.NextFireTime)
+	})
+	if i < 0 {
+		return false, true
+	}
+	exec := execs[i]
+	job, err := e.cfg.Store.JobGet(ctx, rec.JobKey)
+	if errors.Is(err, store.ErrJobNotFound) {
+		// Deleted since; nothing to run. Recovery takes the execution when
+		// this node goes.
+		e.log.Error("fired trigger's job was deleted before it could run", "trigger_key", rec.Key.String(), "execution_id", exec.ID)
+		return true, true
+	}
+	if err != nil {
+		e.storeError(ctx, "read job", lease, err)
+		return false, false
+	}
+	f := &Firing{Execution: exec, Job: *job, PreviousFireTime: rec.PreviousFireTime}
+	if advanced, sched, err := e.advance(ctx, rec); err == nil {
+		f.Trigger, f.Schedule = &advanced, sched
+	} else if errors.As(err, new(*storeUnavailableError)) {
+		return false, false
+	}
+	e.log.Info("the store fired the trigger although its answer was lost; running the job", "trigger_key", rec.Key.String(), "execution_id", exec.ID, "scheduled_fire_time", exec.ScheduledTime)
+	e.dispatch(f)
+	return true, true
+}
+
+// toFire is a due trigger on its way to the store.
+type toFire struct {
+	rec      store.TriggerRecord // as acquired
+	advanced store.TriggerRecord // after this firing
+	sched    schedule.Schedule
+}
+
+// fire fires due triggers in one store call and runs the jobs of those the
+// store fired. It reports false when the store could not be reached: the
+// triggers whose firing it could not settle go back to pending and are
+// tried again later.
+func (e *Engine) fire(ctx context.Context, now time.Time, st *loopState, pending *triggerHeap, recs []store.TriggerRecord) bool {
+	batch := make([]toFire, 0, len(recs))
+	for i, rec := range recs {
+		advanced, sched, err := e.advance(ctx, rec)
+		if errors.As(err, new(*storeUnavailableError)) {
+			for _, f := range batch {
+				heap.Push(pending, f.rec)
+			}
+			pushAll(pending, recs[i:])
+			return false
+		}
+		if err != nil {
+			e.log.Error("cannot compute trigger timing", "trigger_key", rec.Key.String(), "error", err)
+			e.release(ctx, rec.Key, nil)
+			continue
+		}
+		batch = append(batch, toFire{rec: rec, advanced: advanced, sched: sched})
+	}
+	if len(batch) == 0 {
+		return true
+	}
+	lease := e.cfg.Lease()
+	firings := make([]store.TriggerFiring, len(batch))
+	for i, f := range batch {
+		firings[i] = store.TriggerFiring{
+			Trigger: f.advanced,
+			Execution: store.ExecutionRecord{
+				ID:            newID(),
+				TriggerKey:    f.rec.Key,
+				JobKey:        f.rec.JobKey,
+				ScheduledTime: f.rec.NextFireTime,
+				FiredTime:     now,
+				NodeID:        lease.NodeID,
+				Epoch:         lease.Epoch,
+				State:         store.ExecutionExecuting,
+			},
+		}
+	}
+	outcomes, err := e.fireBatch(ctx, lease, firings)
+	if err != nil {
+		e.storeError(ctx, "fire triggers", lease, err)
+		if errors.Is(err, store.ErrFenced) {
+			return true // the claims went with the lease
+		}
+		// The store may have fired them all the same; the next attempt
+		// looks first.
+		for _, f := range batch {
+			e.unheard[f.rec.Key] = true
+			heap.Push(pending, f.rec)
+		}
+		return false
+	}
+	ok := true
+	for i, f := range batch {
+		res, err := outcomes[i].Result, outcomes[i].Err
+		switch {
+		case err == nil:
+		case errors.Is(err, errNotAttempted):
+			heap.Push(pending, f.rec)
+			continue
+		case errors.Is(err, store.ErrNotClaimed):
+			e.log.Debug("trigger changed before it fired", "trigger_key", f.rec.Key.String())
+			continue
+		case errors.Is(err, store.ErrAlreadyFired):
+			e.log.Warn("trigger already fired for this time; skipping it", "trigger_key", f.rec.Key.String(), "fire_time", f.rec.NextFireTime)
+			e.release(ctx, f.rec.Key, &f.advanced)
+			continue
+		case errors.Is(err, store.ErrFenced):
+			e.storeError(ctx, "fire trigger", lease, err)
+			continue
+		default:
+			// The store may have fired it all the same; the next attempt
+			// looks first.
+			e.storeError(ctx, "fire trigger", lease, err)
+			e.unheard[f.rec.Key] = true
+			heap.Push(pending, f.rec)
+			ok = false
+			continue
+		}
+		if next := f.advanced.NextFireTime; !next.IsZero() && next.Before(now.Add(e.cfg.LookAhead)) {
+			// It waits for its next instant, within the look-ahead: claim it
+			// again in time.
+			st.lookNow = true
+		}
+		if res.Blocked {
+			continue
+		}
+		exec := firings[i].Execution
+		exec.RequestsRecovery = res.Job.RequestsRecovery
+		exec.Priority = f.rec.Priority
+		e.dispatch(&Firing{Execution: exec, Job: res.Job, Trigger: &f.advanced, PreviousFireTime: f.rec.PreviousFireTime, Schedule: f.sched})
+	}
+	return ok
+}
+
+// errNotAttempted is the outcome of a firing that fireBatch did not send,
+// because the store failed on an earlier one.
+var errNotAttempted = errors.New("engine: firing not attempted")
+
+// fireBatch fires the firings through the store's TriggersFire when it is
+// a store.Batcher, and one TriggerFire each otherwise. In that case a store
+// failure ends the batch: its firing has the error as its outcome, and
+// those after it errNotAttempted.
+func (e *Engine) fireBatch(ctx context.Context, lease store.Lease, firings []store.TriggerFiring) ([]store.TriggerFireOutcome, error) {
+	if b, ok := e.cfg.Store.(store.Batcher); ok {
+		return b.TriggersFire(ctx, &store.TriggersFireParams{Lease: lease, Firings: firings})
+	}
+	out := make([]store.TriggerFireOutcome, len(firings))
+	for i := range firings {
+		p := &store.TriggerFireParams{Lease: lease, Trigger: firings[i].Trigger, Execution: firings[i].Execution}
+		out[i].Result, out[i].Err = e.cfg.Store.TriggerFire(ctx, p)
+		firings[i].Execution.ID = p.Execution.ID
+		if err := out[i].Err; err != nil && !errors.Is(err, store.ErrNotClaimed) && !errors.Is(err, store.ErrAlreadyFired) {
+			if i == 0 {
+				return nil, err
+			}
+			for j := i + 1; j < len(out); j++ {
+				out[j].Err = errNotAttempted
+			}
+			break
+		}
+	}
+	return out, nil
+}
+
+// dispatch queues a fired job for a worker, and starts a worker unless
+// Config.Workers run already. Jobs start in the order they were
+// dispatched.
+func (e *Engine) dispatch(f *Firing) {
+	jobCtx, cancel := context.WithCancelCause(e.jobsCtx)
+	r := &runningJob{run: Running{Firing: *f, Started: e.cfg.Clock.Now()}, ctx: jobCtx, cancel: cancel}
+	e.mu.Lock()
+	e.busy++
+	e.running[f.Execution.ID] = r
+	e.queue = append(e.queue, r)
+	start := e.workers < e.cfg.Workers
+	if start {
+		e.workers++
+	}
+	e.mu.Unlock()
+	if start {
+		e.jobsWG.Go(e.work)
+	}
+}
+
+// work is a worker: it runs queued jobs, in order, until the queue is
+// empty.
+func (e *Engine) work() {
+	for {
+		e.mu.Lock()
+		if len(e.queue) == 0 {
+			e.workers--
+			e.mu.Unlock()
+			return
+		}
+		r := e.queue[0]
+		e.queue[0] = nil
+		e.queue = e.queue[1:]
+		e.mu.Unlock()
+		e.run(r)
+	}
+}
+
+// run runs a job, then queues its outcome to be recorded.
+func (e *Engine) run(r *runningJob) {
+	f := &r.run.Firing
+	began := e.cfg.Clock.Now()
+	var out Outcome
+	for {
+		out = e.cfg.Execute(r.ctx, f)
+		if !out.RefireImmediately || r.ctx.Err() != nil {
+			break
+		}
+		f.RefireCount++
+	}
+	e.took(e.cfg.Clock.Now().Sub(began))
+	e.mu.Lock()
+	delete(e.running, f.Execution.ID)
+	e.mu.Unlock()
+	r.cancel(nil)
+	// The worker is free before the outcome is recorded: recording waits
+	// for the store, and outcomes are recorded in batches.
+	e.jobFinished()
+	e.complete(f, out)
+}

@@ -1,0 +1,425 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chime-scheduler/chime/store"
+)
+
+var _ store.Batcher = (*Store)(nil)
+
+// errBatchConflict aborts a batch whose executions hit the unique key of a
+// firing: the batch is then fired one firing per transaction, which tells
+// exactly which one was fired already.
+var errBatchConflict = errors.New("sqlstore: a firing of the batch was recorded already")
+
+// TriggersFire fires several acquired triggers in one transaction; see
+// [store.Batcher]. Its statements do not grow with the batch: one lease
+// check, one locking read of the triggers, one read of their jobs, one
+// INSERT of the executions and one UPDATE of the triggers' timing. A
+// trigger whose job disallows concurrency is fired as TriggerFire fires it,
+// in the same transaction.
+//
+// When an execution of the batch hits the unique key on (trigger,
+// scheduled time), which the claim check makes impossible unless something
+// else failed, the transaction is rolled back and each firing is made in
+// its own transaction, so that only that firing reports
+// [store.ErrAlreadyFired]. A store failure met then is reported in the
+// outcome of the firing it hit, and of each one after it.
+//
+// Firing leaves triggers WAITING without notifying the other nodes (see
+// WatchTriggers): the node that fired them claims them again itself.
+func (s *Store) TriggersFire(ctx context.Context, p *store.TriggersFireParams) ([]store.TriggerFireOutcome, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]store.TriggerFireOutcome, len(p.Firings))
+	var todo []int
+	for i := range p.Firings {
+		if err := checkFiring(&p.Firings[i]); err != nil {
+			out[i].Err = err
+			continue
+		}
+		todo = append(todo, i)
+	}
+	ids := make([]string, len(p.Firings))
+	err := s.write(ctx, "firing triggers", func(tx *txn) error {
+		for _, i := range todo {
+			out[i], ids[i] = store.TriggerFireOutcome{}, ""
+		}
+		if err := tx.lease(p.Lease); err != nil {
+			return err
+		}
+		return tx.fireBatch(p.Lease, p.Firings, todo, out, ids)
+	})
+	if errors.Is(err, errBatchConflict) {
+		return s.fireEach(ctx, p, todo, out), nil
+	}
+	if err != nil {
+		return nil, s.translate("firing triggers", err, nil, nil)
+	}
+	for _, i := range todo {
+		if ids[i] != "" {
+			p.Firings[i].Execution.ID = ids[i]
+		}
+	}
+	return out, nil
+}
+
+// fireEach fires the firings todo one per transaction.
+func (s *Store) fireEach(ctx context.Context, p *store.TriggersFireParams, todo []int, out []store.TriggerFireOutcome) []store.TriggerFireOutcome {
+	for _, i := range todo {
+		f := &p.Firings[i]
+		fp := &store.TriggerFireParams{Lease: p.Lease, Trigger: f.Trigger, Execution: f.Execution}
+		out[i].Result, out[i].Err = s.TriggerFire(ctx, fp)
+		f.Execution.ID = fp.Execution.ID
+	}
+	return out
+}
+
+// fireBatch fires the firings todo in the transaction, filling out and
+// the generated execution IDs.
+func (tx *txn) fireBatch(l store.Lease, firings []store.TriggerFiring, todo []int, out []store.TriggerFireOutcome, ids []string) error {
+	s := tx.s
+	keys := make([]store.Key, len(todo))
+	for n, i := range todo {
+		keys[n] = firings[i].Trigger.Key
+	}
+	where, args := keysWhere("trigger_group", "trigger_name", keys, []any{s.sched})
+	rows, err := tx.QueryContext(tx.ctx, s.d.render(s.prefix, `SELECT `+triggerCols+` FROM {p}triggers WHERE sched_name = ? AND `+
+		where+` ORDER BY trigger_group, trigger_name{update}`), args...)
+	locked, err := collect(rows, err, scanTrigger)
+	if err != nil {
+		return err
+	}
+	triggers := make(map[store.Key]store.TriggerRecord, len(locked))
+	var jobKeys []store.Key
+	for _, t := range locked {
+		triggers[t.Key] = t
+		jobKeys = append(jobKeys, t.JobKey)
+	}
+	jobs, err := tx.jobs(jobKeys)
+	if err != nil {
+		return err
+	}
+	var batch []int // the firings of jobs that allow concurrency
+	seen := make(map[store.Key]bool, len(todo))
+	for _, i := range todo {
+		f := &firings[i]
+		key := f.Trigger.Key
+		t, ok := triggers[key]
+		switch {
+		case !ok:
+			out[i].Err = fmt.Errorf("%w: trigger %s no longer exists", store.ErrNotClaimed, key)
+			continue
+		case seen[key]:
+			out[i].Err = fmt.Errorf("%w: trigger %s fired earlier in the same batch", store.ErrNotClaimed, key)
+			continue
+		case t.State != store.StateAcquired || t.ClaimedBy != l.NodeID || t.ClaimEpoch != l.Epoch:
+			out[i].Err = fmt.Errorf("%w: trigger %s is %s (claimed by %q epoch %d)",
+				store.ErrNotClaimed, key, t.State, t.ClaimedBy, t.ClaimEpoch)
+			continue
+		}
+		seen[key] = true
+		job, ok := jobs[t.JobKey]
+		if !ok {
+			return fmt.Errorf("reading job %s of trigger %s: job not found", t.JobKey, key)
+		}
+		if job.DisallowConcurrent {
+			fired := *f
+			res, err := tx.fire(l, &fired, t, job)
+			if isStoreError(err) {
+				out[i].Err = err
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			out[i].Result, ids[i] = res, fired.Execution.ID
+			continue
+		}
+		if f.Execution.ID == "" {
+			ids[i] = newExecutionID()
+		} else {
+			ids[i] = f.Execution.ID
+		}
+		batch = append(batch, i)
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	if err := tx.insertExecutions(l, firings, batch, triggers, jobs, ids); err != nil {
+		return err
+	}
+	if err := tx.setTimings(firings, batch, jobs, triggers); err != nil {
+		return err
+	}
+	for _, i := range batch {
+		job := jobs[triggers[firings[i].Trigger.Key].JobKey]
+		out[i].Result = &store.TriggerFireResult{Job: job}
+	}
+	return nil
+}
+
+// jobs reads the jobs with the given keys, without locking them.
+func (tx *txn) jobs(keys []store.Key) (map[store.Key]store.JobRecord, error) {
+	out := make(map[store.Key]store.JobRecord, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	s := tx.s
+	where, args := keysWhere("job_group", "job_name", keys, []any{s.sched})
+	rows, err := tx.QueryContext(tx.ctx, s.d.render(s.prefix, `SELECT `+jobCols+` FROM {p}jobs WHERE sched_name = ? AND `+where), args...)
+	list, err := collect(rows, err, scanJob)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range list {
+		out[j.Key] = j
+	}
+	return out, nil
+}
+
+// insertExecutions records the firings batch in one INSERT. A firing
+// recorded already fails it with errBatchConflict.
+func (tx *txn) insertExecutions(l store.Lease, firings []store.TriggerFiring, batch []int, triggers map[store.Key]store.TriggerRecord, jobs map[store.Key]store.JobRecord, ids []string) error {
+	s := tx.s
+	const row = `(?, ?, ?, ?, ?, ?, ?, COALESCE(?, {now}), NULL, ?, ?, 'EXECUTING', FALSE, ?, ?, '')`
+	var b strings.Builder
+	b.WriteString(`INSERT INTO {p}executions (sched_name, ` + execCols + `) VALUES `)
+	args := make([]any, 0, 12*len(batch))
+	for n, i := range batch {
+		if n > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+		f := &firings[i]
+		t := triggers[f.Trigger.Key]
+		job := jobs[t.JobKey]
+		args = append(args, s.sched, ids[i], t.Key.Group, t.Key.Name, job.Key.Group, job.Key.Name,
+			f.Execution.ScheduledTime.UnixNano(), nanos(f.Execution.FiredTime), l.NodeID, l.Epoch,
+			job.RequestsRecovery, t.Priority)
+	}
+	_, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, b.String()), args...)
+	if s.d.classify(err).unique {
+		return errBatchConflict
+	}
+	return err
+}
+
+// setTimings stores the advanced timing of the firings batch in one
+// UPDATE, each trigger COMPLETE when it will not fire again and WAITING
+// otherwise (their jobs allow concurrency).
+func (tx *txn) setTimings(firings []store.TriggerFiring, batch []int, jobs map[store.Key]store.JobRecord, triggers map[store.Key]store.TriggerRecord) error {
+	s := tx.s
+	rows := make([][]any, len(batch))
+	for n, i := range batch {
+		tm := &firings[i].Trigger
+		job := jobs[triggers[tm.Key].JobKey]
+		rows[n] = []any{tm.Key.Group, tm.Key.Name, nanos(tm.NextFireTime), nanos(tm.PreviousFireTime),
+			int64(tm.TimesTriggered), nanos(tm.StartTime), nanos(tm.EndTime), jsonArg(tm.Schedule),
+			tm.MisfireInstruction, string(firedState(tm, &job))}
+	}
+	q, args := s.d.updateFromRows(timingRows, rows, s.sched)
+	n, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, q), args...)
+	if err != nil {
+		return err
+	}
+	if got, _ := n.RowsAffected(); got != int64(len(batch)) {
+		return fmt.Errorf("stored the timing of %d of the %d triggers fired", got, len(batch))
+	}
+	return nil
+}
+
+// timingRows updates the timing of fired triggers.
+var timingRows = rowsUpdate{
+	table: "triggers",
+	cols: []rowCol{
+		{"g", colText}, {"n", colText}, {"next_fire", colInt}, {"prev_fire", colInt}, {"times", colInt},
+		{"start_t", colInt}, {"end_t", colInt}, {"sched", colJSON}, {"misfire", colText}, {"st", colText},
+	},
+	match: "t.trigger_group = v.g AND t.trigger_name = v.n",
+	set: "next_fire_time = v.next_fire, prev_fire_time = v.prev_fire, times_triggered = v.times, " +
+		"start_time = v.start_t, end_time = v.end_t, schedule = {json:v.sched}, misfire_instruction = v.misfire, " +
+		"state = v.st, claimed_by = '', claim_epoch = 0, version = t.version + 1",
+}
+
+// ExecutionsComplete records the end of several executions in one
+// transaction; see [store.Batcher]. Completions with the instruction NOOP
+// or DELETE_TRIGGER, no job data, and a job that allows concurrency (the
+// common case) are recorded by statements that do not grow with the batch:
+// one locking read of the executions, one read of their jobs, one UPDATE of
+// the executions, one DELETE of the triggers to delete, one UPDATE that
+// unblocks the jobs' triggers and one DELETE of the jobs left without
+// triggers. The others are recorded as ExecutionComplete records them, in
+// the same transaction.
+func (s *Store) ExecutionsComplete(ctx context.Context, p *store.ExecutionsCompleteParams) ([]error, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	errs := make([]error, len(p.Completions))
+	var todo []int
+	for i := range p.Completions {
+		if err := checkCompletion(&p.Completions[i]); err != nil {
+			errs[i] = err
+			continue
+		}
+		todo = append(todo, i)
+	}
+	err := s.write(ctx, "completing executions", func(tx *txn) error {
+		for _, i := range todo {
+			errs[i] = nil
+		}
+		if err := tx.lease(p.Lease); err != nil {
+			return err
+		}
+		return tx.completeBatch(p.Lease, p.Completions, todo, errs)
+	})
+	if err != nil {
+		return nil, s.translate("completing executions", err, nil, nil)
+	}
+	return errs, nil
+}
+
+// completeBatch records the completions todo in the transaction, filling
+// errs.
+func (tx *txn) completeBatch(l store.Lease, completions []store.ExecutionCompletion, todo []int, errs []error) error {
+	s := tx.s
+	ids := make([]any, 0, len(todo)+1)
+	ids = append(ids, s.sched)
+	for _, i := range todo {
+		ids = append(ids, completions[i].ID)
+	}
+	rows, err := tx.QueryContext(tx.ctx, s.d.render(s.prefix, `SELECT `+execCols+` FROM {p}executions `+
+		`WHERE sched_name = ? AND id IN (`+placeholders(len(todo))+`) ORDER BY id{update}`), ids...)
+	locked, err := collect(rows, err, scanExecution)
+	if err != nil {
+		return err
+	}
+	execs := make(map[string]store.ExecutionRecord, len(locked))
+	var jobKeys []store.Key
+	for _, e := range locked {
+		execs[e.ID] = e
+		jobKeys = append(jobKeys, e.JobKey)
+	}
+	jobs, err := tx.jobs(jobKeys)
+	if err != nil {
+		return err
+	}
+	var batch []int // completions recorded by the statements of the batch
+	seen := make(map[string]bool, len(todo))
+	for _, i := range todo {
+		c := &completions[i]
+		e, ok := execs[c.ID]
+		switch {
+		case !ok:
+			errs[i] = fmt.Errorf("%w: %s", store.ErrExecutionNotFound, c.ID)
+			continue
+		case seen[c.ID]:
+			errs[i] = fmt.Errorf("%w: %s was completed earlier in the same batch", store.ErrExecutionNotFound, c.ID)
+			continue
+		}
+		seen[c.ID] = true
+		if errs[i] = runsUnder(&e, l); errs[i] != nil {
+			continue
+		}
+		job, hasJob := jobs[e.JobKey]
+		simple := (c.Instruction == "" || c.Instruction == store.InstructionNoop || c.Instruction == store.InstructionDeleteTrigger) &&
+			c.JobData == nil && (!hasJob || !job.DisallowConcurrent)
+		if simple {
+			batch = append(batch, i)
+			continue
+		}
+		if err := tx.finish(&e, c); err != nil {
+			return err
+		}
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	finished := make([][]any, len(batch))
+	var deleted, jobsOf []store.Key
+	for n, i := range batch {
+		c := &completions[i]
+		e := execs[c.ID]
+		finished[n] = []any{c.ID, string(c.State), c.Error, nanos(c.FinishedTime)}
+		if c.Instruction == store.InstructionDeleteTrigger {
+			deleted = append(deleted, e.TriggerKey)
+		}
+		if !slices.Contains(jobsOf, e.JobKey) {
+			jobsOf = append(jobsOf, e.JobKey)
+		}
+	}
+	q, args := s.d.updateFromRows(finishRows, finished, s.sched)
+	if _, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, q), args...); err != nil {
+		return err
+	}
+	if len(deleted) > 0 {
+		where, args := keysWhere("trigger_group", "trigger_name", deleted, []any{s.sched})
+		if _, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, `DELETE FROM {p}triggers WHERE sched_name = ? AND `+where), args...); err != nil {
+			return err
+		}
+	}
+	// The jobs allow concurrency: any trigger of theirs still BLOCKED (the
+	// job disallowed concurrency when it fired) is free to fire.
+	where, args := keysWhere("job_group", "job_name", jobsOf, []any{s.sched})
+	if err := tx.execWakeRendered(s.d.render(s.prefix, sqlJobsUnblock+where+`{wake}`), args...); err != nil {
+		return err
+	}
+	// The jobs that are not durable and have no trigger left go. (The
+	// triggers are read once for all the jobs: a NOT EXISTS correlated
+	// with each job row can be planned as a scan of all the triggers of
+	// the group per job.)
+	orphans := `DELETE FROM {p}jobs WHERE sched_name = ? AND durable = FALSE AND ` + where +
+		` AND (job_group, job_name) NOT IN (SELECT job_group, job_name FROM {p}triggers WHERE sched_name = ? AND ` + where + `)`
+	if _, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, orphans), append(args, args...)...); err != nil {
+		return fmt.Errorf("deleting orphan jobs: %w", err)
+	}
+	return nil
+}
+
+// finishRows records the end of executions.
+var finishRows = rowsUpdate{
+	table: "executions",
+	cols:  []rowCol{{"id", colText}, {"st", colText}, {"err", colText}, {"fin", colInt}},
+	match: "t.id = v.id",
+	set:   "state = v.st, error_message = v.err, finished_time = COALESCE(v.fin, {now})",
+}
+
+// execWakeRendered is txn.execWake for a statement built for its
+// arguments, which the store's cache of rendered templates must not keep.
+func (tx *txn) execWakeRendered(q string, args ...any) error {
+	if !tx.s.d.dollar {
+		_, err := tx.ExecContext(tx.ctx, q, args...)
+		return err
+	}
+	rows, err := tx.QueryContext(tx.ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			st   string
+			next sql.NullInt64
+		)
+		if err := rows.Scan(&st, &next); err != nil {
+			return err
+		}
+		if store.TriggerState(st) == store.StateWaiting && next.Valid {
+			tx.woke(time.Unix(0, next.Int64))
+		}
+	}
+	return rows.Err()
+}
+
+// placeholders returns n comma-separated bind parameters.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
