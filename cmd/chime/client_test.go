@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,11 +16,11 @@ import (
 	"github.com/chime-scheduler/chime/server/servertest"
 )
 
-// cliLogin runs chime login as srv's admin and returns the token it
-// printed.
-func cliLogin(t *testing.T, srv *servertest.Server) string {
+// cliLogin runs chime login against the server at url as the admin, with
+// password, and returns the token it printed.
+func cliLogin(t *testing.T, url, password string) string {
 	t.Helper()
-	out, stderr, err := execChime(t, srv.AdminPassword+"\n", "login", "--server", srv.URL, "--username", servertest.AdminName, "--password-stdin")
+	out, stderr, err := execChime(t, password+"\n", "login", "--server", url, "--username", "admin", "--password-stdin")
 	if err != nil {
 		t.Fatalf("chime login: %v", err)
 	}
@@ -29,20 +28,10 @@ func cliLogin(t *testing.T, srv *servertest.Server) string {
 	if m == nil {
 		t.Fatalf("chime login printed %q, want one export line", out)
 	}
-	if !strings.Contains(stderr, "Logged in to "+srv.URL+" as admin (admin) until ") {
+	if !strings.Contains(stderr, "Logged in to "+url+" as admin (admin) until ") {
 		t.Errorf("chime login said %q", stderr)
 	}
 	return m[1]
-}
-
-// pongServer is an HTTP endpoint for http jobs: it answers "pong".
-func pongServer(t *testing.T) string {
-	t.Helper()
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = io.WriteString(w, "pong")
-	}))
-	t.Cleanup(hs.Close)
-	return hs.URL
 }
 
 // writeFile writes content to a file in the test's directory and returns
@@ -91,10 +80,10 @@ func (r *onFirstRead) Read(p []byte) (int, error) {
 func TestApplyAndExport(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Start(t, nil)
-	token := cliLogin(t, srv)
+	token := cliLogin(t, srv.URL, srv.AdminPassword)
 	c := srv.Client
 	ctx := t.Context()
-	target := pongServer(t)
+	target := newEndpoint(t, http.StatusOK, "pong").URL
 	file := writeFile(t, "jobs.yaml", strings.ReplaceAll(jobsYAML, "TARGET", target))
 	flags := []string{"--server", srv.URL, "--token", token}
 
@@ -232,7 +221,7 @@ func TestApplyAndExport(t *testing.T) {
 func TestApplyErrors(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Start(t, nil)
-	token := cliLogin(t, srv)
+	token := cliLogin(t, srv.URL, srv.AdminPassword)
 	flags := []string{"--server", srv.URL, "--token", token}
 	tests := []struct {
 		name, yaml string
@@ -283,7 +272,7 @@ func TestApplyErrors(t *testing.T) {
 func TestJobAndExecutionCommands(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Start(t, nil)
-	token := cliLogin(t, srv)
+	token := cliLogin(t, srv.URL, srv.AdminPassword)
 	c := srv.Client
 	ctx := t.Context()
 	flags := []string{"--server", srv.URL, "--token", token}
@@ -295,7 +284,7 @@ func TestJobAndExecutionCommands(t *testing.T) {
 		}
 		return out
 	}
-	file := writeFile(t, "jobs.yaml", strings.ReplaceAll(jobsYAML, "TARGET", pongServer(t)))
+	file := writeFile(t, "jobs.yaml", strings.ReplaceAll(jobsYAML, "TARGET", newEndpoint(t, http.StatusOK, "pong").URL))
 	chime("apply", "-f", file, "--yes")
 
 	out := chime("jobs", "list")

@@ -3,12 +3,12 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,19 +17,30 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/nodeproc"
 )
 
-// runMainEnv makes the test binary run chime's main instead of the tests,
-// so that a test can start `chime server` as a real process without
-// building the command first.
-const runMainEnv = "CHIME_TEST_RUN_MAIN"
+// chimeBinary is the chime command, built (without -race) into a
+// directory TestMain removes, for the tests that run `chime server` as a
+// real process.
+var chimeBinary *nodeproc.Binary
 
-func TestMain(m *testing.M) {
-	if os.Getenv(runMainEnv) == "1" {
-		main()
-		os.Exit(0)
+func TestMain(m *testing.M) { os.Exit(runTests(m)) }
+
+// runTests runs the tests with chimeBinary building into a temporary
+// directory, removed when they end.
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "chime-cmd-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	os.Exit(m.Run())
+	defer os.RemoveAll(dir)
+	chimeBinary = nodeproc.NewBinary("github.com/chime-scheduler/chime/cmd/chime", dir)
+	return m.Run()
 }
 
 func TestServerConfigPrecedence(t *testing.T) {
@@ -147,9 +158,20 @@ type serverProcess struct {
 	done chan error
 }
 
-// startServerProcess starts `chime server` on a fresh SQLite file and a
-// free port, with extra args and environment.
-func startServerProcess(t *testing.T, env []string, args ...string) *serverProcess {
+// processOptions configure startServerProcess.
+type processOptions struct {
+	// databaseURL is the server's --database-url. Defaults to a fresh
+	// SQLite file.
+	databaseURL string
+	// env is added to the test's environment.
+	env []string
+	// args follow --listen and --database-url.
+	args []string
+}
+
+// startServerProcess starts `chime server` on a free port. It kills the
+// process when the test ends, unless the test stopped it.
+func startServerProcess(t *testing.T, opts processOptions) *serverProcess {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -157,9 +179,18 @@ func startServerProcess(t *testing.T, env []string, args ...string) *serverProce
 	}
 	addr := ln.Addr().String()
 	ln.Close() // the server listens on it; another process taking it meanwhile is unlikely
-	db := "sqlite:" + filepath.Join(t.TempDir(), "chime.db")
-	cmd := exec.Command(os.Args[0], append([]string{"server", "--listen", addr, "--database-url", db}, args...)...)
-	cmd.Env = append(append(os.Environ(), runMainEnv+"=1"), env...)
+	db := opts.databaseURL
+	if db == "" {
+		db = dbtest.SQLiteURL(t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	chime, err := chimeBinary.Path(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(chime, append([]string{"server", "--listen", addr, "--database-url", db}, opts.args...)...)
+	cmd.Env = append(os.Environ(), opts.env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -203,17 +234,22 @@ func (p *serverProcess) output() string {
 // url returns the server's URL for path.
 func (p *serverProcess) url(path string) string { return "http://" + p.addr + path }
 
-// call sends a JSON request with a bearer token and decodes the answer
-// into out; it returns the status.
+// call sends a request with a bearer token (none if "") and decodes the
+// answer into out; it returns the status. A body of type []byte is sent
+// as it is, any other is encoded as JSON.
 func (p *serverProcess) call(t *testing.T, method, path, token string, body, out any) int {
 	t.Helper()
 	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r = bytes.NewReader(b)
+		r = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequest(method, p.url(path), r)
 	if err != nil {
@@ -237,6 +273,69 @@ func (p *serverProcess) call(t *testing.T, method, path, token string, body, out
 	return resp.StatusCode
 }
 
+// waitReady waits until the node answers /readyz with 200.
+func (p *serverProcess) waitReady(t *testing.T) {
+	t.Helper()
+	waitUntil(t, "chime server at "+p.addr+" to be ready", func() bool {
+		resp, err := http.Get(p.url("/readyz"))
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+// firstStartLine precedes the admin's password in the output of a first
+// start.
+const firstStartLine = "created the user \"admin\" with the password"
+
+// adminPassword returns the password the first start printed. Call it
+// once the node is ready: the password is printed before it serves.
+func (p *serverProcess) adminPassword(t *testing.T) string {
+	t.Helper()
+	var password string
+	waitUntil(t, "the first start's admin password", func() bool {
+		_, after, found := strings.Cut(p.output(), firstStartLine)
+		if fields := strings.Fields(after); found && len(fields) > 0 {
+			password = fields[0]
+		}
+		return password != ""
+	})
+	return password
+}
+
+// login logs in as the admin, as README's curl command does, and returns
+// the session token.
+func (p *serverProcess) login(t *testing.T, password string) string {
+	t.Helper()
+	var session api.Session
+	status := p.call(t, http.MethodPost, "/api/v1/auth/login", "", map[string]string{"username": "admin", "password": password}, &session)
+	if status != http.StatusOK || session.Token == "" {
+		t.Fatalf("POST /api/v1/auth/login = %d %+v, want 200 and a token", status, session)
+	}
+	return session.Token
+}
+
+// stop sends SIGTERM and waits for a clean exit and the last log line.
+func (p *serverProcess) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("chime server exited with %v after SIGTERM, want a clean exit", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("chime server did not exit within 30s of SIGTERM")
+	}
+	if !strings.Contains(p.output(), "chime server stopped") {
+		t.Error("no \"chime server stopped\" in the log")
+	}
+}
+
 // waitUntil polls cond every 50ms for up to 30s.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -245,27 +344,21 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // another process's work shows only through its API
 	}
 }
 
+// TestServerProcess checks what `chime server` does as a process: the
+// effective configuration logged with secrets masked, the first admin's
+// password printed once, and a graceful stop on SIGTERM. What it serves is
+// the journey tests' (journey_test.go).
 func TestServerProcess(t *testing.T) {
 	t.Parallel()
-	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "pong %s", r.URL.Query().Get("n"))
-	}))
-	defer target.Close()
-	p := startServerProcess(t, []string{"CHIME_WORKERS=3", "CHIME_SMTP_PASSWORD=hunter2", "CHIME_SMTP_USERNAME=chime"},
-		"--log-format", "json", "--node-id", "proc-1")
-
-	waitUntil(t, "/readyz", func() bool {
-		resp, err := http.Get(p.url("/readyz"))
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
+	p := startServerProcess(t, processOptions{
+		env:  []string{"CHIME_WORKERS=3", "CHIME_SMTP_PASSWORD=hunter2", "CHIME_SMTP_USERNAME=chime"},
+		args: []string{"--log-format", "json", "--node-id", "proc-1"},
 	})
+	p.waitReady(t)
 
 	// The effective configuration is logged once, masked.
 	logs := p.output()
@@ -287,60 +380,12 @@ func TestServerProcess(t *testing.T) {
 		}
 	}
 
-	// The first start printed the admin's password, once.
-	_, after, found := strings.Cut(logs, "created the user \"admin\" with the password")
-	if !found {
-		t.Fatalf("no admin password printed:\n%s", logs)
+	// The first start printed the admin's password, once, and it logs in.
+	password := p.adminPassword(t)
+	if n := strings.Count(p.output(), password); n != 1 {
+		t.Errorf("the admin's password appears %d times in the output, want once", n)
 	}
-	password := strings.Fields(after)[0]
+	p.login(t, password)
 
-	var session struct{ Token string }
-	if status := p.call(t, http.MethodPost, "/api/v1/auth/login", "", map[string]string{"username": "admin", "password": password}, &session); status != http.StatusOK || session.Token == "" {
-		t.Fatalf("login = %d, want 200 and a token", status)
-	}
-	job := map[string]any{
-		"type":     "http",
-		"http":     map[string]any{"url": target.URL + "/ping?n={{.Attempt}}"},
-		"triggers": []any{map[string]any{"schedule": map[string]any{"kind": "cron", "expression": "* * * * * ?", "time_zone": "UTC"}}},
-	}
-	var created map[string]any
-	if status := p.call(t, http.MethodPut, "/api/v1/jobs/demo/ping", session.Token, job, &created); status != http.StatusCreated {
-		t.Fatalf("PUT job = %d %v, want 201", status, created)
-	}
-	var bad map[string]any
-	job["triggers"] = []any{map[string]any{"schedule": map[string]any{"kind": "cron", "expression": "0 0 25 * * ?"}}}
-	if status := p.call(t, http.MethodPut, "/api/v1/jobs/demo/bad", session.Token, job, &bad); status != http.StatusBadRequest || bad["field"] != "triggers[0].schedule.expression" {
-		t.Errorf("PUT of a bad cron = %d %v, want 400 naming triggers[0].schedule.expression", status, bad)
-	}
-
-	var runs struct {
-		Executions []struct {
-			Outcome string `json:"outcome"`
-			ID      string `json:"id"`
-		} `json:"executions"`
-	}
-	waitUntil(t, "a run of demo/ping in the history", func() bool {
-		p.call(t, http.MethodGet, "/api/v1/executions?job=demo/ping", session.Token, nil, &runs)
-		return len(runs.Executions) > 0 && runs.Executions[len(runs.Executions)-1].Outcome == "succeeded"
-	})
-	var run struct{ Output string }
-	p.call(t, http.MethodGet, "/api/v1/executions/"+runs.Executions[len(runs.Executions)-1].ID, session.Token, nil, &run)
-	if !strings.Contains(run.Output, "pong 1") {
-		t.Errorf("execution output = %q, want the endpoint's answer", run.Output)
-	}
-
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-p.done:
-		if err != nil {
-			t.Fatalf("chime server exited with %v after SIGTERM, want a clean exit", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("chime server did not exit within 30s of SIGTERM")
-	}
-	if !strings.Contains(p.output(), "chime server stopped") {
-		t.Error("no \"chime server stopped\" in the log")
-	}
+	p.stop(t)
 }
