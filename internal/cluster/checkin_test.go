@@ -187,3 +187,119 @@ func TestRefusedLeaseIsReplacedAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// partitionedStore is a store behind a silent network partition while
+// partitioned: calls neither succeed nor fail, they wait for the network to
+// heal (and then go through) or for their context to end.
+type partitionedStore struct {
+	reconcilingStore
+	healed chan struct{} // nil while the network is whole
+}
+
+func (s *partitionedStore) partition() {
+	s.mu.Lock()
+	s.healed = make(chan struct{})
+	s.mu.Unlock()
+}
+
+func (s *partitionedStore) heal() {
+	s.mu.Lock()
+	close(s.healed)
+	s.healed = nil
+	s.mu.Unlock()
+}
+
+func (s *partitionedStore) wait(ctx context.Context) error {
+	s.mu.Lock()
+	healed := s.healed
+	s.mu.Unlock()
+	if healed == nil {
+		return nil
+	}
+	select {
+	case <-healed:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *partitionedStore) NodeRegister(ctx context.Context, id string) (*store.NodeRecord, error) {
+	if err := s.wait(ctx); err != nil {
+		return nil, err
+	}
+	return s.Store.NodeRegister(ctx, id)
+}
+
+func (s *partitionedStore) NodeCheckIn(ctx context.Context, l store.Lease) (time.Time, error) {
+	if err := s.wait(ctx); err != nil {
+		return time.Time{}, err
+	}
+	return s.Store.NodeCheckIn(ctx, l)
+}
+
+func (s *partitionedStore) NodesRecover(ctx context.Context, p *store.NodesRecoverParams) ([]store.NodeRecovery, error) {
+	if err := s.wait(ctx); err != nil {
+		return nil, err
+	}
+	return s.Store.NodesRecover(ctx, p)
+}
+
+func (s *partitionedStore) Reconcile(ctx context.Context, l store.Lease) (*store.Reconciliation, error) {
+	if err := s.wait(ctx); err != nil {
+		return nil, err
+	}
+	return s.reconcilingStore.Reconcile(ctx, l)
+}
+
+// A check-in that hangs must not hide the lease's end: the node learns it
+// by its own clock, when the lease would lapse, and cancels its jobs then,
+// not when the network heals.
+func TestSilentPartitionLapsesTheLeaseOnTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		st := &partitionedStore{reconcilingStore: reconcilingStore{Store: memstore.New(nil)}}
+		var mu sync.Mutex
+		var lostAt, restoredAt []time.Time
+		m, err := New(Config{Store: st, NodeID: "n", Logger: quiet, CheckInInterval: time.Second, DeadAfter: 3 * time.Second,
+			OnLeaseLost: func() {
+				mu.Lock()
+				lostAt = append(lostAt, time.Now())
+				mu.Unlock()
+			},
+			OnLeaseRestored: func() {
+				mu.Lock()
+				restoredAt = append(restoredAt, time.Now())
+				mu.Unlock()
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		begin := time.Now()
+		if err := m.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// Check-ins at 1s and 2s succeed; the partition lasts from 2.5s
+		// to 7.5s. The check-in sent at 3s hangs until the lease would
+		// end, at 5s (2s + DeadAfter); registering again, from 6s, goes
+		// through when the network heals.
+		time.Sleep(2500 * time.Millisecond)
+		st.partition()
+		time.Sleep(5 * time.Second)
+		st.heal()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if err := m.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if want := []time.Time{begin.Add(5 * time.Second)}; !slices.Equal(lostAt, want) {
+			t.Errorf("OnLeaseLost at %v, want once at %v", lostAt, want)
+		}
+		if want := []time.Time{begin.Add(7500 * time.Millisecond)}; !slices.Equal(restoredAt, want) {
+			t.Errorf("OnLeaseRestored at %v, want once at %v", restoredAt, want)
+		}
+	})
+}

@@ -25,7 +25,10 @@
 //     is logged at Warn; OnReconciled lets the engine act on them at once.
 //  5. When a check-in is refused with store.ErrFenced, when the engine
 //     reports a write refused under the current lease (LeaseRefused), or
-//     when no check-in has succeeded for DeadAfter by the local clock, the
+//     when no check-in has succeeded for DeadAfter by the local clock (each
+//     store call of the loop is bounded by the time left on the lease, so a
+//     call that hangs, as behind a silent network partition, cannot delay
+//     this), the
 //     node must assume it has been declared dead: it reports the lease lost
 //     once (the engine cancels its running jobs with ErrLeaseLost) and
 //     registers again under a new epoch, at its next check-in or at once

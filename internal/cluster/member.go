@@ -330,7 +330,9 @@ func (m *Member) checkIn(ctx context.Context) (registered bool) {
 	}
 	lease := m.Lease()
 	sent := m.cfg.Clock.Now()
-	storeTime, err := m.cfg.Store.NodeCheckIn(ctx, lease)
+	callCtx, cancel := context.WithTimeout(ctx, m.checkInTimeout(sent))
+	storeTime, err := m.cfg.Store.NodeCheckIn(callCtx, lease)
+	cancel()
 	received := m.cfg.Clock.Now()
 	switch {
 	case err == nil:
@@ -363,6 +365,18 @@ func (m *Member) checkIn(ctx context.Context) (registered bool) {
 	}
 	m.recoverDead(ctx, lease)
 	return false
+}
+
+// checkInTimeout bounds a store call of the check-in loop made at now. A
+// store that neither answers nor fails, as behind a silent network
+// partition, must not keep the node from noticing that its lease lapsed: the
+// call may last until the lease would end, and at least one CheckInInterval
+// so that a slow store still gets a fair chance.
+func (m *Member) checkInTimeout(now time.Time) time.Duration {
+	m.mu.Lock()
+	left := m.renewedAt.Add(m.cfg.DeadAfter).Sub(now)
+	m.mu.Unlock()
+	return max(left, m.cfg.CheckInInterval)
 }
 
 // registerAgain registers the node under a new epoch after it lost its
@@ -405,7 +419,9 @@ func (m *Member) storeAnswered(now time.Time) {
 
 // recoverDead asks the store to recover the nodes not seen for DeadAfter.
 func (m *Member) recoverDead(ctx context.Context, lease store.Lease) {
-	recovered, err := m.cfg.Store.NodesRecover(ctx, &store.NodesRecoverParams{Lease: lease, DeadAfter: m.cfg.DeadAfter})
+	callCtx, cancel := context.WithTimeout(ctx, m.checkInTimeout(m.cfg.Clock.Now()))
+	recovered, err := m.cfg.Store.NodesRecover(callCtx, &store.NodesRecoverParams{Lease: lease, DeadAfter: m.cfg.DeadAfter})
+	cancel()
 	now := m.cfg.Clock.Now()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -431,7 +447,9 @@ func (m *Member) recoverDead(ctx context.Context, lease store.Lease) {
 // every repair.
 func (m *Member) reconcile(ctx context.Context) {
 	lease := m.Lease()
-	rep, err := m.cfg.Store.Reconcile(ctx, lease)
+	callCtx, cancel := context.WithTimeout(ctx, m.checkInTimeout(m.cfg.Clock.Now()))
+	rep, err := m.cfg.Store.Reconcile(callCtx, lease)
+	cancel()
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
