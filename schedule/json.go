@@ -99,13 +99,19 @@ func Unmarshal(data []byte) (Schedule, error) {
 		}
 		s = c
 	case KindSimple:
-		if w.RepeatIntervalMs == nil {
-			return nil, invalid("repeat_interval_ms", "missing")
+		// As in Quartz, a simple schedule fires once unless told to
+		// repeat, and needs an interval only when it repeats.
+		simple := &Simple{}
+		if w.RepeatCount != nil {
+			simple.RepeatCount = *w.RepeatCount
 		}
-		if w.RepeatCount == nil {
-			return nil, invalid("repeat_count", "missing")
+		switch {
+		case w.RepeatIntervalMs != nil:
+			simple.RepeatInterval = time.Duration(*w.RepeatIntervalMs) * time.Millisecond
+		case simple.RepeatCount != 0:
+			return nil, invalid("repeat_interval_ms", "missing: a schedule that repeats needs an interval")
 		}
-		s = &Simple{RepeatCount: *w.RepeatCount, RepeatInterval: time.Duration(*w.RepeatIntervalMs) * time.Millisecond}
+		s = simple
 	case KindCalendarInterval:
 		loc, err := loadLocation("time_zone", w.TimeZone)
 		if err != nil {

@@ -77,6 +77,7 @@ func TestUnmarshalErrors(t *testing.T) {
 		{"bad cron", `{"kind":"cron","expression":"0 0 99 * * ?"}`, "expression"},
 		{"unknown zone", `{"kind":"cron","expression":"0 0 * * * ?","time_zone":"Atlantis/Capital"}`, "time_zone"},
 		{"simple without interval", `{"kind":"simple","repeat_count":1}`, "repeat_interval_ms"},
+		{"simple forever without interval", `{"kind":"simple","repeat_count":-1}`, "repeat_interval_ms"},
 		{"simple with zero interval", `{"kind":"simple","repeat_count":1,"repeat_interval_ms":0}`, "repeat_interval"},
 		{"calendar interval without interval", `{"kind":"calendar_interval","unit":"DAY"}`, "interval"},
 		{"daily time interval with a bad day", `{"kind":"daily_time_interval","unit":"HOUR","interval":1,"repeat_count":-1,"start_time_of_day":"09:00:00","end_time_of_day":"17:00:00","days_of_week":["Caturday"]}`, "days_of_week"},
@@ -96,5 +97,20 @@ func TestUnmarshalErrors(t *testing.T) {
 	}
 	if _, err := schedule.Marshal(nil); err == nil {
 		t.Errorf("Marshal(nil) succeeded, want an error")
+	}
+}
+
+// A simple schedule fires once unless told to repeat, as Quartz's
+// SimpleTrigger does, so the one-shot forms need neither field.
+func TestUnmarshalSimpleOneShot(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{`{"kind":"simple"}`, `{"kind":"simple","repeat_count":0}`} {
+		got, err := schedule.Unmarshal([]byte(in))
+		if err != nil {
+			t.Fatalf("Unmarshal(%s): %v", in, err)
+		}
+		if s, ok := got.(*schedule.Simple); !ok || *s != (schedule.Simple{}) {
+			t.Errorf("Unmarshal(%s) = %#v, want a one-shot simple schedule", in, got)
+		}
 	}
 }
