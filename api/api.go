@@ -423,7 +423,8 @@ type ExecutionQuery struct {
 	JobName  string `json:"job_name,omitempty"`
 	// Outcomes keeps these outcomes (?outcome=failed&outcome=timed_out).
 	Outcomes []string `json:"outcome,omitempty"`
-	// From and To bound the scheduled time: From ≤ t < To.
+	// From and To bound the time an execution started (skipped firings: the
+	// time they were skipped): From ≤ t < To.
 	From *time.Time `json:"from,omitempty"`
 	To   *time.Time `json:"to,omitempty"`
 	// NodeID keeps one node's executions (?node=).
