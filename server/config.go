@@ -32,7 +32,7 @@ type Config struct {
 	EnableShellJobs bool
 	// Retention bounds the execution history, pruned in the background by
 	// every node. Defaults to 30 days, keeping each job's 1000 newest
-	// executions however old.
+	// executions however old and its 10000 newest at most.
 	Retention Retention
 	// Alert configures alert delivery: SMTP, default recipients,
 	// templates and rate limit. Defaults to alert.Config's defaults: no
@@ -74,32 +74,49 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Retention says how much execution history is kept (see
-// history.History.Prune): an execution is pruned once it is older than
-// MaxAge and not among its job's PerJob newest, so that a rare job keeps
-// its last runs and a frequent one its last MaxAge. Decisions are pruned
-// by age alone; the audit log is kept.
+// Retention says how much execution history is kept. Each job's
+// executions, ranked newest first (running ones included):
+//
+//   - the PerJob newest are kept however old (the floor, so that a rare
+//     job keeps its last runs and its last success);
+//   - those beyond the MaxPerJob newest are pruned however young (the cap,
+//     so that a job firing every second keeps MaxPerJob rows, not MaxAge's
+//     2.6 million);
+//   - the others are pruned once older than MaxAge;
+//   - running executions are never pruned.
+//
+// PerJob must not be more than MaxPerJob. Decisions are pruned by age
+// alone; the audit log is kept. history.History.Prune applies the rule.
 type Retention struct {
-	// MaxAge is how long an execution is kept after it started. Defaults
-	// to 30 days.
+	// MaxAge is how long an execution is kept after it started, unless
+	// it is among its job's PerJob newest. Defaults to 30 days.
 	MaxAge time.Duration
 	// PerJob is how many of each job's newest executions are kept however
-	// old. Defaults to 1000.
+	// old. Defaults to 1000, or to MaxPerJob when that is less.
 	PerJob int
+	// MaxPerJob is how many of each job's newest executions are kept at
+	// most, however young. Defaults to 10000; NoRetentionCap (-1) sets no
+	// cap.
+	MaxPerJob int
 }
 
 // Defaults of Config.
 const (
-	DefaultDatabaseURL     = "sqlite:chime.db"
-	DefaultListen          = ":8080"
-	DefaultMaxBodyBytes    = 1 << 20
-	DefaultMaxOutputBytes  = 64 << 10
-	DefaultMaxJobDataBytes = 1 << 20
-	DefaultRetentionAge    = 30 * 24 * time.Hour
-	DefaultRetentionPerJob = 1000
-	DefaultDeadManInterval = time.Minute
-	DefaultShutdownTimeout = 30 * time.Second
+	DefaultDatabaseURL        = "sqlite:chime.db"
+	DefaultListen             = ":8080"
+	DefaultMaxBodyBytes       = 1 << 20
+	DefaultMaxOutputBytes     = 64 << 10
+	DefaultMaxJobDataBytes    = 1 << 20
+	DefaultRetentionAge       = 30 * 24 * time.Hour
+	DefaultRetentionPerJob    = 1000
+	DefaultRetentionMaxPerJob = 10000
+	DefaultDeadManInterval    = time.Minute
+	DefaultShutdownTimeout    = 30 * time.Second
 )
+
+// NoRetentionCap as Retention.MaxPerJob sets no cap: every execution
+// younger than Retention.MaxAge is kept.
+const NoRetentionCap = -1
 
 // ErrInvalidConfig is wrapped by the errors New returns for a Config it
 // cannot use; the message names the field.
@@ -117,6 +134,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if err := c.Retention.applyDefaults(); err != nil {
+		return c, err
+	}
 	for _, f := range []struct {
 		name string
 		v    int64
@@ -127,7 +147,6 @@ func (c Config) withDefaults() (Config, error) {
 		{"MaxBodyBytes", c.MaxBodyBytes, DefaultMaxBodyBytes, func(v int64) { c.MaxBodyBytes = v }},
 		{"MaxOutputBytes", int64(c.MaxOutputBytes), DefaultMaxOutputBytes, func(v int64) { c.MaxOutputBytes = int(v) }},
 		{"MaxJobDataBytes", int64(c.MaxJobDataBytes), DefaultMaxJobDataBytes, func(v int64) { c.MaxJobDataBytes = int(v) }},
-		{"Retention.PerJob", int64(c.Retention.PerJob), DefaultRetentionPerJob, func(v int64) { c.Retention.PerJob = int(v) }},
 		{"Retention.MaxAge", int64(c.Retention.MaxAge), int64(DefaultRetentionAge), func(v int64) { c.Retention.MaxAge = time.Duration(v) }},
 		{"DeadManInterval", int64(c.DeadManInterval), int64(DefaultDeadManInterval), func(v int64) { c.DeadManInterval = time.Duration(v) }},
 		{"ShutdownTimeout", int64(c.ShutdownTimeout), int64(DefaultShutdownTimeout), func(v int64) { c.ShutdownTimeout = time.Duration(v) }},
@@ -150,4 +169,30 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// applyDefaults sets r's per-job defaults and checks PerJob against
+// MaxPerJob, naming the field it cannot use.
+func (r *Retention) applyDefaults() error {
+	switch {
+	case r.MaxPerJob < NoRetentionCap:
+		return fmt.Errorf("%w: Retention.MaxPerJob %d: want %d (no cap), 0 (the default) or more",
+			ErrInvalidConfig, r.MaxPerJob, NoRetentionCap)
+	case r.MaxPerJob == 0:
+		r.MaxPerJob = DefaultRetentionMaxPerJob
+	}
+	capped := r.MaxPerJob != NoRetentionCap
+	switch {
+	case r.PerJob < 0:
+		return fmt.Errorf("%w: Retention.PerJob %d is negative", ErrInvalidConfig, r.PerJob)
+	case r.PerJob == 0:
+		r.PerJob = DefaultRetentionPerJob
+		if capped {
+			r.PerJob = min(r.PerJob, r.MaxPerJob)
+		}
+	case capped && r.PerJob > r.MaxPerJob:
+		return fmt.Errorf("%w: Retention.PerJob %d is more than Retention.MaxPerJob %d",
+			ErrInvalidConfig, r.PerJob, r.MaxPerJob)
+	}
+	return nil
 }

@@ -108,7 +108,11 @@ func (s *Server) init(ctx context.Context) error {
 	}
 	s.history = h
 	s.deadMan = alert.NewDeadManChecker(h)
-	s.pruner, err = history.NewPruner(h, &history.PrunerOptions{MaxAge: cfg.Retention.MaxAge, KeepPerJob: cfg.Retention.PerJob})
+	s.pruner, err = history.NewPruner(h, &history.PrunerOptions{
+		MaxAge:     cfg.Retention.MaxAge,
+		KeepPerJob: cfg.Retention.PerJob,
+		MaxPerJob:  cfg.Retention.MaxPerJob, // NoRetentionCap is the pruner's -1 too
+	})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}

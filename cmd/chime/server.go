@@ -33,8 +33,9 @@ type serverConfig struct {
 	EnableShellJobs bool          `koanf:"enable_shell_jobs"`
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
 	Retention       struct {
-		MaxAge time.Duration `koanf:"max_age"`
-		PerJob int           `koanf:"per_job"`
+		MaxAge    time.Duration `koanf:"max_age"`
+		PerJob    int           `koanf:"per_job"`
+		MaxPerJob int           `koanf:"max_per_job"`
 	} `koanf:"retention"`
 	Cluster struct {
 		CheckInInterval  time.Duration `koanf:"check_in_interval"`
@@ -96,8 +97,9 @@ func serverSettings() []serverSetting {
 		{key: "workers", flag: "workers", def: 10, usage: "jobs this node runs at once"},
 		{key: "enable_shell_jobs", flag: "enable-shell-jobs", def: false, usage: "allow jobs of type shell, which run commands on this host"},
 		{key: "shutdown_timeout", flag: "shutdown-timeout", def: server.DefaultShutdownTimeout, usage: "how long a stop waits for running jobs before cancelling them"},
-		{key: "retention.max_age", flag: "retention-max-age", def: server.DefaultRetentionAge, usage: "executions older than this are pruned"},
-		{key: "retention.per_job", flag: "retention-per-job", def: server.DefaultRetentionPerJob, usage: "newest executions of each job kept however old"},
+		{key: "retention.max_age", flag: "retention-max-age", def: server.DefaultRetentionAge, usage: "executions older than this are pruned, unless among their job's per_job newest"},
+		{key: "retention.per_job", flag: "retention-per-job", def: server.DefaultRetentionPerJob, usage: "newest executions of each job kept however old (default lowered to max_per_job when that is less)"},
+		{key: "retention.max_per_job", flag: "retention-max-per-job", def: server.DefaultRetentionMaxPerJob, usage: "newest executions of each job kept at most, however young (-1: no cap)"},
 		{key: "cluster.check_in_interval", flag: "check-in-interval", def: 2 * time.Second, usage: "how often the node renews its cluster lease"},
 		{key: "cluster.dead_after", flag: "dead-after", def: time.Duration(0), usage: "silence after which a node is declared dead (default 3 × check-in interval)"},
 		{key: "cluster.misfire_threshold", flag: "misfire-threshold", def: time.Minute, usage: "how late a firing may be before its misfire instruction applies"},
@@ -274,6 +276,10 @@ func loadServerConfig(fs *pflag.FlagSet, settings []serverSetting, configFile st
 	if err != nil {
 		return nil, nil, fmt.Errorf("chime server: configuration: %w", err)
 	}
+	if sources["retention.per_job"] == sourceDefault && cfg.Retention.MaxPerJob > 0 {
+		// As in server.Retention, the floor's default follows a lower cap.
+		cfg.Retention.PerJob = min(cfg.Retention.PerJob, cfg.Retention.MaxPerJob)
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, nil, err
 	}
@@ -295,6 +301,15 @@ func (c *serverConfig) validate() error {
 	}
 	if c.Workers < 1 {
 		return fmt.Errorf("chime server: workers %d: want at least 1", c.Workers)
+	}
+	r := c.Retention
+	switch {
+	case r.PerJob < 0:
+		return fmt.Errorf("chime server: retention.per_job %d is negative", r.PerJob)
+	case r.MaxPerJob != server.NoRetentionCap && r.MaxPerJob < 1:
+		return fmt.Errorf("chime server: retention.max_per_job %d: want %d (no cap) or at least 1", r.MaxPerJob, server.NoRetentionCap)
+	case r.MaxPerJob != server.NoRetentionCap && r.PerJob > r.MaxPerJob:
+		return fmt.Errorf("chime server: retention.per_job %d is more than retention.max_per_job %d", r.PerJob, r.MaxPerJob)
 	}
 	return nil
 }
@@ -319,7 +334,7 @@ func (c *serverConfig) toServer(log *slog.Logger) server.Config {
 		Workers:          c.Workers,
 		EnableShellJobs:  c.EnableShellJobs,
 		ShutdownTimeout:  c.ShutdownTimeout,
-		Retention:        server.Retention{MaxAge: c.Retention.MaxAge, PerJob: c.Retention.PerJob},
+		Retention:        server.Retention{MaxAge: c.Retention.MaxAge, PerJob: c.Retention.PerJob, MaxPerJob: c.Retention.MaxPerJob},
 		CheckInInterval:  c.Cluster.CheckInInterval,
 		DeadAfter:        c.Cluster.DeadAfter,
 		MisfireThreshold: c.Cluster.MisfireThreshold,
@@ -388,6 +403,7 @@ func effectiveValues(c *serverConfig) map[string]string {
 		"shutdown_timeout":          d(c.ShutdownTimeout),
 		"retention.max_age":         d(c.Retention.MaxAge),
 		"retention.per_job":         fmt.Sprint(c.Retention.PerJob),
+		"retention.max_per_job":     fmt.Sprint(c.Retention.MaxPerJob),
 		"cluster.check_in_interval": d(c.Cluster.CheckInInterval),
 		"cluster.dead_after":        d(c.Cluster.DeadAfter),
 		"cluster.misfire_threshold": d(c.Cluster.MisfireThreshold),

@@ -21,6 +21,7 @@ import (
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/internal/dbtest"
 	"github.com/chime-scheduler/chime/internal/nodeproc"
+	"github.com/chime-scheduler/chime/server"
 )
 
 // chimeBinary is the chime command, built (without -race) into a
@@ -47,11 +48,12 @@ func TestServerConfigPrecedence(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "server.yaml")
-	yaml := "workers: 4\nnode_id: from-file\nlisten: ':9000'\nsmtp:\n  host: mail.example.com\nalerts:\n  webhooks: [https://hooks.example.com/a]\n"
+	yaml := "workers: 4\nnode_id: from-file\nlisten: ':9000'\nsmtp:\n  host: mail.example.com\nalerts:\n  webhooks: [https://hooks.example.com/a]\n" +
+		"retention:\n  per_job: 200\n"
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"CHIME_WORKERS": "6", "CHIME_NODE_ID": "from-env", "CHIME_ALERTS_RATE_LIMIT": "30s"}
+	env := map[string]string{"CHIME_WORKERS": "6", "CHIME_NODE_ID": "from-env", "CHIME_ALERTS_RATE_LIMIT": "30s", "CHIME_RETENTION_MAX_PER_JOB": "5000"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 
 	cmd := newServerCmd()
@@ -74,6 +76,8 @@ func TestServerConfigPrecedence(t *testing.T) {
 		{"alerts.rate_limit", cfg.Alerts.RateLimit.String(), "30s", sourceEnv},
 		{"database_url", cfg.DatabaseURL, "sqlite:chime.db", sourceDefault},
 		{"retention.max_age", cfg.Retention.MaxAge.String(), "720h0m0s", sourceDefault},
+		{"retention.per_job", fmt.Sprint(cfg.Retention.PerJob), "200", sourceFile},
+		{"retention.max_per_job", fmt.Sprint(cfg.Retention.MaxPerJob), "5000", sourceEnv},
 	}
 	for _, c := range checks {
 		if c.got != c.want || sources[c.key] != c.from {
@@ -82,6 +86,41 @@ func TestServerConfigPrecedence(t *testing.T) {
 	}
 	if got := len(effectiveValues(cfg)); got != len(serverSettings()) {
 		t.Errorf("effectiveValues has %d settings, want all %d", got, len(serverSettings()))
+	}
+	want := server.Retention{MaxAge: 720 * time.Hour, PerJob: 200, MaxPerJob: 5000}
+	if got := cfg.toServer(nil).Retention; got != want {
+		t.Errorf("toServer().Retention = %+v, want %+v", got, want)
+	}
+}
+
+func TestServerConfigRetention(t *testing.T) {
+	t.Parallel()
+	noEnv := func(string) (string, bool) { return "", false }
+	tests := []struct {
+		name string
+		args []string
+		want server.Retention
+	}{
+		{"defaults", nil, server.Retention{MaxAge: 720 * time.Hour, PerJob: 1000, MaxPerJob: 10000}},
+		{"lower cap lowers the default floor", []string{"--retention-max-per-job", "50"}, server.Retention{MaxAge: 720 * time.Hour, PerJob: 50, MaxPerJob: 50}},
+		{"no cap", []string{"--retention-max-per-job=-1", "--retention-per-job", "20000"}, server.Retention{MaxAge: 720 * time.Hour, PerJob: 20000, MaxPerJob: -1}},
+		{"both set", []string{"--retention-max-age", "24h", "--retention-per-job", "5", "--retention-max-per-job", "5"}, server.Retention{MaxAge: 24 * time.Hour, PerJob: 5, MaxPerJob: 5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cmd := newServerCmd()
+			if err := cmd.Flags().Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			cfg, _, err := loadServerConfig(cmd.Flags(), serverSettings(), "", noEnv)
+			if err != nil {
+				t.Fatalf("loadServerConfig: %v", err)
+			}
+			if got := cfg.toServer(nil).Retention; got != tt.want {
+				t.Errorf("Retention = %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -109,6 +148,12 @@ func TestServerConfigErrors(t *testing.T) {
 		{name: "bad number in file", file: write("bad.yaml", "workers: many\n"), want: "workers"},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, want: "log.level"},
 		{name: "no workers", args: []string{"--workers", "0"}, want: "workers"},
+		{name: "floor above the cap", file: write("retention.yaml", "retention:\n  per_job: 300\n  max_per_job: 200\n"),
+			want: "retention.per_job 300 is more than retention.max_per_job 200"},
+		{name: "floor above the default cap", env: map[string]string{"CHIME_RETENTION_PER_JOB": "20000"},
+			want: "retention.per_job 20000 is more than retention.max_per_job 10000"},
+		{name: "zero cap", args: []string{"--retention-max-per-job", "0"}, want: "retention.max_per_job 0"},
+		{name: "negative floor", args: []string{"--retention-per-job=-5"}, want: "retention.per_job -5 is negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -52,11 +52,11 @@
 //
 // # Retention
 //
-// [History.Prune] deletes an execution when it started before the age
-// limit AND it is not among the newest keepPerJob executions of its job:
-// a job keeps its last runs however old they are, and nothing younger
-// than the limit is deleted. Running executions are never deleted.
-// Decisions go by age alone; the audit log is never pruned. Deletes run in
-// batches of 500 rows. A [Pruner] runs Prune every interval (defaults: 30
-// days, 100 per job, hourly), against the database's clock.
+// [History.Prune] deletes executions beyond a job's newest MaxPerJob (the
+// cap), and old executions beyond its newest KeepPerJob (the floor);
+// running executions are never deleted. Decisions go by age alone; the
+// audit log is never pruned. Prune's doc states the rule exactly. Deletes
+// run in batches of 500 rows. A [Pruner] runs Prune every interval
+// (defaults: 30 days, at least 100 and at most 10000 per job, hourly),
+// against the database's clock.
 package history

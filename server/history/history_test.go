@@ -45,6 +45,7 @@ func TestHistory(t *testing.T) {
 		{"Decisions", testDecisions},
 		{"Audit", testAudit},
 		{"PruneRule", testPruneRule},
+		{"PruneCap", testPruneCap},
 		{"PruneBatches", testPruneBatches},
 		{"Pruner", testPruner},
 		{"SchedulerIsolation", testSchedulerIsolation},

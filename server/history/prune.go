@@ -15,37 +15,72 @@ import (
 // large history never holds many locks or one long transaction.
 const defaultPruneBatch = 500
 
+// PruneParams say what [History.Prune] deletes. Unlike [PrunerOptions],
+// zero values mean "none", not a default.
+type PruneParams struct {
+	// OlderThan is the age limit: executions that started before it, and
+	// decisions of before it, may be deleted. Required.
+	OlderThan time.Time
+	// KeepPerJob is the floor: how many of each job's newest executions
+	// are kept however old. 0 keeps no minimum.
+	KeepPerJob int
+	// MaxPerJob is the cap: how many of each job's newest executions are
+	// kept at most, however young. 0 sets no cap. When set, it must not
+	// be less than KeepPerJob.
+	MaxPerJob int
+}
+
+// validate refuses params Prune cannot use, naming the field.
+func (p *PruneParams) validate() error {
+	if p == nil {
+		return invalid("nil PruneParams")
+	}
+	if err := checkTime("PruneParams.OlderThan", p.OlderThan, true); err != nil {
+		return err
+	}
+	switch {
+	case p.KeepPerJob < 0:
+		return invalid("PruneParams.KeepPerJob %d is negative", p.KeepPerJob)
+	case p.MaxPerJob < 0:
+		return invalid("PruneParams.MaxPerJob %d is negative", p.MaxPerJob)
+	case p.MaxPerJob > 0 && p.KeepPerJob > p.MaxPerJob:
+		return invalid("PruneParams.KeepPerJob %d is more than PruneParams.MaxPerJob %d", p.KeepPerJob, p.MaxPerJob)
+	}
+	return nil
+}
+
 // Prune deletes old history and returns how many executions and decisions
-// it deleted. The rule:
+// it deleted. The rule, for the executions of one job ranked newest first
+// by start time (then ID), running ones included in the ranking:
 //
-//   - An execution is deleted when it started before olderThan AND it is
-//     not one of the keepPerJob newest executions of its job. So every job
-//     keeps at least its last keepPerJob runs however old (a monthly job
-//     keeps its history and LastSuccess), and nothing younger than
-//     olderThan is deleted however many runs there are. keepPerJob 0 lets
-//     age alone decide. Running executions are never deleted (they count
-//     among the newest).
-//   - A decision is deleted when its time (scheduled time, or decision
-//     time when it has none) is before olderThan.
-//   - The audit log is not pruned.
+//   - the KeepPerJob newest are kept, however old (the floor: a monthly
+//     job keeps its last runs and its LastSuccess);
+//   - those beyond the MaxPerJob newest are deleted, however young (the
+//     cap: a job firing every second keeps MaxPerJob rows, not
+//     OlderThan's worth);
+//   - the others are deleted when they started before OlderThan;
+//   - running executions are never deleted, wherever they rank.
+//
+// So a job keeps at least min(its runs, KeepPerJob) executions and at most
+// MaxPerJob finished ones. A decision is deleted when its time (scheduled
+// time, or decision time when it has none) is before OlderThan. The audit
+// log is not pruned.
 //
 // Rows go in batches of 500, each its own statement, so Prune can run
-// while the server works, and on several servers at once.
-func (h *History) Prune(ctx context.Context, olderThan time.Time, keepPerJob int) (int, error) {
-	if err := checkTime("olderThan", olderThan, true); err != nil {
+// while the server works, and on several servers at once. With a cap,
+// finding the jobs over it reads the job index of the whole table.
+func (h *History) Prune(ctx context.Context, p *PruneParams) (int, error) {
+	if err := p.validate(); err != nil {
 		return 0, err
 	}
-	if keepPerJob < 0 {
-		return 0, invalid("keepPerJob %d is negative", keepPerJob)
-	}
-	cut := olderThan.UnixNano()
-	jobs, err := h.pruneJobs(ctx, cut)
+	cut := p.OlderThan.UnixNano()
+	jobs, err := h.pruneJobs(ctx, cut, p.MaxPerJob)
 	if err != nil {
 		return 0, dbErr("pruning executions", err)
 	}
 	deleted := 0
 	for _, j := range jobs {
-		n, err := h.pruneJob(ctx, j, cut, keepPerJob)
+		n, err := h.pruneJob(ctx, j, cut, p)
 		deleted += n
 		if err != nil {
 			return deleted, dbErr("pruning the executions of job "+j.group+"."+j.name, err)
@@ -61,11 +96,16 @@ func (h *History) Prune(ctx context.Context, olderThan time.Time, keepPerJob int
 
 type jobKey struct{ group, name string }
 
-// pruneJobs lists the jobs with executions that started before cut. The
-// rows are read to the end before anything is deleted: an SQLite pool may
-// have a single connection.
-func (h *History) pruneJobs(ctx context.Context, cut int64) ([]jobKey, error) {
-	rows, err := h.db.QueryContext(ctx, h.q.pruneJobs, cut, h.sched)
+// pruneJobs lists the jobs that may have executions to prune: those with
+// executions that started before cut and, with a cap (maxPerJob > 0),
+// those with more than maxPerJob executions. The rows are read to the end
+// before anything is deleted: an SQLite pool may have a single connection.
+func (h *History) pruneJobs(ctx context.Context, cut int64, maxPerJob int) ([]jobKey, error) {
+	stmt, args := h.q.pruneJobs, []any{cut, h.sched}
+	if maxPerJob > 0 {
+		stmt, args = h.q.pruneJobsCapped, []any{h.sched, cut, maxPerJob}
+	}
+	rows, err := h.db.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -81,26 +121,55 @@ func (h *History) pruneJobs(ctx context.Context, cut int64) ([]jobKey, error) {
 	return out, rows.Err()
 }
 
-// pruneJob deletes one job's executions under Prune's rule.
-func (h *History) pruneJob(ctx context.Context, j jobKey, cut int64, keep int) (int, error) {
-	if keep == 0 {
-		return h.deleteBatches(ctx, "server_executions", h.q.pruneSelect, j.group, j.name, h.sched, cut)
+// pruneJob deletes one job's executions under Prune's rule: first those
+// beyond the cap, then the old ones beyond the floor. Deleting beyond the
+// cap leaves the floor's rows alone (KeepPerJob ≤ MaxPerJob), so the
+// second pass finds the same floor.
+func (h *History) pruneJob(ctx context.Context, j jobKey, cut int64, p *PruneParams) (int, error) {
+	deleted := 0
+	if p.MaxPerJob > 0 {
+		pos, ok, err := h.rankPosition(ctx, j, p.MaxPerJob)
+		if err != nil {
+			return 0, err
+		}
+		if ok { // else MaxPerJob or fewer executions: none beyond the cap
+			n, err := h.deleteBatches(ctx, "server_executions", h.q.pruneSelectBefore,
+				j.group, j.name, h.sched, pos.time, pos.time, pos.id)
+			deleted += n
+			if err != nil {
+				return deleted, err
+			}
+		}
 	}
-	// The keep-th newest execution: everything before it is beyond the
-	// newest keep.
-	var (
-		lastTime int64
-		lastID   string
-	)
-	err := h.db.QueryRowContext(ctx, h.q.pruneCutoff, j.group, j.name, h.sched, keep-1).Scan(&lastTime, &lastID)
+	if p.KeepPerJob == 0 {
+		n, err := h.deleteBatches(ctx, "server_executions", h.q.pruneSelectOld, j.group, j.name, h.sched, cut)
+		return deleted + n, err
+	}
+	pos, ok, err := h.rankPosition(ctx, j, p.KeepPerJob)
+	if err != nil || !ok {
+		return deleted, err // !ok: KeepPerJob or fewer executions, all kept
+	}
+	n, err := h.deleteBatches(ctx, "server_executions", h.q.pruneSelectOldBefore,
+		j.group, j.name, h.sched, cut, pos.time, pos.time, pos.id)
+	return deleted + n, err
+}
+
+// position is a place in a job's executions ordered by start time and ID.
+type position struct {
+	time int64
+	id   string
+}
+
+// rankPosition returns the position of job j's rank-th newest execution
+// (rank ≥ 1): the executions strictly before it are beyond its newest
+// rank. ok is false when the job has fewer than rank executions.
+func (h *History) rankPosition(ctx context.Context, j jobKey, rank int) (position, bool, error) {
+	var pos position
+	err := h.db.QueryRowContext(ctx, h.q.pruneRank, j.group, j.name, h.sched, rank-1).Scan(&pos.time, &pos.id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil // keep or fewer executions
+		return pos, false, nil
 	}
-	if err != nil {
-		return 0, err
-	}
-	return h.deleteBatches(ctx, "server_executions", h.q.pruneSelectAfter,
-		j.group, j.name, h.sched, cut, lastTime, lastTime, lastID)
+	return pos, err == nil, err
 }
 
 // deleteBatches deletes from table, batch by batch, the rows whose IDs
@@ -149,15 +218,20 @@ func (h *History) selectIDs(ctx context.Context, stmt string, args ...any) ([]an
 }
 
 // PrunerOptions configure a Pruner. A nil *PrunerOptions means the
-// defaults.
+// defaults. Each run calls [History.Prune], whose doc states the rule.
 type PrunerOptions struct {
 	// MaxAge is how long history is kept: each run prunes what is older
 	// than MaxAge before the database's clock. Defaults to 30 days.
 	MaxAge time.Duration
 	// KeepPerJob is how many of each job's newest executions are kept
-	// however old (see [History.Prune]). Defaults to 100; -1 keeps no
-	// minimum, so that age alone decides.
+	// however old. Defaults to 100, or to MaxPerJob when that is less; -1
+	// keeps no minimum, so that age and the cap alone decide. It must not
+	// be more than MaxPerJob.
 	KeepPerJob int
+	// MaxPerJob is how many of each job's newest executions are kept at
+	// most, however young. Defaults to 10000; -1 sets no cap, so that a
+	// frequent job keeps everything younger than MaxAge.
+	MaxPerJob int
 	// Interval is the time between runs. Defaults to 1 hour.
 	Interval time.Duration
 }
@@ -166,6 +240,7 @@ type PrunerOptions struct {
 const (
 	DefaultMaxAge        = 30 * 24 * time.Hour
 	DefaultKeepPerJob    = 100
+	DefaultMaxPerJob     = 10000
 	DefaultPruneInterval = time.Hour
 )
 
@@ -181,12 +256,25 @@ func (o *PrunerOptions) withDefaults() (PrunerOptions, error) {
 		c.MaxAge = DefaultMaxAge
 	}
 	switch {
+	case c.MaxPerJob < -1:
+		return c, invalid("PrunerOptions.MaxPerJob %d: want -1 (no cap), 0 (the default) or more", c.MaxPerJob)
+	case c.MaxPerJob == -1:
+		c.MaxPerJob = 0
+	case c.MaxPerJob == 0:
+		c.MaxPerJob = DefaultMaxPerJob
+	}
+	switch {
 	case c.KeepPerJob < -1:
 		return c, invalid("PrunerOptions.KeepPerJob %d: want -1 (no minimum), 0 (the default) or more", c.KeepPerJob)
 	case c.KeepPerJob == -1:
 		c.KeepPerJob = 0
 	case c.KeepPerJob == 0:
 		c.KeepPerJob = DefaultKeepPerJob
+		if c.MaxPerJob > 0 {
+			c.KeepPerJob = min(c.KeepPerJob, c.MaxPerJob)
+		}
+	case c.MaxPerJob > 0 && c.KeepPerJob > c.MaxPerJob:
+		return c, invalid("PrunerOptions.KeepPerJob %d is more than PrunerOptions.MaxPerJob %d", c.KeepPerJob, c.MaxPerJob)
 	}
 	switch {
 	case c.Interval < 0:
@@ -280,12 +368,13 @@ func (p *Pruner) run(ctx context.Context) {
 		}
 		return
 	}
-	cut := now.Add(-p.opts.MaxAge)
-	n, err := p.h.Prune(ctx, cut, p.opts.KeepPerJob)
+	params := &PruneParams{OlderThan: now.Add(-p.opts.MaxAge), KeepPerJob: p.opts.KeepPerJob, MaxPerJob: p.opts.MaxPerJob}
+	n, err := p.h.Prune(ctx, params)
+	attrs := []any{"older_than", params.OlderThan, "keep_per_job", params.KeepPerJob, "max_per_job", params.MaxPerJob, "deleted", n}
 	switch {
 	case err != nil && ctx.Err() == nil:
-		log.Warn("pruning history", "older_than", cut, "keep_per_job", p.opts.KeepPerJob, "deleted", n, "error", err)
+		log.Warn("pruning history", append(attrs, "error", err)...)
 	case err == nil && n > 0:
-		log.Info("pruned history", "older_than", cut, "keep_per_job", p.opts.KeepPerJob, "deleted", n)
+		log.Info("pruned history", attrs...)
 	}
 }

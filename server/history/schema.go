@@ -126,8 +126,10 @@ type queries struct {
 	executionAttempts, executionNodeLost                            string
 	lastSuccess                                                     string
 	decisionInsert, auditInsert                                     string
-	pruneJobs, pruneCutoff, pruneSelect, pruneSelectAfter           string
-	pruneDecisions                                                  string
+	// Prune's statements; see History.Prune and pruneJob.
+	pruneJobs, pruneJobsCapped, pruneRank                   string
+	pruneSelectOld, pruneSelectOldBefore, pruneSelectBefore string
+	pruneDecisions                                          string
 }
 
 func renderQueries(st *sqlstore.Store) queries {
@@ -151,14 +153,21 @@ func renderQueries(st *sqlstore.Store) queries {
 		auditInsert: st.SQL(`INSERT INTO {p}server_audit (sched_name, ` + auditCols + `) VALUES (?, ?, ?, ?, ?, ?, ?)`),
 		pruneJobs: st.SQL(`SELECT DISTINCT job_group, job_name FROM {p}server_executions
 			WHERE started_time < ? AND sched_name = ?`),
-		pruneCutoff: st.SQL(`SELECT started_time, id FROM {p}server_executions
+		pruneJobsCapped: st.SQL(`SELECT job_group, job_name FROM {p}server_executions
+			WHERE sched_name = ? GROUP BY job_group, job_name
+			HAVING MIN(started_time) < ? OR COUNT(*) > ?`),
+		pruneRank: st.SQL(`SELECT started_time, id FROM {p}server_executions
 			WHERE job_group = ? AND job_name = ? AND sched_name = ?
 			ORDER BY started_time DESC, id DESC LIMIT 1 OFFSET ?`),
-		pruneSelect: st.SQL(`SELECT id FROM {p}server_executions
+		pruneSelectOld: st.SQL(`SELECT id FROM {p}server_executions
 			WHERE job_group = ? AND job_name = ? AND sched_name = ? AND started_time < ? AND outcome <> 'running'
 			ORDER BY started_time, id LIMIT ?`),
-		pruneSelectAfter: st.SQL(`SELECT id FROM {p}server_executions
+		pruneSelectOldBefore: st.SQL(`SELECT id FROM {p}server_executions
 			WHERE job_group = ? AND job_name = ? AND sched_name = ? AND started_time < ? AND outcome <> 'running'
+			AND (started_time < ? OR (started_time = ? AND id < ?))
+			ORDER BY started_time, id LIMIT ?`),
+		pruneSelectBefore: st.SQL(`SELECT id FROM {p}server_executions
+			WHERE job_group = ? AND job_name = ? AND sched_name = ? AND outcome <> 'running'
 			AND (started_time < ? OR (started_time = ? AND id < ?))
 			ORDER BY started_time, id LIMIT ?`),
 		pruneDecisions: st.SQL(`SELECT id FROM {p}server_decisions

@@ -1,0 +1,60 @@
+package server
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConfigRetention(t *testing.T) {
+	t.Parallel()
+	const day = 24 * time.Hour
+	tests := []struct {
+		name string
+		in   Retention
+		want Retention
+		err  string // the error's text, when the config is refused
+	}{
+		{name: "defaults", want: Retention{MaxAge: 30 * day, PerJob: 1000, MaxPerJob: 10000}},
+		{name: "all set", in: Retention{MaxAge: day, PerJob: 5, MaxPerJob: 50}, want: Retention{MaxAge: day, PerJob: 5, MaxPerJob: 50}},
+		{name: "floor equal to the cap", in: Retention{PerJob: 50, MaxPerJob: 50}, want: Retention{MaxAge: 30 * day, PerJob: 50, MaxPerJob: 50}},
+		{name: "small cap lowers the default floor", in: Retention{MaxPerJob: 500}, want: Retention{MaxAge: 30 * day, PerJob: 500, MaxPerJob: 500}},
+		{name: "no cap", in: Retention{MaxPerJob: NoRetentionCap}, want: Retention{MaxAge: 30 * day, PerJob: 1000, MaxPerJob: NoRetentionCap}},
+		{name: "no cap, any floor", in: Retention{PerJob: 50000, MaxPerJob: NoRetentionCap}, want: Retention{MaxAge: 30 * day, PerJob: 50000, MaxPerJob: NoRetentionCap}},
+		{name: "floor above the cap", in: Retention{PerJob: 2000, MaxPerJob: 1000}, err: "Retention.PerJob 2000 is more than Retention.MaxPerJob 1000"},
+		{name: "floor above the default cap", in: Retention{PerJob: 20000}, err: "Retention.PerJob 20000 is more than Retention.MaxPerJob 10000"},
+		{name: "cap below -1", in: Retention{MaxPerJob: -2}, err: "Retention.MaxPerJob -2"},
+		{name: "negative floor", in: Retention{PerJob: -1}, err: "Retention.PerJob -1 is negative"},
+		{name: "negative age", in: Retention{MaxAge: -time.Hour}, err: "Retention.MaxAge"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := Config{Retention: tt.in}.withDefaults()
+			if tt.err == "" {
+				if err != nil || got.Retention != tt.want {
+					t.Errorf("withDefaults: Retention %+v, %v; want %+v", got.Retention, err, tt.want)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tt.err) {
+				t.Fatalf("withDefaults: error %v, want ErrInvalidConfig saying %q", err, tt.err)
+			}
+			// New refuses it before touching the database.
+			path := filepath.Join(t.TempDir(), "chime.db")
+			srv, err := New(t.Context(), Config{DatabaseURL: "sqlite:" + path, Retention: tt.in, Logger: quietLogger})
+			if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tt.err) {
+				if srv != nil {
+					_ = srv.Close()
+				}
+				t.Fatalf("New: error %v, want ErrInvalidConfig saying %q", err, tt.err)
+			}
+			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("New with a refused config left a database file: %v", err)
+			}
+		})
+	}
+}
