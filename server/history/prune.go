@@ -18,8 +18,8 @@ const defaultPruneBatch = 500
 // PruneParams say what [History.Prune] deletes. Unlike [PrunerOptions],
 // zero values mean "none", not a default.
 type PruneParams struct {
-	// OlderThan is the age limit: executions that started before it, and
-	// decisions of before it, may be deleted. Required.
+	// OlderThan is the age limit: executions that started before it may
+	// be deleted, and decisions timed before it are. Required.
 	OlderThan time.Time
 	// KeepPerJob is the floor: how many of each job's newest executions
 	// are kept however old. 0 keeps no minimum.
