@@ -179,13 +179,13 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 	// The fire times are fixed when the triggers are stored, before the
 	// nodes start, so the first one is planned from the seeding rate.
 	total := w.Triggers()
-	rate, err := sd.rate(ctx, min(max(total/50, 20), 500))
+	rate, err := sd.rate(ctx, min(max(total/20, 50), 2000))
 	if err != nil {
 		return nil, err
 	}
-	// The rate measured on a few triggers is a rough guide on a busy
-	// machine: plan for half of it.
-	plan := time.Duration(float64(total)/rate*2*float64(time.Second)) + time.Second
+	// The rate measured on a sample is a rough guide on a busy machine:
+	// plan for two thirds of it.
+	plan := time.Duration(float64(total)/rate*1.5*float64(time.Second)) + 2*time.Second
 	t0 := time.Now().Add(plan + startAllowance + r.o.WarmUp).Truncate(time.Millisecond)
 	r.log.Info("seeding", "workload", w.Name, "triggers", total, "rate_per_s", int(rate), "first_fire_in", time.Until(t0).Round(time.Millisecond))
 	began := time.Now()

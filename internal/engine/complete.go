@@ -16,7 +16,7 @@ type finished struct {
 }
 
 // maxRecordBatch bounds the outcomes recorded by one store call.
-const maxRecordBatch = 256
+const maxRecordBatch = 1024
 
 // complete records the end of an execution. The outcome joins a queue,
 // which one goroutine records, a batch at a time, until it is empty; it is

@@ -15,7 +15,9 @@
 //     its last claim was cut short and half its room is free), it claims
 //     WAITING triggers due within the look-ahead window
 //     (store.TriggersAcquire), holding at most as many as it has the
-//     capacity to fire (see below) and at most BatchSize.
+//     capacity to fire (see below) and at most BatchSize. The claim runs on
+//     its own goroutine, one at a time, while the loop goes on firing; its
+//     triggers join the heap when it returns.
 //  2. A claimed trigger whose fire time is older than the misfire threshold
 //     gets its misfire instruction applied (pure schedule code) and is
 //     released with its new timing; it comes back in a later acquisition
@@ -38,13 +40,13 @@
 // per free worker, plus, once jobs have run, as many as the workers are
 // expected to start within queueWait (10ms) judging by the moving average
 // of the jobs' run times: a node whose jobs take microseconds claims and
-// fires a hundred triggers per store call with ten workers, while a node
-// whose jobs run for seconds claims no more than it has free workers, and
-// leaves the rest to nodes that have room. A due trigger that still found
+// fires up to BatchSize (1,024) triggers per store call with ten workers,
+// while a node whose jobs run for seconds claims no more than it has free
+// workers, and leaves the rest to nodes that have room. A due trigger that still found
 // no worker after starvedRelease (1s) is handed back to the cluster.
 //
 // A worker is free as soon as its job returns. Outcomes are queued and
-// recorded by one goroutine at a time, up to 256 per store call
+// recorded by one goroutine at a time, up to 1,024 per store call
 // (store.Batcher's ExecutionsComplete, or ExecutionComplete one by one), so
 // that outcomes that finish together are recorded together.
 //

@@ -37,7 +37,7 @@ type Config struct {
 	Workers int
 	// BatchSize bounds the triggers held claimed ahead of their instant,
 	// and so the triggers claimed, and fired, by one store call. Defaults
-	// to 100, and to Workers when that is more.
+	// to 1,024, and to Workers when that is more.
 	BatchSize int
 	// LookAhead is how far ahead of their instant triggers are claimed.
 	// Defaults to 2s.
@@ -120,9 +120,10 @@ type Engine struct {
 	cfg Config
 	log *slog.Logger
 
-	wake     chan struct{} // capacity 1: a change may need an earlier acquisition
-	slotFree chan struct{} // capacity 1: a worker finished
-	replan   chan struct{} // capacity 1: the watcher reported an earlier due time
+	wake     chan struct{}    // capacity 1: a change may need an earlier acquisition
+	slotFree chan struct{}    // capacity 1: a worker finished
+	replan   chan struct{}    // capacity 1: the watcher reported an earlier due time
+	acquired chan acquisition // capacity 1: the acquisition in flight ended
 	// recoverNow asks the loop to claim recoverable executions at its next
 	// pass; otherwise it looks for them every recoveryScan.
 	recoverNow atomic.Bool
@@ -191,7 +192,7 @@ var ErrShutdown = errors.New("chime: scheduler stopped")
 var ErrLeaseLost = errors.New("chime: node lost its lease")
 
 // defaultBatchSize is Config.BatchSize's default.
-const defaultBatchSize = 100
+const defaultBatchSize = 1024
 
 // Retries after store failures: the wait starts at retryMin and doubles up
 // to retryMax; while the store stays unreachable, a failure is logged at
@@ -247,6 +248,7 @@ func New(cfg Config) (*Engine, error) {
 		wake:       make(chan struct{}, 1),
 		slotFree:   make(chan struct{}, 1),
 		replan:     make(chan struct{}, 1),
+		acquired:   make(chan acquisition, 1),
 		down:       outage.Tracker{Min: retryMin, Max: retryMax, LogEvery: outageLogEvery},
 		unheard:    make(map[store.Key]bool),
 		running:    make(map[string]*runningJob),
@@ -435,6 +437,9 @@ type loopState struct {
 	// starved is when the loop first held due triggers it had no worker
 	// for; zero while it fires all that is due.
 	starved time.Time
+	// acquiring: an acquisition runs (see startAcquire); lookAgain: a look
+	// came while it ran, and the loop looks again once it ended.
+	acquiring, lookAgain bool
 }
 
 // starvedRelease is how long due triggers wait for a worker of this node
@@ -444,13 +449,24 @@ const starvedRelease = time.Second
 
 func (e *Engine) loop(ctx context.Context) {
 	var pending triggerHeap
-	defer func() { e.releaseAll(&pending) }()
+	st := loopState{lookNow: true, epoch: e.cfg.Lease().Epoch}
+	defer func() {
+		if st.acquiring {
+			// Its claims are handed back with the others.
+			e.absorb(context.Background(), <-e.acquired, &st, &pending)
+		}
+		e.releaseAll(&pending)
+	}()
 
 	timer := e.cfg.Clock.NewTimer(time.Hour)
 	defer timer.Stop()
-	st := loopState{lookNow: true, epoch: e.cfg.Lease().Epoch}
 	e.recoverNow.Store(true)
 	for ctx.Err() == nil {
+		select {
+		case a := <-e.acquired:
+			e.absorb(ctx, a, &st, &pending)
+		default:
+		}
 		wait := e.pass(ctx, &st, &pending)
 		if wait <= 0 {
 			continue
@@ -469,6 +485,8 @@ func (e *Engine) loop(ctx context.Context) {
 				st.lookNow = true
 			}
 		case <-e.replan:
+		case a := <-e.acquired:
+			e.absorb(ctx, a, &st, &pending)
 		}
 	}
 }
@@ -521,8 +539,11 @@ func (e *Engine) pass(ctx context.Context, st *loopState, pending *triggerHeap) 
 	}
 	// A whole pass went through: an outage, if any, is over. (Judging by
 	// whole passes rather than single calls keeps a store that answers
-	// some calls and fails others from flapping between the two.)
-	e.storeAnswered()
+	// some calls and fails others from flapping between the two; an
+	// acquisition in flight is part of the pass.)
+	if !st.acquiring {
+		e.storeAnswered()
+	}
 	if st.lookNow {
 		return 0
 	}
@@ -574,15 +595,12 @@ func (e *Engine) look(ctx context.Context, now time.Time, st *loopState, pending
 			e.recoverNow.Store(true) // slots ran out: more may wait
 		}
 	}
-	again, err := e.acquire(ctx, now, st, pending)
-	if err != nil {
-		return false, false
-	}
+	e.startAcquire(ctx, now, st, pending)
 	if now.Sub(st.lastPrune) >= pruneInterval {
 		st.lastPrune = now
 		e.prune(ctx, now)
 	}
-	return again, true
+	return false, true
 }
 
 // dropStaleClaims forgets the acquired triggers claimed under an epoch other
@@ -653,49 +671,6 @@ func (e *Engine) acquireRecoverable(ctx context.Context) (bool, error) {
 		e.dispatch(f)
 	}
 	return len(recovered) < free, nil
-}
-
-// acquire claims due triggers into pending: no more in all than the node
-// has the capacity to fire now, so that a node whose workers are busy
-// leaves due triggers to nodes that have room. It reports whether the
-// store should be asked again at once.
-func (e *Engine) acquire(ctx context.Context, now time.Time, st *loopState, pending *triggerHeap) (bool, error) {
-	capacity := min(e.capacity(), e.cfg.BatchSize)
-	limit := capacity - pending.Len()
-	st.lookOnSlot = limit <= 0 && pending.Len() < e.cfg.BatchSize
-	if limit <= 0 {
-		return false, nil
-	}
-	noLaterThan := now.Add(e.cfg.LookAhead)
-	e.coverDue(noLaterThan)
-	lease := e.cfg.Lease()
-	recs, err := e.cfg.Store.TriggersAcquire(ctx, &store.TriggersAcquireParams{
-		Lease:       lease,
-		NoLaterThan: noLaterThan,
-		Limit:       limit,
-	})
-	if err != nil {
-		e.storeError(ctx, "acquire triggers", lease, err)
-		return false, err
-	}
-	misfired := false
-	for _, rec := range recs {
-		rec.ClaimedBy, rec.ClaimEpoch = lease.NodeID, lease.Epoch
-		if rec.NextFireTime.Before(now.Add(-e.cfg.MisfireThreshold)) {
-			misfired = true
-			if schedule.MisfireInstruction(rec.MisfireInstruction) != schedule.MisfireIgnore {
-				e.misfire(ctx, now, rec)
-				continue
-			}
-			// Fire every missed time, one after the other, as Quartz does:
-			// the trigger is due, so the loop fires it at once.
-		}
-		heap.Push(pending, rec)
-	}
-	st.moreDue = len(recs) == limit
-	// Misfired triggers went back with new timing, often due now: look
-	// again at once rather than after the idle wait.
-	return misfired, nil
 }
 
 // misfire applies the misfire instruction of a trigger this node claimed

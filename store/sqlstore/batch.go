@@ -56,6 +56,9 @@ func (s *Store) TriggersFire(ctx context.Context, p *store.TriggersFireParams) (
 		if err := tx.lease(p.Lease); err != nil {
 			return err
 		}
+		if err := tx.customPlans(); err != nil {
+			return err
+		}
 		return tx.fireBatch(p.Lease, p.Firings, todo, out, ids)
 	})
 	if errors.Is(err, errBatchConflict) {
@@ -92,9 +95,9 @@ func (tx *txn) fireBatch(l store.Lease, firings []store.TriggerFiring, todo []in
 		keys[n] = firings[i].Trigger.Key
 	}
 	where, args := keysWhere("trigger_group", "trigger_name", keys, []any{s.sched})
-	rows, err := tx.QueryContext(tx.ctx, s.d.render(s.prefix, `SELECT `+triggerCols+` FROM {p}triggers WHERE sched_name = ? AND `+
+	rows, err := tx.QueryContext(tx.ctx, s.d.render(s.prefix, `SELECT `+claimCols+` FROM {p}triggers WHERE sched_name = ? AND `+
 		where+` ORDER BY trigger_group, trigger_name{update}`), args...)
-	locked, err := collect(rows, err, scanTrigger)
+	locked, err := collect(rows, err, scanClaim)
 	if err != nil {
 		return err
 	}
@@ -165,6 +168,35 @@ func (tx *txn) fireBatch(l store.Lease, firings []store.TriggerFiring, todo []in
 		out[i].Result = &store.TriggerFireResult{Job: job}
 	}
 	return nil
+}
+
+// customPlans makes PostgreSQL plan each statement of the transaction for
+// its arguments. A batch's statements list the keys of the batch, and
+// after five runs of one text PostgreSQL may switch to a generic plan,
+// which cannot tell that a list of a few hundred keys selects a few
+// hundred rows: with 20,000 triggers, batches of 256 took ten times
+// longer under the generic plans.
+func (tx *txn) customPlans() error {
+	if tx.s.d.name != Postgres {
+		return nil
+	}
+	_, err := tx.ExecContext(tx.ctx, "SET LOCAL plan_cache_mode = force_custom_plan")
+	return err
+}
+
+// claimCols are the columns of a trigger that firing it reads: its keys,
+// its claim and its priority.
+const claimCols = `trigger_group, trigger_name, job_group, job_name, priority, state, claimed_by, claim_epoch`
+
+// scanClaim reads claimCols into a trigger record.
+func scanClaim(sc scanner) (store.TriggerRecord, error) {
+	var (
+		t     store.TriggerRecord
+		state string
+	)
+	err := sc.Scan(&t.Key.Group, &t.Key.Name, &t.JobKey.Group, &t.JobKey.Name, &t.Priority, &state, &t.ClaimedBy, &t.ClaimEpoch)
+	t.State = store.TriggerState(state)
+	return t, err
 }
 
 // jobs reads the jobs with the given keys, without locking them.
@@ -277,6 +309,9 @@ func (s *Store) ExecutionsComplete(ctx context.Context, p *store.ExecutionsCompl
 			errs[i] = nil
 		}
 		if err := tx.lease(p.Lease); err != nil {
+			return err
+		}
+		if err := tx.customPlans(); err != nil {
 			return err
 		}
 		return tx.completeBatch(p.Lease, p.Completions, todo, errs)

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -36,6 +37,10 @@ const (
 //	{share}   a shared row lock on the rows a SELECT returns
 //	{update}  an exclusive row lock on the rows a SELECT returns
 //	{skip}    an exclusive row lock that skips rows other transactions hold
+//	{leaseshare}   the shared lock of a lease check (FOR KEY SHARE on
+//	               PostgreSQL: see sqlNodeLeaseShare)
+//	{leaseupdate}  the lock a check-in takes (FOR NO KEY UPDATE on
+//	               PostgreSQL, which lease checks do not conflict with)
 //	{wake}    ends an UPDATE of triggers: on PostgreSQL, RETURNING the state
 //	          and next fire time of the updated rows, for the notification
 //	?         a bind parameter (rewritten to $1, $2, … for PostgreSQL)
@@ -47,6 +52,9 @@ type dialect struct {
 	// SELECT; empty on SQLite, whose write transactions hold the database's
 	// single write lock from BEGIN IMMEDIATE on.
 	share, update, skip string
+	// leaseShare and leaseUpdate lock a node row for a lease check and for
+	// a check-in; see sqlNodeLeaseShare.
+	leaseShare, leaseUpdate string
 	// dollar makes bind parameters $1, $2, … instead of ?. It is set for
 	// PostgreSQL only, which is also the only dialect with {wake}.
 	dollar bool
@@ -54,6 +62,8 @@ type dialect struct {
 	ddlTypes *strings.Replacer
 	// classify sorts a driver error into the classes the store handles.
 	classify func(err error) errClass
+	// replacers caches the token replacer of each table prefix.
+	replacers sync.Map
 }
 
 // errClass is what the store needs to know about a driver error.
@@ -86,12 +96,14 @@ func dialectFor(name Dialect) (*dialect, error) {
 		}, nil
 	case Postgres:
 		return &dialect{
-			name:   Postgres,
-			now:    "((EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::BIGINT * 1000)",
-			share:  " FOR SHARE",
-			update: " FOR UPDATE",
-			skip:   " FOR UPDATE SKIP LOCKED",
-			dollar: true,
+			name:        Postgres,
+			now:         "((EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::BIGINT * 1000)",
+			share:       " FOR SHARE",
+			update:      " FOR UPDATE",
+			skip:        " FOR UPDATE SKIP LOCKED",
+			leaseShare:  " FOR KEY SHARE",
+			leaseUpdate: " FOR NO KEY UPDATE",
+			dollar:      true,
 			ddlTypes: strings.NewReplacer(
 				"{key}", `VARCHAR(200) COLLATE "C"`,
 				"{text}", "TEXT",
@@ -105,10 +117,12 @@ func dialectFor(name Dialect) (*dialect, error) {
 		return &dialect{
 			name: MySQL,
 			// Independent of the session time zone.
-			now:    "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) * 1000)",
-			share:  " LOCK IN SHARE MODE", // MariaDB has no FOR SHARE
-			update: " FOR UPDATE",
-			skip:   " FOR UPDATE SKIP LOCKED",
+			now:         "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) * 1000)",
+			share:       " LOCK IN SHARE MODE", // MariaDB has no FOR SHARE
+			update:      " FOR UPDATE",
+			skip:        " FOR UPDATE SKIP LOCKED",
+			leaseShare:  " LOCK IN SHARE MODE",
+			leaseUpdate: " FOR UPDATE",
 			ddlTypes: strings.NewReplacer(
 				"{key}", "VARCHAR(200)",
 				"{text}", "LONGTEXT",
@@ -124,13 +138,7 @@ func dialectFor(name Dialect) (*dialect, error) {
 
 // render replaces the tokens of an SQL text for this dialect and prefix.
 func (d *dialect) render(prefix, q string) string {
-	q = strings.NewReplacer(
-		"{p}", prefix,
-		"{now}", d.now,
-		"{share}", d.share,
-		"{update}", d.update,
-		"{skip}", d.skip,
-	).Replace(q)
+	q = d.replacer(prefix).Replace(q)
 	if !d.dollar {
 		return strings.ReplaceAll(q, "{wake}", "")
 	}
@@ -148,6 +156,26 @@ func (d *dialect) render(prefix, q string) string {
 		b.WriteByte(q[i])
 	}
 	return b.String()
+}
+
+// replacer returns the replacer of the tokens other than {wake} and ?,
+// built once per prefix: statements built for each batch are rendered
+// each time.
+func (d *dialect) replacer(prefix string) *strings.Replacer {
+	if r, ok := d.replacers.Load(prefix); ok {
+		return r.(*strings.Replacer)
+	}
+	r := strings.NewReplacer(
+		"{p}", prefix,
+		"{now}", d.now,
+		"{share}", d.share,
+		"{update}", d.update,
+		"{skip}", d.skip,
+		"{leaseshare}", d.leaseShare,
+		"{leaseupdate}", d.leaseUpdate,
+	)
+	d.replacers.Store(prefix, r)
+	return r
 }
 
 // insertIgnore returns the clause that makes an INSERT into a table with the

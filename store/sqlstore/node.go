@@ -65,7 +65,7 @@ func (s *Store) NodeCheckIn(ctx context.Context, lease store.Lease) (time.Time, 
 	}
 	var now int64
 	err := s.write(ctx, "checking in", func(tx *txn) error {
-		if err := tx.leaseForUpdate(lease); err != nil {
+		if err := tx.checkLease(sqlNodeLeaseCheckIn, lease); err != nil {
 			return err
 		}
 		var err error

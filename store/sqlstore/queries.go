@@ -42,10 +42,19 @@ const (
 const (
 	// sqlNodeLeaseShare reads a node's lease under a shared row lock: every
 	// write a node makes starts with it, so the lease check holds until
-	// commit (no recovery can fence the node in between).
-	sqlNodeLeaseShare = `SELECT epoch, dead, registered FROM {p}nodes WHERE sched_name = ? AND node_id = ?{share}`
-	// sqlNodeLeaseUpdate is sqlNodeLeaseShare for writes to the node row.
+	// commit (no recovery can fence the node in between). On PostgreSQL the
+	// lock is FOR KEY SHARE: the exclusive locks of recovery and
+	// registration (FOR UPDATE) wait for it, but the node's own check-ins
+	// (sqlNodeLeaseCheckIn, FOR NO KEY UPDATE) do not. Under FOR SHARE a
+	// check-in queued behind the node's longest write in flight, and every
+	// later write of the node queued behind the check-in.
+	sqlNodeLeaseShare = `SELECT epoch, dead, registered FROM {p}nodes WHERE sched_name = ? AND node_id = ?{leaseshare}`
+	// sqlNodeLeaseUpdate is sqlNodeLeaseShare for writes to the node row
+	// that fence the node's own writes in flight (unregistering).
 	sqlNodeLeaseUpdate = `SELECT epoch, dead, registered FROM {p}nodes WHERE sched_name = ? AND node_id = ?{update}`
+	// sqlNodeLeaseCheckIn is sqlNodeLeaseShare for a check-in, which only
+	// renews last_checkin.
+	sqlNodeLeaseCheckIn = `SELECT epoch, dead, registered FROM {p}nodes WHERE sched_name = ? AND node_id = ?{leaseupdate}`
 	// sqlNodeLock locks a node row, registered or not.
 	sqlNodeLock = `SELECT ` + nodeCols + ` FROM {p}nodes WHERE sched_name = ? AND node_id = ?{update}`
 	// sqlNodeRegister starts a new incarnation of a node: a greater epoch
