@@ -316,6 +316,31 @@ const (
 	RoleAdmin Role = "admin"
 )
 
+// rank orders the roles: each may do everything the ones below it may.
+// Unknown roles rank 0.
+func (r Role) rank() int {
+	switch r {
+	case RoleViewer:
+		return 1
+	case RoleOperator:
+		return 2
+	case RoleAdmin:
+		return 3
+	default:
+		return 0
+	}
+}
+
+// Valid reports whether r is one of the three roles.
+func (r Role) Valid() bool { return r.rank() > 0 }
+
+// Includes reports whether a caller with role r may use what needs role
+// need: an admin may do what an operator may, an operator what a viewer
+// may. An unknown role, on either side, includes nothing.
+func (r Role) Includes(need Role) bool {
+	return r.Valid() && need.Valid() && r.rank() >= need.rank()
+}
+
 // User is a local user. Password is accepted on input and never returned.
 type User struct {
 	Name     string     `json:"name"`

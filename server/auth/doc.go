@@ -8,7 +8,7 @@
 //
 // # Roles
 //
-// Three roles, each allowed what the one before it may do ([Allows]):
+// Three roles, each allowed what the one before it may do ([api.Role.Includes]):
 // viewer reads; operator also changes and runs jobs, triggers and
 // calendars; admin also manages users, tokens and alert settings. The last
 // admin can be neither deleted nor demoted: the transaction that would do

@@ -60,8 +60,8 @@ func Example() {
 		log.Fatal(err)
 	}
 	fmt.Println("caller:", caller.Name, "as", caller.Role)
-	fmt.Println("may edit jobs:", auth.Allows(caller.Role, api.RoleOperator))
-	fmt.Println("may manage users:", auth.Allows(caller.Role, api.RoleAdmin))
+	fmt.Println("may edit jobs:", caller.Role.Includes(api.RoleOperator))
+	fmt.Println("may manage users:", caller.Role.Includes(api.RoleAdmin))
 	// Output:
 	// first admin created: true with a password of 20 characters
 	// caller: admin as operator

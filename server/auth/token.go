@@ -48,7 +48,7 @@ func (s *Service) CreateToken(ctx context.Context, actor string, t api.Token) (*
 	if t.Role == "" {
 		t.Role = owner
 	}
-	if !Allows(owner, t.Role) {
+	if !owner.Includes(t.Role) {
 		return nil, httpjson.Errorf(api.CodeInvalidArgument, "role",
 			"%s exceeds the role of user %q (%s)", t.Role, t.User, owner)
 	}

@@ -16,28 +16,6 @@ import (
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
-// TestAllows checks every pair of roles, and that unknown roles allow
-// nothing.
-func TestAllows(t *testing.T) {
-	t.Parallel()
-	roles := []api.Role{api.RoleViewer, api.RoleOperator, api.RoleAdmin, "root", ""}
-	want := map[[2]api.Role]bool{
-		{api.RoleViewer, api.RoleViewer}:     true,
-		{api.RoleOperator, api.RoleViewer}:   true,
-		{api.RoleOperator, api.RoleOperator}: true,
-		{api.RoleAdmin, api.RoleViewer}:      true,
-		{api.RoleAdmin, api.RoleOperator}:    true,
-		{api.RoleAdmin, api.RoleAdmin}:       true,
-	}
-	for _, have := range roles {
-		for _, need := range roles {
-			if got := auth.Allows(have, need); got != want[[2]api.Role{have, need}] {
-				t.Errorf("Allows(%q, %q) = %v, want %v", have, need, got, !got)
-			}
-		}
-	}
-}
-
 // userNames returns the names of the users.
 func userNames(t *testing.T, e *env) []string {
 	t.Helper()

@@ -84,7 +84,7 @@ func validateRole(role api.Role, required bool) *api.Error {
 	if role == "" && !required {
 		return nil
 	}
-	if rank(role) == 0 {
+	if !role.Valid() {
 		what := fmt.Sprintf("%q is not a role", role)
 		if role == "" {
 			what = "required"

@@ -69,27 +69,6 @@ func (c *call) actor() string { return c.user.Name }
 // api.Error; the handler must not have written anything then.
 type handlerFunc func(w http.ResponseWriter, r *http.Request, c *call) error
 
-// roleRank orders the roles: each may do everything the ones below it may.
-// Unknown roles rank 0 and may do nothing.
-func roleRank(r api.Role) int {
-	switch r {
-	case api.RoleViewer:
-		return 1
-	case api.RoleOperator:
-		return 2
-	case api.RoleAdmin:
-		return 3
-	default:
-		return 0
-	}
-}
-
-// allows reports whether a caller with role have may call a route that
-// needs role need.
-func allows(have, need api.Role) bool {
-	return roleRank(have) > 0 && roleRank(have) >= roleRank(need)
-}
-
 // serve wraps a route's handler: it records the route for the request log,
 // authenticates and authorizes the caller, validates the query string, and
 // writes the handler's error. A refused request never reaches the handler.
@@ -109,7 +88,7 @@ func (h *handler) serve(rt *route) http.Handler {
 			if info != nil {
 				info.user = user.Name
 			}
-			if !allows(user.Role, rt.role) {
+			if !user.Role.Includes(rt.role) {
 				h.writeError(w, r, httpjson.Errorf(api.CodePermissionDenied, "",
 					"%s %s needs role %s; %s has role %q", rt.method, rt.path, rt.role, user.Name, user.Role))
 				return
