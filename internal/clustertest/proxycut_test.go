@@ -2,6 +2,7 @@ package clustertest
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,7 +93,7 @@ func testDisconnectionOn(t *testing.T, d dialect, how disconnection) {
 	for _, j := range []slowJob{lost, moved} {
 		scheduleSlow(t, seeder, j, longAt, longRun)
 	}
-	p := StartNode(t, bin, dir, nodeConfig("p", proxied))
+	p := StartNode(t, bin, dir, nodeConfig("p", withSessionTimeouts(d.name, proxied, true)))
 	WaitFor(t, 20*time.Second, "node p to start the long jobs", func() (bool, string, error) {
 		recs, err := p.Records()
 		started := 0
@@ -108,8 +109,8 @@ func testDisconnectionOn(t *testing.T, d dialect, how disconnection) {
 	load := Load{Group: "load", Triggers: 200, Fires: 15, Interval: time.Second, Spread: time.Second, RequestsRecovery: true}
 	load.Start = startIn(load.Triggers)
 	seed(t, seeder, load)
-	b := StartNode(t, bin, dir, nodeConfig("b", url))
-	c := StartNode(t, bin, dir, nodeConfig("c", url))
+	b := StartNode(t, bin, dir, nodeConfig("b", withSessionTimeouts(d.name, url, false)))
+	c := StartNode(t, bin, dir, nodeConfig("c", withSessionTimeouts(d.name, url, false)))
 
 	how.start(proxy)
 	outAt := time.Now()
@@ -211,4 +212,33 @@ func testDisconnectionOn(t *testing.T, d dialect, how disconnection) {
 	rerunsOnlyOf(t, all, load.Group, "p")
 	t.Logf("p cancelled its jobs %s after it was cut off; the others recovered its work after %s; the recovering job ran twice at once for %s", cancelled, recovery, overlap)
 	Report(t, Figures{Dialect: d.name, Scenario: how.scenario, Nodes: 3, Triggers: load.Triggers + 2, Result: res, Recovery: recovery, Overlap: overlap})
+}
+
+// withSessionTimeouts adds to a node's database URL the server-side
+// timeouts docs/cluster.md asks operators to set (see "Faults"). A node cut
+// off in the middle of a transaction (cutOff) leaves it open on the server,
+// holding the lock on its node row that recovery must take: the database has
+// to end it (PostgreSQL's idle_in_transaction_session_timeout, MariaDB's
+// idle_transaction_timeout). And MySQL does not stop a statement whose client
+// gave up, so a survivor's recovery that timed out waiting would hold its own
+// node row until its lock wait ends (innodb_lock_wait_timeout); pgx cancels
+// the statement on the server.
+func withSessionTimeouts(dialect, url string, cutOff bool) string {
+	var params []string
+	switch {
+	case dialect == "postgres" && cutOff:
+		params = append(params, "idle_in_transaction_session_timeout=1000")
+	case dialect == "mariadb" && cutOff:
+		params = append(params, "idle_transaction_timeout=1")
+	case dialect == "mariadb":
+		params = append(params, "innodb_lock_wait_timeout=1")
+	}
+	if len(params) == 0 {
+		return url
+	}
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	return url + sep + strings.Join(params, "&")
 }
