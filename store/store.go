@@ -578,6 +578,19 @@ type Batcher interface {
 	// error for the whole call (ErrFenced, a store failure) means that
 	// nothing was recorded, unless the answer was lost after the commit.
 	ExecutionsComplete(ctx context.Context, p *ExecutionsCompleteParams) ([]error, error)
+	// TriggersRelease returns triggers this node acquired and did not fire
+	// to WAITING (BLOCKED while their job disallows concurrency and runs,
+	// COMPLETE for one without a next fire time), as TriggerRelease without
+	// new timing does, in one atomic step. Triggers whose claim the lease
+	// does not hold are left as they are. It returns how many it released.
+	// Fails with ErrFenced for a stale lease.
+	TriggersRelease(ctx context.Context, p *TriggersReleaseParams) (int, error)
+}
+
+// TriggersReleaseParams are the parameters of TriggersRelease.
+type TriggersReleaseParams struct {
+	Lease Lease
+	Keys  []Key
 }
 
 // TriggersFireParams are the parameters of TriggersFire.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -127,7 +128,7 @@ func printDiagnostics(w io.Writer, rep *bench.Report) {
 		for k := range rep.Waits {
 			keys = append(keys, k)
 		}
-		slices.SortFunc(keys, func(a, b string) int { return rep.Waits[b] - rep.Waits[a] })
+		slices.SortFunc(keys, func(a, b string) int { return cmp.Or(rep.Waits[b]-rep.Waits[a], strings.Compare(a, b)) })
 		var b strings.Builder
 		for _, k := range keys {
 			fmt.Fprintf(&b, " %s=%d", k, rep.Waits[k])

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -126,6 +127,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Workers == 0 {
 		o.Workers = 10
+	}
+	// Refused by the nodes too, but only after seeding; 2s is the
+	// scheduler's default check-in interval.
+	if checkIn := cmp.Or(o.CheckIn, 2*time.Second); o.DeadAfter != 0 && o.DeadAfter <= checkIn {
+		return o, fmt.Errorf("bench: DeadAfter (%s) must exceed the check-in interval (%s)", o.DeadAfter, checkIn)
 	}
 	if o.WarmUp == 0 {
 		o.WarmUp = 5 * time.Second

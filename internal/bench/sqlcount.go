@@ -14,7 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// SQLCounts counts the statements a node sends to PostgreSQL, by text. It
+// SQLCounts counts the statements a node sends to PostgreSQL, by the start
+// of their text. It
 // is a pgx.QueryTracer, so it sees every statement the pool runs,
 // transaction control included. It is safe for concurrent use.
 type SQLCounts struct {
@@ -36,10 +37,16 @@ func (c *SQLCounts) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.T
 // TraceQueryEnd does nothing.
 func (c *SQLCounts) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// Add adds n statements of the given text, whose white space runs are
-// folded to single spaces.
+// keyLen is how much of a statement's text tells it apart: the batch
+// statements differ only in how many rows they list, far into the text, and
+// count as one.
+const keyLen = 160
+
+// Add adds n statements of the given text, of which the first keyLen
+// bytes count, with runs of white space folded to single spaces.
 func (c *SQLCounts) Add(text string, n int64) {
-	text = strings.Join(strings.Fields(text), " ")
+	text = strings.Join(strings.Fields(text[:min(len(text), 2*keyLen)]), " ")
+	text = text[:min(len(text), keyLen)]
 	c.mu.Lock()
 	c.byText[text] += n
 	c.mu.Unlock()

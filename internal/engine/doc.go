@@ -11,9 +11,9 @@
 // capacity-1 wake-up channel. Each pass:
 //
 //  1. When there is a reason to look (first pass, a wake-up, the idle wait
-//     elapsed, triggers it fired are due again within the look-ahead, or
-//     its last claim was cut short and half its room is free), it claims
-//     WAITING triggers due within the look-ahead window
+//     elapsed, a trigger it fired is due again before the next idle look,
+//     or its last claim was cut short and an eighth of its room is free), it
+//     claims WAITING triggers due within the look-ahead window
 //     (store.TriggersAcquire), holding at most as many as it has the
 //     capacity to fire (see below) and at most BatchSize. The claim runs on
 //     its own goroutine, one at a time, while the loop goes on firing; its

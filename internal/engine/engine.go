@@ -515,7 +515,7 @@ func (e *Engine) pass(ctx context.Context, st *loopState, pending *triggerHeap) 
 	}
 	room := e.cfg.BatchSize - pending.Len()
 	if !st.lookNow && (now.Sub(st.lastLook) >= e.cfg.IdleWait || e.dueHinted(now) ||
-		(st.moreDue && room >= max(e.cfg.BatchSize/2, 1))) {
+		(st.moreDue && room >= max(e.cfg.BatchSize/8, 1))) {
 		st.lookNow = true
 	}
 	if st.lookNow {
@@ -747,9 +747,12 @@ func (e *Engine) retryReleases(ctx context.Context) bool {
 	return ok
 }
 
-// releaseAll hands back every acquired trigger that was not fired.
+// releaseAll hands back every acquired trigger that was not fired: in one
+// store call when the store is a store.Batcher, so that a node holding a
+// full batch of claims stops at once.
 func (e *Engine) releaseAll(pending *triggerHeap) {
 	ctx := context.Background()
+	var keys []store.Key
 	for pending.Len() > 0 {
 		rec := heap.Pop(pending).(store.TriggerRecord)
 		if e.unheard[rec.Key] {
@@ -760,7 +763,20 @@ func (e *Engine) releaseAll(pending *triggerHeap) {
 				}
 			}
 		}
-		e.release(ctx, rec.Key, nil)
+		keys = append(keys, rec.Key)
+	}
+	b, ok := e.cfg.Store.(store.Batcher)
+	if !ok || len(keys) < 2 {
+		for _, k := range keys {
+			e.release(ctx, k, nil)
+		}
+		return
+	}
+	lease := e.cfg.Lease()
+	if _, err := b.TriggersRelease(ctx, &store.TriggersReleaseParams{Lease: lease, Keys: keys}); err != nil {
+		// The node's recovery, or its unregistering when it stops, hands
+		// them back.
+		e.log.Warn("cannot hand back acquired triggers", "triggers", len(keys), "error", err)
 	}
 }
 

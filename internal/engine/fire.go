@@ -228,9 +228,10 @@ func (e *Engine) fire(ctx context.Context, now time.Time, st *loopState, pending
 			ok = false
 			continue
 		}
-		if next := f.advanced.NextFireTime; !next.IsZero() && next.Before(now.Add(e.cfg.LookAhead)) {
-			// It waits for its next instant, within the look-ahead: claim it
-			// again in time.
+		if next := f.advanced.NextFireTime; !next.IsZero() && next.Before(st.lastLook.Add(e.cfg.IdleWait)) {
+			// It is due again before the next idle look would claim it:
+			// look sooner. (Otherwise that look claims it in time, and a
+			// steady stream of firings does not make a claim each.)
 			st.lookNow = true
 		}
 		if res.Blocked {

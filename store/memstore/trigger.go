@@ -294,6 +294,31 @@ func (s *Store) TriggerRelease(ctx context.Context, p *store.TriggerReleaseParam
 	return nil
 }
 
+// TriggersRelease returns several claims at once; see [store.Batcher].
+func (s *Store) TriggersRelease(ctx context.Context, p *store.TriggersReleaseParams) (int, error) {
+	if err := s.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	if _, err := s.checkLease(p.Lease); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, k := range p.Keys {
+		t, err := s.claimed(k, p.Lease)
+		if err != nil {
+			continue
+		}
+		if t.rec.NextFireTime.IsZero() {
+			s.setState(t, store.StateComplete)
+		} else {
+			s.setState(t, s.unpausedState(t.rec.JobKey))
+		}
+		n++
+	}
+	return n, nil
+}
+
 // TriggerFire fires an acquired trigger; see [store.TriggerStore].
 //
 // The store fills the execution's TriggerKey, JobKey, NodeID and Epoch (from

@@ -430,28 +430,72 @@ var finishRows = rowsUpdate{
 // execWakeRendered is txn.execWake for a statement built for its
 // arguments, which the store's cache of rendered templates must not keep.
 func (tx *txn) execWakeRendered(q string, args ...any) error {
+	_, err := tx.execWakeRenderedCount(q, args...)
+	return err
+}
+
+// execWakeRenderedCount is execWakeRendered that also returns the number
+// of rows updated.
+func (tx *txn) execWakeRenderedCount(q string, args ...any) (int64, error) {
 	if !tx.s.d.dollar {
-		_, err := tx.ExecContext(tx.ctx, q, args...)
-		return err
+		res, err := tx.ExecContext(tx.ctx, q, args...)
+		if err != nil {
+			return 0, err
+		}
+		return res.RowsAffected()
 	}
 	rows, err := tx.QueryContext(tx.ctx, q, args...)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer rows.Close()
+	var n int64
 	for rows.Next() {
+		n++
 		var (
 			st   string
 			next sql.NullInt64
 		)
 		if err := rows.Scan(&st, &next); err != nil {
-			return err
+			return 0, err
 		}
 		if store.TriggerState(st) == store.StateWaiting && next.Valid {
 			tx.woke(time.Unix(0, next.Int64))
 		}
 	}
-	return rows.Err()
+	return n, rows.Err()
+}
+
+// TriggersRelease returns several claims in one transaction; see
+// [store.Batcher]. One UPDATE releases them, deciding like recovery does
+// (sqlReleaseClaimsOfNode) whether a trigger's job is busy: a trigger left
+// WAITING while another node starts its non-concurrent job is found
+// Blocked when fired, as any trigger claimed before the job started.
+func (s *Store) TriggersRelease(ctx context.Context, p *store.TriggersReleaseParams) (int, error) {
+	if err := s.enter(ctx); err != nil {
+		return 0, err
+	}
+	if len(p.Keys) == 0 {
+		return 0, nil
+	}
+	var released int64
+	err := s.write(ctx, "releasing triggers", func(tx *txn) error {
+		if err := tx.lease(p.Lease); err != nil {
+			return err
+		}
+		if err := tx.customPlans(); err != nil {
+			return err
+		}
+		where, args := keysWhere("t.trigger_group", "t.trigger_name", p.Keys,
+			[]any{s.sched, p.Lease.NodeID, p.Lease.Epoch})
+		var err error
+		released, err = tx.execWakeRenderedCount(s.d.render(s.prefix, sqlTriggersRelease+where+`{wake}`), args...)
+		return err
+	})
+	if err != nil {
+		return 0, s.translate("releasing triggers", err, nil, nil)
+	}
+	return int(released), nil
 }
 
 // placeholders returns n comma-separated bind parameters.

@@ -275,6 +275,13 @@ const (
 	sqlReleaseClaim = `UPDATE {p}triggers AS t SET state = CASE WHEN ` + jobBusyOfTrigger +
 		` THEN 'BLOCKED' ELSE 'WAITING' END, claimed_by = '', claim_epoch = 0, version = version + 1 ` +
 		`WHERE t.sched_name = ? AND t.trigger_group = ? AND t.trigger_name = ? AND t.state = 'ACQUIRED'{wake}`
+	// sqlTriggersRelease returns triggers claimed by a lease (a condition
+	// on their keys and {wake} appended) to WAITING, BLOCKED while their job
+	// is busy, or COMPLETE without a next fire time.
+	sqlTriggersRelease = `UPDATE {p}triggers AS t SET state = CASE WHEN t.next_fire_time IS NULL THEN 'COMPLETE' ` +
+		`WHEN ` + jobBusyOfTrigger + ` THEN 'BLOCKED' ELSE 'WAITING' END, claimed_by = '', claim_epoch = 0, ` +
+		`version = t.version + 1 WHERE t.sched_name = ? AND t.state = 'ACQUIRED' AND t.claimed_by = ? ` +
+		`AND t.claim_epoch = ? AND `
 	// sqlStaleExecutions finds EXECUTING executions whose node and epoch is
 	// no live lease.
 	sqlStaleExecutions = `SELECT ` + execCols + ` FROM {p}executions e WHERE e.sched_name = ? ` +

@@ -275,6 +275,43 @@ var batchTests = []test{
 			t.Errorf("execution after a fenced completion is %s, want EXECUTING", e.State)
 		}
 	}},
+	{"Release", func(t *testing.T, h *harness) {
+		b := h.batcher()
+		free := h.job(key("g", "free"))
+		single := h.job(key("g", "single"), nonConcurrent)
+		h.simple(key("t", "waiting"), free, at(1))
+		h.simple(key("t", "blocked"), single, at(1))
+		h.simple(key("t", "runs"), single, at(2))
+		h.simple(key("t", "other"), free, at(0))
+		l, other := h.node("n"), h.node("other")
+		h.acquireOne(other, key("t", "other"))
+		acq := h.acquire(l, at(2), 10)
+		wantEqual(t, "acquired keys", keysOf(acq), []store.Key{key("t", "blocked"), key("t", "waiting"), key("t", "runs")})
+		// The non-concurrent job starts: the trigger claimed before must go
+		// back BLOCKED.
+		h.mustFire(l, acq[2], at(60))
+		// "other" is another node's claim, "never" does not exist.
+		keys := []store.Key{key("t", "blocked"), key("t", "waiting"), key("t", "other"), key("t", "never")}
+		_, err := b.TriggersRelease(h.ctx, &store.TriggersReleaseParams{Lease: store.Lease{NodeID: l.NodeID, Epoch: l.Epoch + 1}, Keys: keys})
+		wantErr(t, "TriggersRelease with a stale epoch", err, store.ErrFenced)
+		h.wantState(store.StateAcquired, key("t", "blocked"), key("t", "waiting"))
+		n, err := b.TriggersRelease(h.ctx, &store.TriggersReleaseParams{Lease: l, Keys: keys})
+		if err != nil {
+			t.Fatalf("TriggersRelease: %v", err)
+		}
+		if n != 2 {
+			t.Errorf("TriggersRelease released %d triggers, want 2", n)
+		}
+		h.wantState(store.StateWaiting, key("t", "waiting"))
+		h.wantState(store.StateBlocked, key("t", "blocked"))
+		if got := h.get(key("t", "other")); got.State != store.StateAcquired || got.ClaimedBy != other.NodeID {
+			t.Errorf("another node's claim after the release = %s by %q, want kept", got.State, got.ClaimedBy)
+		}
+		if got := h.get(key("t", "waiting")); got.ClaimedBy != "" || !got.NextFireTime.Equal(at(1)) {
+			t.Errorf("released trigger = claimed by %q, next %s; want unclaimed, next %s", got.ClaimedBy, got.NextFireTime, at(1))
+		}
+		h.acquireOne(l, key("t", "waiting"))
+	}},
 }
 
 // batcher returns the store as a store.Batcher, skipping the test when it
