@@ -17,6 +17,7 @@ import (
 	"github.com/chime-scheduler/chime/jobs/shelljob"
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"
+	"github.com/chime-scheduler/chime/server/console"
 	"github.com/chime-scheduler/chime/server/history"
 	"github.com/chime-scheduler/chime/server/httpapi"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
@@ -154,11 +155,19 @@ func (s *Server) init(ctx context.Context) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	s.auth = authSvc
-	s.handler = httpapi.New(s, authSvc, &httpapi.Options{
+	apiHandler := httpapi.New(s, authSvc, &httpapi.Options{
 		Logger:       cfg.Logger,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Metrics:      s.metrics.handler(),
 	})
+	// The console answers "/" and its assets; the API's paths are more
+	// specific, so they go to the API.
+	mux := http.NewServeMux()
+	for _, p := range []string{"/api/", "/healthz", "/readyz", "/metrics"} {
+		mux.Handle(p, apiHandler)
+	}
+	mux.Handle("/", console.Handler())
+	s.handler = mux
 	return nil
 }
 
@@ -217,9 +226,9 @@ func (s *Server) goType(name string) chime.Job {
 	return s.goTypes[name]
 }
 
-// Handler returns the HTTP API: every route of docs/api.md, /healthz,
-// /readyz and /metrics. Run serves it on Config.Listen; an embedding
-// program may serve it itself.
+// Handler returns the HTTP API (every route of docs/api.md, /healthz,
+// /readyz and /metrics) and the web console at "/". Run serves it on
+// Config.Listen; an embedding program may serve it itself.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // NodeID returns this node's ID in the cluster.
