@@ -13,8 +13,8 @@ package browsertest
 import (
 	"context"
 	"fmt"
-	"os"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
