@@ -222,6 +222,9 @@ func (f *roleFixture) mutations() []mutation {
 		{op: "retryExecution", role: operator, path: v1 + "/executions/" + f.failedID + "/retry", want: http.StatusAccepted},
 		{op: "deleteJob", role: operator, path: v1 + "/jobs/g/created", want: http.StatusNoContent},
 		{op: "putCalendar", role: operator, path: v1 + "/calendars/holidays", body: holidays("holidays", "2030-12-26"), want: http.StatusOK},
+		{op: "importCalendar", role: operator, path: v1 + "/calendars/imported/import", body: api.CalendarImport{
+			ICS: "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20301225\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+		}, want: http.StatusCreated},
 		{op: "deleteCalendar", role: operator, path: v1 + "/calendars/spare", want: http.StatusNoContent},
 		{op: "putAlertSettings", role: admin, path: v1 + "/alerts", body: api.AlertSettings{DefaultWebhooks: []string{f.hookURL}, RateLimit: "1m"}, want: http.StatusNoContent},
 		{op: "testAlert", role: admin, path: v1 + "/alerts/test", want: http.StatusNoContent},

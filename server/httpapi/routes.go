@@ -177,6 +177,16 @@ func (h *handler) table() []route {
 			handle: h.putCalendar,
 		},
 		{
+			method: http.MethodPost, path: v1 + "/calendars/{name}/import", role: operator, operationID: "importCalendar",
+			summary: "Create (201) or replace (200) a holiday calendar excluding the dates of an iCalendar file's events; with dry_run, only answer what it would hold (200).",
+			body:    api.CalendarImport{},
+			responses: []response{
+				{status: http.StatusOK, body: api.CalendarImportResult{}},
+				{status: http.StatusCreated, body: api.CalendarImportResult{}},
+			},
+			handle: h.importCalendar,
+		},
+		{
 			method: http.MethodDelete, path: v1 + "/calendars/{name}", role: operator, operationID: "deleteCalendar",
 			summary: "Delete the calendar; 409 while a trigger uses it.", responses: noContent,
 			errors: []int{http.StatusConflict},
@@ -188,6 +198,27 @@ func (h *handler) table() []route {
 			method: http.MethodGet, path: v1 + "/nodes", role: viewer, operationID: "listNodes",
 			summary: "The cluster's nodes, alive or not, with clock offsets.", responses: ok([]api.Node{}),
 			handle: h.nodes,
+		},
+		{
+			method: http.MethodGet, path: v1 + "/activity", role: viewer, operationID: "activity",
+			summary: "Every job's executions per time bucket (fires, successes, failures, lag) with lag percentiles and the running count, for charts. The window is moved out to whole buckets; empty buckets are listed with zeros.",
+			query: []param{
+				{name: "since", typ: paramTime, description: "Start of the window, RFC 3339; defaults to 6 hours before until. The window is at most 7 days."},
+				{name: "until", typ: paramTime, description: "End of the window, RFC 3339; defaults to now."},
+				{name: "bucket", description: "Width of a bucket: a duration such as 60s, 5m or 1h, or a number of seconds; whole seconds, at least 10s, at most 2000 buckets. Defaults to 1m."},
+			},
+			responses: ok(api.Activity{}),
+			handle:    h.activity,
+		},
+		{
+			method: http.MethodGet, path: v1 + "/upcoming", role: viewer, operationID: "upcomingFirings",
+			summary: "The next firings of every job, earliest first, merged across triggers; paused triggers left out.",
+			query: []param{
+				{name: "count", typ: paramInt, min: 1, max: 200, def: 20, description: "How many firings to return."},
+				{name: "group", description: "Keeps the jobs of one group."},
+			},
+			responses: ok([]api.UpcomingFiring{}),
+			handle:    h.upcomingAll,
 		},
 		{
 			method: http.MethodGet, path: v1 + "/cron/explain", role: viewer, operationID: "explainCron",

@@ -72,6 +72,18 @@ type Service interface {
 	TestAlert(ctx context.Context, actor string) error
 	// ListAudit answers GET /api/v1/audit, newest first.
 	ListAudit(ctx context.Context, q api.AuditQuery) (*api.AuditList, error)
+	// Activity answers GET /api/v1/activity: every job's executions per
+	// time bucket. The service applies the defaults and limits of
+	// api.ActivityQuery, naming the field it refuses.
+	Activity(ctx context.Context, q api.ActivityQuery) (*api.Activity, error)
+	// Upcoming answers GET /api/v1/upcoming: the next count firings of
+	// every job (of one job group when group is set), count in [1, 200]
+	// (20 when the query gives none).
+	Upcoming(ctx context.Context, group string, count int) ([]api.UpcomingFiring, error)
+	// ImportCalendar answers POST /api/v1/calendars/{name}/import: it
+	// reads an iCalendar file into a holiday calendar and, unless
+	// req.DryRun, creates or replaces the calendar (Created reports which).
+	ImportCalendar(ctx context.Context, actor, name string, req api.CalendarImport) (*api.CalendarImportResult, error)
 	// Ready reports whether the node holds a lease and reaches the
 	// database (/readyz). An *api.Error's message is shown to the caller;
 	// any other error is only logged.
