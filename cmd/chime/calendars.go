@@ -14,9 +14,10 @@ import (
 func newCalendarsCmd(cfg *clientConfig) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "calendars",
-		Short: "List, show, apply and delete exclusion calendars",
+		Short: "List, show, apply, import and delete exclusion calendars",
 	}
-	cmd.AddCommand(newCalendarsListCmd(cfg), newCalendarsGetCmd(cfg), newCalendarsApplyCmd(cfg), newCalendarsDeleteCmd(cfg))
+	cmd.AddCommand(newCalendarsListCmd(cfg), newCalendarsGetCmd(cfg), newCalendarsApplyCmd(cfg), newCalendarsDeleteCmd(cfg),
+		newCalendarsImportCmd(cfg))
 	return cmd
 }
 
