@@ -1,0 +1,154 @@
+// The execution page: one attempt at running a job, with its timings,
+// error, captured output, log lines and parameters, and every attempt of
+// the same firing. Operators may retry a finished execution: the page
+// waits for the new attempt to start and opens it. A running execution
+// refreshes itself every 2 s.
+import { h, replace, pageHead, panel, table, facts, outcomeBadge, badge, timeEl, fmtDuration, link, button, toast, errorBox, showError } from '../ui.js';
+import { jobRoute } from './explain.js';
+import { executionRoute, lagOf, durationOf } from './executions.js';
+
+// retryWait bounds how long the page waits for a retry to start.
+const retryWait = 60000;
+
+export async function render(ctx) {
+  const id = ctx.params.id;
+  const path = '/executions/' + encodeURIComponent(id);
+  let pendingRetry = null; // {id, attempt, since} while a retry has not started yet
+  const retryNote = h('p', { class: 'retry-note', role: 'status', 'data-testid': 'retry-status', hidden: true });
+
+  const load = async () => {
+    let e, attempts;
+    try {
+      [e, attempts] = await Promise.all([
+        ctx.api.get(path, null, { signal: ctx.signal }),
+        ctx.api.get(path + '/attempts', null, { signal: ctx.signal }),
+      ]);
+    } catch (err) {
+      if (err.name === 'AbortError') return null;
+      replace(ctx.main, pageHead('Execution'), errorBox(err));
+      return null;
+    }
+    if (!ctx.current()) return null;
+    draw(e, attempts);
+    return attempts;
+  };
+
+  const retry = async (e, btn) => {
+    btn.disabled = true;
+    let acc;
+    try {
+      acc = await ctx.api.post(path + '/retry');
+    } catch (err) {
+      btn.disabled = false;
+      showError(null, err);
+      return;
+    }
+    const newID = acc.execution_ids && acc.execution_ids[0];
+    pendingRetry = { id: newID, since: Date.now() };
+    retryNote.hidden = false;
+    replace(retryNote, 'Retry requested: waiting for the new attempt to start…');
+    toast('Retry requested.');
+    await pollRetry();
+  };
+
+  // pollRetry looks for the retry among the attempts; once it has started,
+  // the page opens it.
+  const pollRetry = async () => {
+    if (!pendingRetry) return;
+    const attempts = await load();
+    if (!attempts || !pendingRetry) return;
+    const found = attempts.find(a => a.id === pendingRetry.id);
+    if (found) {
+      const route = executionRoute(found.id);
+      pendingRetry = null;
+      toast(`Attempt ${found.attempt} started.`);
+      ctx.navigate(route);
+    } else if (Date.now() - pendingRetry.since > retryWait) {
+      replace(retryNote, 'The retry has not started yet (the job may be queued behind a running one). ',
+        pendingRetry.id ? link(executionRoute(pendingRetry.id), 'Open the new attempt') : null, ' once it appears.');
+      pendingRetry = null;
+    }
+  };
+
+  function draw(e, attempts) {
+    const key = `${e.job_group}/${e.job_name}`;
+    ctx.setTitle(`${key} attempt ${e.attempt}`);
+    const lag = lagOf(e);
+    const total = attempts.length ? Math.max(...attempts.map(a => a.attempt)) : e.attempt;
+    const explainRoute = '/explain?' + new URLSearchParams({ job: key, at: e.scheduled_time }).toString();
+    const canRetry = ctx.can('operator') && e.outcome !== 'running';
+    const actions = [
+      link(explainRoute, 'Why did it fire?', { class: 'btn' }),
+      canRetry ? button('Retry', ev => retry(e, ev.currentTarget), { kind: 'primary', 'data-testid': 'retry', disabled: !!pendingRetry }) : null,
+    ];
+    const trigger = e.manual
+      ? h('span', null, 'manual run', e.trigger_name ? h('span', { class: 'muted' }, ` (of ${e.trigger_group}.${e.trigger_name})`) : null)
+      : e.trigger_name ? `${e.trigger_group}.${e.trigger_name}` : '—';
+
+    replace(ctx.main,
+      pageHead(h('span', null, 'Execution of ', link(jobRoute(e.job_group, e.job_name), key), ' ', outcomeBadge(e.outcome)), ...actions),
+      retryNote,
+      h('div', { class: 'stats' },
+        statBox('lag', lag === null ? '—' : fmtDuration(lag), lag === null ? 'no lag for retries and manual runs' : 'started − scheduled'),
+        statBox('duration', fmtDuration(durationOf(e)), e.outcome === 'running' ? 'so far' : 'started → finished'),
+        statBox('attempt', `${e.attempt} of ${total}`, 'of this firing')),
+      h('div', { class: 'grid' },
+        panel('Timings', facts([
+          ['Scheduled', timeEl(e.scheduled_time)],
+          ['Started', timeEl(e.started_time)],
+          ['Finished', e.finished_time ? timeEl(e.finished_time) : e.outcome === 'running' ? 'still running' : '—'],
+          ['Lag', lag === null ? '—' : fmtDuration(lag)],
+          ['Duration', fmtDuration(durationOf(e))],
+        ])),
+        panel('Run', facts([
+          ['Job', link(jobRoute(e.job_group, e.job_name), key)],
+          ['Trigger', trigger],
+          ['Node', h('span', { class: 'mono' }, e.node_id || '—')],
+          ['Attempt', `${e.attempt} of ${total}`],
+          ['Outcome', h('span', { 'data-testid': 'outcome' }, outcomeBadge(e.outcome))],
+          e.recovering ? ['Recovery', 'a re-run after its node was lost'] : null,
+          ['ID', h('span', { class: 'mono' }, e.id)],
+        ]))),
+      e.error ? panel('Error', h('pre', { class: 'exec-error', 'data-testid': 'error' }, e.error)) : null,
+      panel('Output',
+        e.output ? h('pre', { 'data-testid': 'output' }, e.output) : h('p', { class: 'empty' }, 'No output was captured.'),
+        e.output_truncated ? h('p', { class: 'muted' }, 'The output was truncated: only its beginning was kept.') : null),
+      e.logs && e.logs.length ? panel('Log',
+        table([
+          { label: 'Time', value: l => h('span', { class: 'nowrap' }, timeEl(l.time)) },
+          { label: 'Level', value: l => badge(l.level, levelKind(l.level)) },
+          { label: 'Message', value: l => l.message },
+          { label: 'Attributes', value: l => l.attrs ? h('code', null, JSON.stringify(l.attrs)) : '' },
+        ], e.logs, { caption: 'Log lines' })) : null,
+      e.params && Object.keys(e.params).length ? panel('Parameters', h('pre', null, JSON.stringify(e.params, null, 2))) : null,
+      panel('Attempts of this firing', h('div', { class: 'nowrap-cells' },
+        table([
+          { label: 'Attempt', num: true, value: a => a.id === e.id ? h('strong', null, `#${a.attempt} (this one)`) : link(executionRoute(a.id), `#${a.attempt}`) },
+          { label: 'Outcome', value: a => outcomeBadge(a.outcome) },
+          { label: 'Started', value: a => h('span', { class: 'nowrap' }, timeEl(a.started_time)) },
+          { label: 'Duration', num: true, value: a => fmtDuration(durationOf(a)) },
+          { label: 'Node', value: a => h('span', { class: 'mono' }, a.node_id || '—') },
+          { label: 'Kind', value: a => a.manual ? 'manual' : a.recovering ? 'recovery' : a.attempt > 1 ? 'retry' : 'scheduled' },
+          { label: 'Error', value: a => a.error ? h('span', { class: 'clip', title: a.error }, a.error) : '' },
+        ], attempts, { caption: 'Attempts', rowAttrs: a => ({ 'aria-current': a.id === e.id ? 'true' : null, 'data-testid': 'attempt' }) }))));
+  }
+
+  await load();
+  // Refresh while an attempt of this firing runs, or a retry is awaited.
+  ctx.every(2000, async () => {
+    if (pendingRetry) await pollRetry();
+    else if (ctx.main.querySelector('.badge.running')) await load();
+  });
+}
+
+function statBox(label, value, hint) {
+  return h('div', { class: 'stat' }, h('div', { class: 'value' }, value), h('div', { class: 'label' }, label, hint ? h('span', { class: 'muted' }, ` · ${hint}`) : null));
+}
+
+function levelKind(level) {
+  const l = (level || '').toLowerCase();
+  if (l.startsWith('err')) return 'failed';
+  if (l.startsWith('warn')) return 'warn';
+  return 'info';
+}
+
