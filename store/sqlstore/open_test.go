@@ -303,3 +303,65 @@ func TestClosed(t *testing.T) {
 }
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestIdleInTransactionTimeout checks that the pool Open creates has the
+// database end a transaction its client left idle (a node cut off
+// mid-transaction), that the default is set, and that a value in the URL
+// wins.
+func TestIdleInTransactionTimeout(t *testing.T) {
+	t.Parallel()
+	for _, db := range dbtest.Databases() {
+		if db.Name == "SQLite" {
+			continue // one writer per file, no server-side sessions
+		}
+		t.Run(db.Name, func(t *testing.T) {
+			t.Parallel()
+			url := db.URL(t)
+			setting := func(s *sqlstore.Store) string {
+				t.Helper()
+				q := "SHOW idle_in_transaction_session_timeout"
+				if s.Dialect() == sqlstore.MySQL {
+					q = "SELECT @@SESSION.idle_transaction_timeout"
+				}
+				var v string
+				if err := s.DB().QueryRowContext(t.Context(), q).Scan(&v); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				return v
+			}
+			want := map[sqlstore.Dialect][2]string{sqlstore.Postgres: {"10s", "3s"}, sqlstore.MySQL: {"10", "3"}}
+			def := open(t, url, nil)
+			if got := setting(def); got != want[def.Dialect()][0] {
+				t.Errorf("default setting = %q, want %q", got, want[def.Dialect()][0])
+			}
+			param := "idle_in_transaction_session_timeout=3000"
+			if def.Dialect() == sqlstore.MySQL {
+				param = "idle_transaction_timeout=3"
+			}
+			sep := "?"
+			if strings.Contains(url, "?") {
+				sep = "&"
+			}
+			if got := setting(open(t, url+sep+param, nil)); got != want[def.Dialect()][1] {
+				t.Errorf("with %s in the URL, setting = %q, want %q", param, got, want[def.Dialect()][1])
+			}
+
+			s := open(t, url, &sqlstore.Options{IdleInTransactionTimeout: time.Second})
+			tx, err := s.DB().BeginTx(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = tx.Rollback() }()
+			var one int
+			if err := tx.QueryRowContext(t.Context(), "SELECT 1").Scan(&one); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2500 * time.Millisecond) // the client goes quiet inside the transaction
+			if err := tx.QueryRowContext(t.Context(), "SELECT 1").Scan(&one); err == nil {
+				t.Errorf("a transaction idle for 2.5s with a 1s timeout still runs statements")
+			} else {
+				t.Logf("the database ended the idle transaction: %v", err)
+			}
+		})
+	}
+}

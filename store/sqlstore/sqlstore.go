@@ -35,13 +35,28 @@ type Options struct {
 	// the writers of a process without busy waiting, and the busy timeout
 	// serializes processes.
 	MaxOpenConns int
+	// IdleInTransactionTimeout is how long the database lets a session of
+	// the pool Open creates sit idle inside a transaction before it ends
+	// the session and rolls the transaction back. A node cut off from the
+	// database in the middle of a transaction leaves it open on the
+	// server, holding the lock on its node row that the other nodes need
+	// to recover its jobs; only the database can end it. Open sets
+	// PostgreSQL's idle_in_transaction_session_timeout and MariaDB's
+	// idle_transaction_timeout (whole seconds, rounded up) unless the
+	// database URL sets them itself; MySQL 8 has no such setting, SQLite
+	// needs none, and OpenDB leaves the caller's pool alone. chime's own
+	// transactions never wait on the program between statements, so only
+	// a session whose client is gone reaches it. Defaults to 10s; a
+	// negative value leaves the database's own setting.
+	IdleInTransactionTimeout time.Duration
 }
 
 // Defaults of Options.
 const (
-	DefaultTablePrefix   = "chime_"
-	DefaultSchedulerName = "default"
-	defaultMaxOpenConns  = 10
+	DefaultTablePrefix              = "chime_"
+	DefaultSchedulerName            = "default"
+	DefaultIdleInTransactionTimeout = 10 * time.Second
+	defaultMaxOpenConns             = 10
 )
 
 var validPrefix = regexp.MustCompile(`^[a-z0-9_]{0,32}$`)
@@ -69,6 +84,9 @@ func (o *Options) withDefaults(d Dialect) (Options, error) {
 	}
 	if c.MaxOpenConns < 0 {
 		return c, fmt.Errorf("sqlstore: Options.MaxOpenConns %d is negative", c.MaxOpenConns)
+	}
+	if c.IdleInTransactionTimeout == 0 {
+		c.IdleInTransactionTimeout = DefaultIdleInTransactionTimeout
 	}
 	if c.MaxOpenConns == 0 {
 		c.MaxOpenConns = defaultMaxOpenConns
@@ -126,7 +144,7 @@ func Open(ctx context.Context, databaseURL string, opts *Options) (*Store, error
 	if err != nil {
 		return nil, err
 	}
-	p, err := openPool(ctx, databaseURL, o.MaxOpenConns)
+	p, err := openPool(ctx, databaseURL, o.MaxOpenConns, o.IdleInTransactionTimeout)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
@@ -37,9 +39,11 @@ type pool struct {
 	describe string
 }
 
-// openPool opens a pool for databaseURL. It does not connect, except to
-// learn which MySQL flavour it talks to.
-func openPool(ctx context.Context, databaseURL string, maxOpen int) (*pool, error) {
+// openPool opens a pool for databaseURL whose sessions end transactions
+// left idle for idleTx (none when idleTx < 0; see
+// Options.IdleInTransactionTimeout). It does not connect, except to learn
+// which MySQL flavour it talks to.
+func openPool(ctx context.Context, databaseURL string, maxOpen int, idleTx time.Duration) (*pool, error) {
 	scheme, rest, ok := strings.Cut(databaseURL, ":")
 	if !ok {
 		return nil, fmt.Errorf("sqlstore: database URL has no scheme (supported: %s)", supportedSchemes)
@@ -53,13 +57,17 @@ func openPool(ctx context.Context, databaseURL string, maxOpen int) (*pool, erro
 			// pgx's errors do not repeat the password.
 			return nil, fmt.Errorf("sqlstore: parsing PostgreSQL URL: %w", err)
 		}
+		const idleVar = "idle_in_transaction_session_timeout"
+		if _, set := cfg.RuntimeParams[idleVar]; !set && idleTx > 0 {
+			cfg.RuntimeParams[idleVar] = strconv.FormatInt(idleTx.Milliseconds(), 10)
+		}
 		db := stdlib.OpenDB(*cfg)
 		db.SetMaxOpenConns(maxOpen)
 		db.SetMaxIdleConns(maxOpen)
 		describe := fmt.Sprintf("PostgreSQL database %s on %s:%d", cfg.Database, cfg.Host, cfg.Port)
 		return &pool{db: db, dialect: Postgres, pgConfig: cfg, describe: describe}, nil
 	case "mysql":
-		return openMySQL(ctx, databaseURL, maxOpen)
+		return openMySQL(ctx, databaseURL, maxOpen, idleTx)
 	}
 	return nil, fmt.Errorf("sqlstore: unsupported database URL scheme %q (supported: %s)", scheme, supportedSchemes)
 }
@@ -149,10 +157,11 @@ func redactURLError(err error) error {
 }
 
 // openMySQL opens a MySQL or MariaDB pool whose sessions use READ
-// COMMITTED. The variable that sets it differs (MySQL 8: transaction_
-// isolation; MariaDB before 11.1: tx_isolation only), so it first asks the
-// server what it is.
-func openMySQL(ctx context.Context, databaseURL string, maxOpen int) (*pool, error) {
+// COMMITTED and, on MariaDB, end transactions left idle for idleTx. The
+// variable that sets the isolation differs (MySQL 8: transaction_
+// isolation; MariaDB before 11.1: tx_isolation only) and only MariaDB has
+// an idle-in-transaction timeout, so it first asks the server what it is.
+func openMySQL(ctx context.Context, databaseURL string, maxOpen int, idleTx time.Duration) (*pool, error) {
 	cfg, err := mysqlConfig(databaseURL)
 	if err != nil {
 		return nil, err
@@ -168,14 +177,20 @@ func openMySQL(ctx context.Context, databaseURL string, maxOpen int) (*pool, err
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: connecting to MySQL at %s: %w", cfg.Addr, err)
 	}
+	mariaDB := strings.Contains(strings.ToLower(version), "mariadb")
 	isoVar := "transaction_isolation"
-	if strings.Contains(strings.ToLower(version), "mariadb") {
+	if mariaDB {
 		isoVar = "tx_isolation"
 	}
 	if cfg.Params == nil {
 		cfg.Params = make(map[string]string)
 	}
 	cfg.Params[isoVar] = "'READ-COMMITTED'"
+	const idleVar = "idle_transaction_timeout"
+	if _, set := cfg.Params[idleVar]; !set && mariaDB && idleTx > 0 {
+		secs := (idleTx + time.Second - 1) / time.Second
+		cfg.Params[idleVar] = strconv.FormatInt(int64(secs), 10)
+	}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: MySQL URL: %w", err)
