@@ -459,6 +459,7 @@ var clientMethods = map[string]string{
 	"listExecutions": "ListExecutions", "getExecution": "GetExecution", "executionAttempts": "Attempts", "retryExecution": "RetryExecution",
 	"listCalendars": "ListCalendars", "getCalendar": "GetCalendar", "putCalendar": "PutCalendar", "deleteCalendar": "DeleteCalendar",
 	"listNodes": "Nodes", "explainCron": "ExplainCron",
+	"importCalendar": "ImportCalendar", "activity": "Activity", "upcomingFirings": "UpcomingFirings",
 	"getAlertSettings": "AlertSettings", "putAlertSettings": "PutAlertSettings", "testAlert": "TestAlert",
 	"listAudit": "ListAudit",
 	"listUsers": "ListUsers", "createUser": "CreateUser", "updateUser": "UpdateUser", "deleteUser": "DeleteUser",
