@@ -109,7 +109,24 @@ export function fmtDuration(ms) {
   if (s < 60) return `${s.toFixed(s < 10 ? 2 : 1)} s`;
   const m = Math.floor(s / 60);
   if (m < 60) return `${m} min ${Math.round(s % 60)} s`;
-  return `${Math.floor(m / 60)} h ${m % 60} min`;
+  const hours = Math.floor(m / 60);
+  if (hours < 48) return `${hours} h ${m % 60} min`;
+  return `${Math.floor(hours / 24)} d ${hours % 24} h`;
+}
+
+/**
+ * fmtGoDuration rounds a duration as Go prints it ("-13.828253ms",
+ * "1.5s", "2m3.1s") for reading: "-14 ms", "1.50 s". Other text is
+ * returned as is.
+ */
+export function fmtGoDuration(s) {
+  if (!s) return '—';
+  const units = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60000, h: 3600000 };
+  const m = /^(-?)((?:[\d.]+(?:ns|us|µs|ms|s|m|h))+)$/.exec(s);
+  if (!m) return s;
+  let ms = 0;
+  for (const [, n, u] of m[2].matchAll(/([\d.]+)(ns|us|µs|ms|s|m|h)/g)) ms += Number(n) * units[u];
+  return (m[1] && ms > 0 ? '−' : '') + fmtDuration(ms);
 }
 
 /** between is the duration from a to b (RFC 3339 times) in ms, or null. */
