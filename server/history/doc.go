@@ -50,6 +50,16 @@
 // logs of executions; [History.Get] returns them. List filters by job,
 // outcomes, node and a [From, To) range of start times.
 //
+// # Activity
+//
+// [History.Activity] counts every job's executions per time bucket of a
+// window (fires, successes, failures, mean and largest lag) in one query
+// grouped by the integer bucket of the start time, (started_time - From)
+// divided by the bucket width: "/" on SQLite and PostgreSQL, whose
+// integer division truncates, and "DIV" on MySQL, whose "/" gives a
+// decimal. It fills in empty buckets, reads lag percentiles from the
+// window's newest executions and counts those running now.
+//
 // # Retention
 //
 // [History.Prune] deletes executions beyond a job's newest MaxPerJob (the
