@@ -80,7 +80,10 @@ export function lineChart(title, rows, series, { label = () => '', height = 180,
       const y = PAD.top + innerH * (1 - Number(v) / max);
       d += `${pen ? 'L' : 'M'}${x(i).toFixed(1)},${y.toFixed(1)} `;
       pen = true;
-      if (rows.length <= 60) {
+      // Past 60 rows only points without a neighbour get a dot, or they
+      // would not show at all.
+      const lone = !Number.isFinite(Number(rows[i - 1]?.[s.key] ?? NaN)) && !Number.isFinite(Number(rows[i + 1]?.[s.key] ?? NaN));
+      if (rows.length <= 60 || lone) {
         const dot = h('svg:circle', { class: `s${s.color ?? si}`, cx: x(i), cy: y, r: 2.5 });
         dot.append(h('svg:title', null, `${label(r)} ${s.label}: ${fmtY(Number(v))}`));
         svg.append(dot);

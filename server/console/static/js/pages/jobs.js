@@ -1,0 +1,100 @@
+// The jobs list: search as you type, filters by group, state and failing,
+// cursor paging. The filters live in the fragment's query (#/jobs?q=…), so
+// a link or the back button shows the same list.
+import { fromNow } from './jobutil.js';
+import { h, replace, pageHead, panel, table, badge, outcomeBadge, timeEl, relTime, link, field, debounce, moreButton, errorBox } from '../ui.js';
+
+const PAGE = 50;
+
+/** jobRoute is the console route of a job's page. */
+export function jobRoute(group, name) {
+  return '/jobs/' + encodeURIComponent(group) + '/' + encodeURIComponent(name);
+}
+
+/** stateBadges shows whether a job is paused or active, failing or running. */
+export function stateBadges(job) {
+  const st = job.status || {};
+  return h('span', { class: 'badges' },
+    job.paused ? badge('paused') : badge('active'),
+    st.failing ? badge('failing') : null,
+    st.running ? badge(`${st.running} running`, 'running') : null);
+}
+
+export async function render(ctx) {
+  const q = ctx.query;
+  const filters = h('form', { class: 'filters', role: 'search', 'aria-label': 'Filter jobs' },
+    field('q', 'Search', { type: 'search', value: q.get('q') || '', placeholder: 'group, name or description', autocomplete: 'off' }),
+    field('group', 'Group', { value: q.get('group') || '', autocomplete: 'off' }),
+    field('state', 'State', { type: 'select', value: q.get('state') || '', options: [['', 'any'], ['active', 'active'], ['paused', 'paused']] }),
+    h('div', { class: 'field checkbox-field' },
+      h('label', null, h('input', { type: 'checkbox', name: 'failing', checked: q.get('failing') === 'true' }), ' Failing only')));
+  filters.addEventListener('submit', ev => ev.preventDefault());
+
+  const results = h('div', { 'data-testid': 'jobs-results' });
+  const count = h('p', { class: 'muted', 'aria-live': 'polite' });
+  const actions = ctx.can('operator') ? [link('/jobs/new', 'New job', { class: 'btn btn-primary' })] : [];
+  replace(ctx.main, pageHead('Jobs', ...actions), panel(null, filters, count, results));
+
+  let jobs = [];
+  let next = '';
+  let seq = 0;
+
+  const current = () => {
+    const f = filters.elements;
+    return {
+      q: f.q.value.trim(),
+      group: f.group.value.trim(),
+      state: f.state.value,
+      failing: f.failing.checked ? 'true' : '',
+    };
+  };
+
+  const draw = () => {
+    const more = next ? moreButton(() => load(true)) : null;
+    replace(results,
+      table([
+        { label: 'Job', value: j => h('div', null, link(jobRoute(j.group, j.name), `${j.group}/${j.name}`, { class: 'job-link' }),
+          j.description ? h('div', { class: 'muted small' }, j.description) : null) },
+        { label: 'Type', value: j => j.type },
+        { label: 'State', value: j => stateBadges(j) },
+        { label: 'Last outcome', value: j => j.status && j.status.last_outcome
+          ? h('span', null, outcomeBadge(j.status.last_outcome), ' ', h('span', { class: 'muted small' }, relTime(j.status.last_run)))
+          : h('span', { class: 'muted' }, 'never run') },
+        { label: 'Next fire', value: j => j.status && j.status.next_fire_time
+          ? h('span', null, timeEl(j.status.next_fire_time), ' ', h('span', { class: 'muted small' }, fromNow(j.status.next_fire_time)))
+          : h('span', { class: 'muted' }, j.paused ? 'paused' : 'none') },
+      ], jobs, { empty: 'No job matches these filters.', caption: 'Jobs', rowAttrs: j => ({ 'data-job': `${j.group}/${j.name}` }) }),
+      more ? h('div', { class: 'more' }, more) : null);
+    count.textContent = `${jobs.length}${next ? '+' : ''} job${jobs.length === 1 ? '' : 's'}`;
+  };
+
+  const load = async (append = false) => {
+    const f = current();
+    const mine = ++seq;
+    try {
+      const page = await ctx.api.get('/jobs', { ...f, limit: PAGE, cursor: append ? next : '' }, { signal: ctx.signal });
+      if (mine !== seq || !ctx.current()) return;
+      jobs = append ? jobs.concat(page.jobs || []) : (page.jobs || []);
+      next = page.next || '';
+      draw();
+    } catch (err) {
+      if (err.name === 'AbortError' || mine !== seq) return;
+      replace(results, errorBox(err));
+    }
+  };
+
+  // The filters go in the fragment without a new history entry per key
+  // typed (replaceState fires no hashchange, so the page is not redrawn).
+  const apply = () => {
+    const qs = new URLSearchParams(Object.entries(current()).filter(([, v]) => v)).toString();
+    history.replaceState(null, '', '#/jobs' + (qs ? '?' + qs : ''));
+    load();
+  };
+  const typed = debounce(apply, 250);
+  filters.elements.q.addEventListener('input', typed);
+  filters.elements.group.addEventListener('input', typed);
+  filters.elements.state.addEventListener('change', apply);
+  filters.elements.failing.addEventListener('change', apply);
+
+  await load();
+}
