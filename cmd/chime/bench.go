@@ -136,9 +136,11 @@ func printDiagnostics(w io.Writer, rep *bench.Report) {
 		fmt.Fprintf(w, "active sessions sampled every 100ms, by wait event:%s\n", b.String())
 	}
 	if total := rep.SQL.Total(); total > 0 {
-		fmt.Fprintf(w, "statements: %d, %.2f per firing; most frequent:\n", total, float64(total)/float64(fires))
+		perFiring := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(fires) }
+		fmt.Fprintf(w, "statements: %d, %.2f per firing, taking %.0fµs per firing as the nodes saw them; most frequent:\n",
+			total, float64(total)/float64(fires), perFiring(rep.SQL.TotalTime()))
 		for _, s := range rep.SQL.Top(15) {
-			fmt.Fprintf(w, "  %6.2f/firing  %.110s\n", float64(s.Count)/float64(fires), s.Text)
+			fmt.Fprintf(w, "  %6.2f/firing %6.1fµs/firing  %.100s\n", float64(s.Count)/float64(fires), perFiring(s.Time), s.Text)
 		}
 	}
 	if rep.Dir != "" {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -100,15 +101,17 @@ func TestRecoveryIsTheLastReRunOfAnInterruptedJob(t *testing.T) {
 func TestSQLCountsRoundTrip(t *testing.T) {
 	t.Parallel()
 	c := NewSQLCounts()
-	c.Add("SELECT 1\n  FROM t", 3)
-	c.Add("begin", 5)
+	c.Add("SELECT 1\n  FROM t", 2, 3*time.Millisecond)
+	c.Add("SELECT 1 FROM t", 1, time.Millisecond)
+	c.Add("begin", 5, 40*time.Microsecond)
 	var b strings.Builder
 	c.Print(&b)
 	d := NewSQLCounts()
 	if err := d.ParseSQLCounts(strings.NewReader("ready\n" + b.String())); err != nil {
 		t.Fatal(err)
 	}
-	if got := d.Top(5); len(got) != 2 || got[0] != (StatementCount{"begin", 5}) || got[1] != (StatementCount{"SELECT 1 FROM t", 3}) || d.Total() != 8 {
-		t.Errorf("parsed %v (total %d), want begin×5, SELECT 1 FROM t×3", got, d.Total())
+	want := []StatementCount{{"begin", 5, 40 * time.Microsecond}, {"SELECT 1 FROM t", 3, 4 * time.Millisecond}}
+	if got := d.Top(5); !slices.Equal(got, want) || d.Total() != 8 || d.TotalTime() != 4040*time.Microsecond {
+		t.Errorf("parsed %v (total %d, %s), want %v (total 8, 4.04ms)", got, d.Total(), d.TotalTime(), want)
 	}
 }
