@@ -9,14 +9,10 @@ import { h, replace, pageHead, panel, field, button, link, toast, clearErrors, s
   toLocalInput, fromLocalInput } from '../ui.js';
 import { jobPath, ApiError } from '../api.js';
 import { jobRoute } from './jobs.js';
-import { schedOf, fireTimesList } from './jobutil.js';
+import { schedOf, fireTimesList, browserZone } from './jobutil.js';
 
 const DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
 const UNITS = [['1000', 'seconds'], ['60000', 'minutes'], ['3600000', 'hours']];
-
-function browserZone() {
-  try { return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'; } catch { return 'UTC'; }
-}
 
 function invalid(fieldName, message) {
   return new ApiError(400, { code: 'invalid_argument', message, field: fieldName });
@@ -443,7 +439,7 @@ function triggerEditor(ctx, trigger, i, onRemove) {
           if (mine !== seq) return;
           setError(exprF, '');
           setError(tzF, '');
-          replace(explain, h('p', null, h('strong', { 'data-testid': 'cron-description' }, ex.description), h('span', { class: 'muted' }, ` in ${ex.time_zone}. Next:`)),
+          replace(explain, h('p', null, h('strong', { 'data-testid': 'cron-description' }, ex.description), h('span', { class: 'muted' }, ` in ${ex.time_zone}. Next, in your time zone (${browserZone()}):`)),
             fireTimesList(ex.next));
         } catch (err) {
           if (err.name === 'AbortError' || mine !== seq) return;

@@ -6,7 +6,7 @@ import { h, replace, pageHead, panel, table, facts, badge, outcomeBadge, timeEl,
 import { jobPath, ApiError } from '../api.js';
 import { barChart, lineChart } from '../chart.js';
 import { jobRoute, stateBadges } from './jobs.js';
-import { schedOf, scheduleText, describeSchedule, fireTimesList, fromNow } from './jobutil.js';
+import { schedOf, scheduleText, describeSchedule, fireTimesList, fromNow, browserZone } from './jobutil.js';
 
 const CHART_RUNS = 50;
 const TABLE_RUNS = 20;
@@ -176,7 +176,8 @@ export async function render(ctx) {
           (t.state || '').toLowerCase() === 'paused' ? [' ', badge('paused')] : null))),
       h('p', null, link('/explain?job=' + encodeURIComponent(key), 'Why did it (not) fire?')));
 
-    const next = panel('Next 10 fire times', fireTimesList(upcoming, { testid: 'next-fire-times' }),
+    const next = panel('Next 10 fire times', h('p', { class: 'muted small' }, `In your time zone, ${browserZone()}.`),
+      fireTimesList(upcoming, { testid: 'next-fire-times' }),
       upcoming.some(f => f.dst) ? h('p', { class: 'muted small' }, 'Times marked with a daylight-saving change fall after a change of the UTC offset in the schedule\'s zone.') : null);
 
     const overview = panel('Overview', facts([

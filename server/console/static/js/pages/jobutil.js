@@ -13,6 +13,11 @@ export function fromNow(t) {
   return diff < 0 ? `${days} days ago` : `in ${days} days`;
 }
 
+/** browserZone is the browser's IANA time zone, in which times are shown. */
+export function browserZone() {
+  try { return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'; } catch { return 'UTC'; }
+}
+
 /** schedOf returns a trigger's schedule as an object ({} if unreadable). */
 export function schedOf(trigger) {
   const s = trigger && trigger.schedule;
