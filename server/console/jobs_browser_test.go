@@ -240,13 +240,17 @@ func TestJobsListSearchAndFilter(t *testing.T) {
 // TestJobLifecycle creates a job through the form (a bad cron refused
 // under its field as typed and on saving, then a good one explained live),
 // sees it on its page with 10 next fire times and the DST change marked,
-// edits it (as JSON too, and after someone else changed it: 412), pauses
+// edits it (as JSON too, and after someone else changed it: 412; adding a
+// one-shot trigger with a calendar), pauses
 // and resumes it, runs it now with a parameter, backfills a range and
 // deletes it after typing its name. A viewer's job page has no action.
 func TestJobLifecycle(t *testing.T) {
 	srv := servertest.Start(t, nil)
 	ctx := context.Background()
 	target := targetServer(t, http.StatusOK)
+	if _, err := srv.Client.PutCalendar(ctx, api.Calendar{Name: "holidays", Calendar: json.RawMessage(`{"type":"holiday","tz":"UTC","excludedDates":["2030-12-25"],"base":null}`)}); err != nil {
+		t.Fatal(err)
+	}
 
 	b := browsertest.New(t)
 	p := b.NewPage(t)
@@ -341,9 +345,19 @@ func TestJobLifecycle(t *testing.T) {
 	p.ClickText("button", "Reload the job")
 	waitJS(p, "the form reloaded", `(() => { const e = document.querySelector('input[name="description"]'); return !!e && e.value === 'changed by someone else'; })()`)
 	typeIn(p, `input[name="description"]`, "pings it daily")
+	// A second trigger: once, at a time, except on the days of a calendar.
+	p.ClickText("button", "Add trigger")
+	setValue(p, `select[name="triggers[1].kind"]`, "once")
+	setValue(p, `input[name="triggers[1].start_time"]`, "2030-06-03T09:00:00")
+	typeIn(p, `input[name="triggers[1].calendar"]`, "holidays")
 	p.ClickText("button", "Save")
 	p.WaitText("main h1", "demo/ping")
 	p.WaitText(".job-sub", "pings it daily")
+	p.WaitText(`[data-testid="schedule-words"]`, "Once, at 2030-06-03 09:00:00")
+	if n := p.Count(`[data-testid="schedule-words"] a[href="#/calendars/holidays"]`); n != 1 {
+		t.Errorf("the schedule links the calendar %d times, want 1", n)
+	}
+	waitJS(p, "10 next fire times of both triggers", `document.querySelectorAll('[data-testid="next-fire-times"] li').length === 10`)
 
 	// Pause and resume.
 	p.Click(`[data-testid="pause"]`)

@@ -31,11 +31,16 @@ export async function render(ctx) {
 
   const say = text => { notice.textContent = text; notice.hidden = false; };
 
+  // act runs an action of the head, then reloads; the focus moves to the
+  // button that took the place of the one pressed (Pause ⇄ Resume).
   const act = async (label, fn) => {
+    const had = head.contains(document.activeElement);
     try {
       await fn();
       fastUntil = Date.now() + 30000;
       await load();
+      const b = head.querySelector('[data-testid="pause"], [data-testid="resume"]');
+      if (had && b && !head.contains(document.activeElement)) b.focus();
     } catch (err) {
       toast(`${label}: ${err.message}`, 'error');
     }
@@ -158,12 +163,19 @@ export async function render(ctx) {
     }
   };
 
+  // The head is redrawn only when it changes, so the periodic refresh
+  // does not take the focus from its buttons.
+  let headSig = '';
   const draw = (upcoming, runs, words) => {
     const st = job.status || {};
-    replace(head,
-      pageHead(key, ...actions()),
-      h('div', { class: 'job-sub' }, stateBadges(job), ' ', h('span', { class: 'muted' }, job.type, ' job'),
-        job.description ? h('span', null, ' · ', job.description) : null));
+    const sig = JSON.stringify([job.paused, job.type, job.description, st.failing, st.running]);
+    if (sig !== headSig) {
+      headSig = sig;
+      replace(head,
+        pageHead(key, ...actions()),
+        h('div', { class: 'job-sub' }, stateBadges(job), ' ', h('span', { class: 'muted' }, job.type, ' job'),
+          job.description ? h('span', null, ' · ', job.description) : null));
+    }
 
     const triggers = job.triggers || [];
     const schedulePanel = panel('Schedule',
