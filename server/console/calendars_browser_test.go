@@ -108,7 +108,7 @@ func TestCalendarsCreateEditImportDelete(t *testing.T) {
 	p.WaitText(`[data-testid="dates"]`, "2027-01-02")
 	p.Click(`button[aria-label="Remove 2026-12-24"]`)
 	p.ClickText("button", "Save changes")
-	p.WaitText(".toast", "saved")
+	p.WaitText("#toasts", "saved")
 	if got := excludedDates(t, srv, "office-closed"); !slices.Equal(got, []string{"2026-12-31", "2027-01-01", "2027-01-02"}) {
 		t.Errorf("saved dates %v", got)
 	}

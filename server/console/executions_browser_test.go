@@ -145,7 +145,7 @@ func TestExecutionsFailureRetryAndExplain(t *testing.T) {
 	p.Screenshot("explain")
 
 	// The form refuses an unknown job next to the field.
-	p.Fill(`input[name="job"]`, "etl/nope")
+	setText(p, `input[name="job"]`, "etl/nope")
 	p.ClickText("button", "Explain")
 	p.WaitText(`.field[data-field="job"] .error`, "nope")
 
