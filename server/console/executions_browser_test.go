@@ -87,6 +87,25 @@ func TestExecutionsFailureRetryAndExplain(t *testing.T) {
 	if _, err := srv.Client.RunJob(ctx, "etl", "ping", api.RunRequest{Params: map[string]any{"reason": "smoke test"}}); err != nil {
 		t.Fatal(err)
 	}
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		fmt.Fprintln(w, "done")
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	if _, err := srv.Client.CreateJob(ctx, httpJob(t, "etl", "slow", slow.URL, "")); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := srv.Client.CreateUser(ctx, api.User{Name: "vera", Role: api.RoleViewer, Password: "viewer-password-1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +119,18 @@ func TestExecutionsFailureRetryAndExplain(t *testing.T) {
 	p.WaitText(`tr[data-outcome="succeeded"]`, "etl/ping")
 	p.WaitText(`tr[data-outcome="failed"]`, "etl/export")
 	p.Screenshot("executions-list")
+
+	// The newest page refreshes itself: the next firing shows up unasked.
+	first := browsertest.Get(p, "reading the newest row", chromedp.Evaluate[string](`document.querySelector('tr[data-id]').dataset.id`))
+	poll(p, "a newer execution to appear", fmt.Sprintf(`(() => { const r = document.querySelector('tr[data-id]'); return !!r && r.dataset.id !== %q; })()`, first))
+
+	// A start time range after every execution matches none.
+	p.Route("/executions?from=" + url.QueryEscape(time.Now().Add(time.Hour).UTC().Format(time.RFC3339)))
+	p.WaitText("main .empty", "No execution matches")
+	if v := browsertest.Get(p, "reading the from field", chromedp.Evaluate[string](`document.querySelector('input[name="from"]').value`)); v == "" {
+		t.Error("the from filter of the URL is not shown in its field")
+	}
+	p.Route("/executions")
 
 	// Filtering by outcome keeps the failures only, and says so in the URL.
 	// (SetValue fires the select's change event, which applies the filter.)
@@ -148,6 +179,21 @@ func TestExecutionsFailureRetryAndExplain(t *testing.T) {
 	setText(p, `input[name="job"]`, "etl/nope")
 	p.ClickText("button", "Explain")
 	p.WaitText(`.field[data-field="job"] .error`, "nope")
+
+	// A running execution's page has no Retry button and updates itself
+	// when the run ends.
+	if _, err := srv.Client.RunJob(ctx, "etl", "slow", api.RunRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	running := waitExecution(t, srv, api.ExecutionQuery{JobGroup: "etl", JobName: "slow", Outcomes: []string{"running"}})
+	p.Route("/executions/" + url.PathEscape(running.ID))
+	p.WaitText(`[data-testid="outcome"]`, "running")
+	if n := p.Count(`[data-testid="retry"]`); n != 0 {
+		t.Errorf("a running execution offers %d Retry buttons", n)
+	}
+	close(release)
+	p.WaitText(`[data-testid="outcome"]`, "succeeded")
+	p.WaitText(`[data-testid="retry"]`, "Retry")
 
 	// On a phone the detail page fits the screen.
 	p.SetViewport(390, 844, true)
