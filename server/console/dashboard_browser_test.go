@@ -3,11 +3,13 @@ package console_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/internal/browsertest"
 	"github.com/chime-scheduler/chime/server/servertest"
 )
@@ -30,6 +32,22 @@ func TestDashboard(t *testing.T) {
 	if _, err := srv.Client.CreateJob(ctx, cronJob(t, "reports", "daily", ok.URL, "0 0 6 * * ?")); err != nil {
 		t.Fatal(err)
 	}
+	// A slow job runs until the test ends: its call is answered only then.
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) })
+	slowJob := cronJob(t, "batch", "slow", slow.URL, "*/5 * * * * ?")
+	slowJob.Overlap = api.OverlapSkip
+	if _, err := srv.Client.CreateJob(ctx, slowJob); err != nil {
+		t.Fatal(err)
+	}
+	waitRuns(t, srv, "batch", "slow", "running")
 	waitRuns(t, srv, "web", "heartbeat", "succeeded")
 	waitRuns(t, srv, "etl", "export", "failed")
 
@@ -51,6 +69,8 @@ func TestDashboard(t *testing.T) {
 	p.WaitText(`[data-testid="upcoming"]`, "web/heartbeat")
 	p.WaitText(`[data-testid="upcoming"]`, "etl/export")
 	p.WaitText("main", "alive")
+	p.WaitText(`[data-testid="running"]`, "batch/slow")
+	waitJS(p, "the running count", `Number(document.querySelector('[data-testid="stat-running"] .value').textContent) >= 1`)
 
 	// Another window: the URL keeps it, the charts follow.
 	p.ClickText(".segmented button", "1h")

@@ -266,6 +266,15 @@ func TestJobLifecycle(t *testing.T) {
 	typeIn(p, `input[name="http.url"]`, target.URL+"/ping")
 	typeIn(p, `input[name="triggers[0].schedule.time_zone"]`, "Europe/Berlin")
 
+	// The API's refusal of a field shows under that field: this server
+	// runs no shell jobs.
+	setValue(p, `select[name="type"]`, "shell")
+	typeIn(p, `textarea[name="shell.shell"]`, "echo hello")
+	p.ClickText("button", "Create job")
+	p.WaitText(`.field[data-field="type"] .error`, "shell jobs are disabled")
+	setValue(p, `select[name="type"]`, "http")
+	waitJS(p, "the HTTP settings back", `document.querySelector('input[name="http.url"]').value === '`+target.URL+`/ping' && document.querySelector('input[name="http.url"]').offsetParent !== null`)
+
 	// A bad expression is refused under its field as it is typed…
 	typeIn(p, expr, "61 * * * * ?")
 	p.WaitText(exprError, "61")
