@@ -264,11 +264,34 @@ func (p *Page) ClickText(sel, text string) {
 	Get(p, fmt.Sprintf("clicking %s %q", sel, text), chromedp.Poll[bool](js, chromedp.WithPollingInterval(100*time.Millisecond)))
 }
 
-// Fill replaces the value of the input matching sel with v, as typed by
-// the user (input events fire).
+// Fill replaces the value of the input matching sel with v, typed as the
+// user would (key and input events fire). It empties the input through
+// its value property first: clearing the value attribute no longer
+// changes what an input shows once someone has typed in it.
 func (p *Page) Fill(sel, v string) {
 	p.t.Helper()
-	p.Do("filling "+sel, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), v))
+	p.Do("waiting for "+sel, chromedp.WaitVisible(chromedp.CSS(sel)))
+	Get(p, "emptying "+sel, chromedp.Evaluate[bool](fmt.Sprintf(
+		`(() => { const e = document.querySelector(%q); e.value = ''; e.dispatchEvent(new Event('input', {bubbles: true})); return true; })()`, sel)))
+	if v != "" {
+		p.Do("typing into "+sel, chromedp.SendKeys(chromedp.CSS(sel), v))
+	}
+}
+
+// Keys sends keystrokes to the focused element, as a keyboard would:
+// text, or keys of github.com/chromedp/chromedp/kb such as kb.Tab and
+// kb.Enter.
+func (p *Page) Keys(doing, keys string) {
+	p.t.Helper()
+	p.Do(doing, chromedp.KeyEvent(keys))
+}
+
+// Focused describes the focused element: its tag, name or text, for
+// keyboard tests.
+func (p *Page) Focused() string {
+	p.t.Helper()
+	return Get(p, "reading the focused element", chromedp.Evaluate[string](
+		`(() => { const e = document.activeElement; if (!e) return ''; return e.tagName.toLowerCase() + ' ' + (e.getAttribute('name') || e.innerText || '').trim().slice(0, 60); })()`))
 }
 
 // Navigate opens url and waits for the console to render a page.
