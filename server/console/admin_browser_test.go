@@ -131,6 +131,20 @@ func TestAdminUsersTokensAlertsAudit(t *testing.T) {
 	p.ClickText("button", "Filter")
 	poll(p, "the audit log to keep olga's entries", `location.hash.includes('target=users') && document.querySelectorAll('tr[data-action]').length === 2 && document.querySelectorAll('tr[data-action^="user."]').length === 2`)
 
+	// On a phone the admin pages fit the screen.
+	p.SetViewport(390, 844, true)
+	for _, rt := range []struct{ route, title string }{{"/users", "Users and tokens"}, {"/alerts", "Alerts"}, {"/audit", "Audit log"}} {
+		route := rt.route
+		p.Route(route)
+		p.WaitText("main h1", rt.title)
+		if w := browsertest.Get(p, "measuring "+route, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 390 {
+			t.Errorf("%s is %d px wide on a 390 px phone", route, w)
+		}
+	}
+	p.Route("/users")
+	p.WaitText(`tr[data-user="olga"]`, "viewer")
+	p.Screenshot("users-phone")
+
 	// A viewer is refused the admin pages.
 	v := b.NewPage(t)
 	v.Login(srv.URL, "/", "olga", "operator-password-1")

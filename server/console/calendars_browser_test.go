@@ -171,6 +171,19 @@ func TestCalendarsCreateEditImportDelete(t *testing.T) {
 	p.WaitText(`dialog .field[data-field="ics"] .error`, "line")
 	p.ClickText("dialog button", "Cancel")
 
+	// On a phone the pages fit the screen (tables scroll inside their box).
+	p.SetViewport(390, 844, true)
+	for _, rt := range []struct{ route, title string }{{"/calendars", "Calendars"}, {"/calendars/de-holidays", "de-holidays"}} {
+		route := rt.route
+		p.Route(route)
+		p.WaitText("main h1", rt.title)
+		if w := browsertest.Get(p, "measuring "+route, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 390 {
+			t.Errorf("%s is %d px wide on a 390 px phone", route, w)
+		}
+	}
+	poll(p, "the toasts to go before the screenshot", `!document.querySelector('.toast')`)
+	p.Screenshot("calendar-detail-phone")
+
 	// A viewer sees the calendars and who uses them, and no button.
 	v := b.NewPage(t)
 	v.Login(srv.URL, "/calendars", "vera", "viewer-password-1")

@@ -98,18 +98,18 @@ export async function render(ctx) {
     pageHead('Users and tokens'),
     panel('Users',
       h('div', { class: 'actions panel-actions' }, button('New user', newUser, { kind: 'primary' })),
-      table([
+      h('div', { class: 'nowrap-cells' }, table([
         { label: 'Name', value: u => h('span', null, h('strong', null, u.name), u.name === me ? h('span', { class: 'muted' }, ' (you)') : null) },
         { label: 'Role', value: u => badge(u.role, u.role === 'admin' ? 'warn' : 'info') },
         { label: 'Created', value: u => h('span', { class: 'nowrap' }, timeEl(u.created)) },
         { label: h('span', { class: 'visually-hidden' }, 'Actions'), value: u => h('div', { class: 'actions' },
           button('Edit', () => editUser(u), { 'aria-label': `Edit user ${u.name}` }),
           button('Delete', () => deleteUser(u), { 'aria-label': `Delete user ${u.name}` })) },
-      ], users, { caption: 'Users', rowAttrs: u => ({ dataset: { user: u.name } }) })),
+      ], users, { caption: 'Users', rowAttrs: u => ({ dataset: { user: u.name } }) }))),
     panel('API tokens',
       h('p', { class: 'muted' }, 'Automation (CI, scripts, the chime CLI) sends a token as "Authorization: Bearer …". Its secret is shown once, when it is created.'),
       h('div', { class: 'actions panel-actions' }, button('New token', newToken, { kind: 'primary' })),
-      table([
+      h('div', { class: 'nowrap-cells' }, table([
         { label: 'Name', value: t => h('strong', null, t.name) },
         { label: 'Role', value: t => badge(t.role, t.role === 'admin' ? 'warn' : 'info') },
         { label: 'User', value: t => t.user || '—' },
@@ -119,7 +119,7 @@ export async function render(ctx) {
           : new Date(t.expires).getTime() < now ? h('span', null, timeEl(t.expires), ' ', badge('expired', 'failed'))
             : h('span', { class: 'nowrap' }, timeEl(t.expires)) },
         { label: h('span', { class: 'visually-hidden' }, 'Actions'), value: t => button('Revoke', () => revokeToken(t), { 'aria-label': `Revoke token ${t.name}` }) },
-      ], tokens, { empty: 'No API token yet.', caption: 'API tokens', rowAttrs: t => ({ dataset: { token: t.name } }) })));
+      ], tokens, { empty: 'No API token yet.', caption: 'API tokens', rowAttrs: t => ({ dataset: { token: t.name } }) }))));
 }
 
 /** secretDialog shows a new token's secret once, with a copy button. */
