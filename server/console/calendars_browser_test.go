@@ -106,7 +106,11 @@ func TestCalendarsCreateEditImportDelete(t *testing.T) {
 	setText(p, `textarea[name="paste"]`, "2027-01-01, 2027-01-02")
 	p.ClickText("button", "Add these")
 	p.WaitText(`[data-testid="dates"]`, "2027-01-02")
+	setText(p, `input[name="add"]`, "2027-03-01")
+	p.ClickText("button", "Add")
+	p.WaitText(`[data-testid="dates"]`, "2027-03-01")
 	p.Click(`button[aria-label="Remove 2026-12-24"]`)
+	p.Click(`button[aria-label="Remove 2027-03-01"]`)
 	p.ClickText("button", "Save changes")
 	p.WaitText("#toasts", "saved")
 	if got := excludedDates(t, srv, "office-closed"); !slices.Equal(got, []string{"2026-12-31", "2027-01-01", "2027-01-02"}) {

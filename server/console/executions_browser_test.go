@@ -110,7 +110,7 @@ func TestExecutionsFailureRetryAndExplain(t *testing.T) {
 		t.Fatal(err)
 	}
 	failed := waitExecution(t, srv, api.ExecutionQuery{JobGroup: "etl", JobName: "export", Outcomes: []string{"failed"}})
-	waitExecution(t, srv, api.ExecutionQuery{JobGroup: "etl", JobName: "ping", Outcomes: []string{"succeeded"}})
+	ping := waitExecution(t, srv, api.ExecutionQuery{JobGroup: "etl", JobName: "ping", Outcomes: []string{"succeeded"}})
 
 	b := browsertest.New(t)
 	p := b.NewPage(t)
@@ -175,6 +175,17 @@ func TestExecutionsFailureRetryAndExplain(t *testing.T) {
 	p.WaitText("main", "What the scheduler decided")
 	p.Screenshot("explain")
 
+	// The form asks about another instant: two seconds after the fire
+	// time, when the job was not due.
+	p.Do("setting the instant", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+		const d = new Date(%d), p = n => String(n).padStart(2, '0');
+		const e = document.querySelector('input[name="at"]');
+		e.value = d.getFullYear() + '-' + p(d.getMonth() + 1) + '-' + p(d.getDate()) + 'T' + p(d.getHours()) + ':' + p(d.getMinutes()) + ':' + p(d.getSeconds());
+	})()`, failed.ScheduledTime.Add(2*time.Second).UnixMilli())))
+	p.ClickText("button", "Explain")
+	p.WaitText(`[data-testid="verdict"]`, "Not due")
+	poll(p, "the question in the URL", `location.hash.includes('job=etl%2Fexport') && location.hash.includes('at=')`)
+
 	// The form refuses an unknown job next to the field.
 	setText(p, `input[name="job"]`, "etl/nope")
 	p.ClickText("button", "Explain")
@@ -194,6 +205,11 @@ func TestExecutionsFailureRetryAndExplain(t *testing.T) {
 	close(release)
 	p.WaitText(`[data-testid="outcome"]`, "succeeded")
 	p.WaitText(`[data-testid="retry"]`, "Retry")
+
+	// A manual run shows the parameters it ran with.
+	p.Route("/executions/" + url.PathEscape(ping.ID))
+	p.WaitText("main", "smoke test")
+	p.WaitText("main", "manual run")
 
 	// On a phone the detail page fits the screen.
 	p.SetViewport(390, 844, true)
