@@ -50,6 +50,27 @@ func dropTables(ctx context.Context, db *sql.DB, d sqlstore.Dialect, prefix stri
 	return nil
 }
 
+// moveTriggers moves the times of every trigger of the run by d: its
+// start, end and next fire time. The triggers have not fired, nothing else
+// in them is a time, and no node runs yet.
+func moveTriggers(ctx context.Context, db *sql.DB, d sqlstore.Dialect, prefix string, by time.Duration) error {
+	p := "?"
+	if d == sqlstore.Postgres {
+		p = "$1"
+	}
+	// The prefix is the run's own, [a-z0-9_]: nothing to quote.
+	q := "UPDATE " + prefix + "triggers SET start_time = start_time + " + p +
+		", end_time = end_time + " + p + ", next_fire_time = next_fire_time + " + p
+	args := []any{int64(by)}
+	if d != sqlstore.Postgres {
+		args = []any{int64(by), int64(by), int64(by)}
+	}
+	if _, err := db.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("bench: move the triggers to their fire times: %w", err)
+	}
+	return nil
+}
+
 // waitSample is how often sampleWaits looks at pg_stat_activity.
 const waitSample = 100 * time.Millisecond
 

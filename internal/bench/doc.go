@@ -30,10 +30,9 @@
 // Run creates the run's tables in the given database under a table prefix
 // of its own (bench_<random>_), and drops them at the end. It seeds the
 // triggers through a chime.Scheduler that never starts, before any node
-// runs. The fire times are fixed when a trigger is stored, so the first
-// one (T0) is planned from the seeding rate measured on a few triggers
-// that fire a year later; the nodes are started so that they are ready
-// about WarmUp (5 s) before T0.
+// runs, for a first fire time a day away, and once all are stored moves
+// every trigger's times by one UPDATE so that the first fire time (T0) is
+// about WarmUp (5 s) after the nodes are ready.
 //
 // Each node is a separate process (`chime bench node`, see RunNode): a
 // chime.Scheduler with 10 workers on sqlstore.Open, whose jobs append one

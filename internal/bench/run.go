@@ -182,23 +182,15 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 	defer func() { _ = seedScheduler.Stop(context.WithoutCancel(ctx)) }()
 	sd := &seeder{s: seedScheduler, parallelism: r.poolSize()}
 
-	// The fire times are fixed when the triggers are stored, before the
-	// nodes start, so the first one is planned from the seeding rate.
+	// The triggers are seeded for a T0 a day away, and moved to their T0
+	// once they are all stored: how long seeding takes on a busy machine
+	// cannot be told in advance.
 	total := w.Triggers()
-	rate, err := sd.rate(ctx, min(max(total/20, 50), 2000))
-	if err != nil {
-		return nil, err
-	}
-	// The rate measured on a sample is a rough guide on a busy machine:
-	// plan for half of it. (Planned for two thirds, a run of 100,000
-	// triggers on a machine whose load rose from 6 to 14 while it seeded
-	// was not ready in time.)
-	plan := time.Duration(float64(total)/rate*2*float64(time.Second)) + 2*time.Second
-	t0 := time.Now().Add(plan + startAllowance + r.o.WarmUp).Truncate(time.Millisecond)
-	r.log.Info("seeding", "workload", w.Name, "triggers", total, "rate_per_s", int(rate), "first_fire_in", time.Until(t0).Round(time.Millisecond))
+	seedT0 := time.Now().Add(24 * time.Hour).Truncate(time.Millisecond)
+	r.log.Info("seeding", "workload", w.Name, "triggers", total)
 	began := time.Now()
 	for _, s := range w.Series {
-		if err := sd.seedSeries(ctx, s, t0); err != nil {
+		if err := sd.seedSeries(ctx, s, seedT0); err != nil {
 			return nil, err
 		}
 	}
@@ -206,7 +198,11 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 	if r.o.Dir != "" {
 		rep.Dir = r.dir
 	}
-	r.log.Info("seeded", "triggers", total, "took", rep.Seeded.Round(time.Millisecond))
+	t0 := time.Now().Add(time.Second + startAllowance + r.o.WarmUp).Truncate(time.Millisecond)
+	if err := moveTriggers(ctx, r.st.DB(), r.st.Dialect(), r.prefix, t0.Sub(seedT0)); err != nil {
+		return nil, err
+	}
+	r.log.Info("seeded", "triggers", total, "took", rep.Seeded.Round(time.Millisecond), "first_fire_in", time.Until(t0).Round(time.Millisecond))
 
 	// Start the nodes so that they are ready about WarmUp before T0.
 	if err := sleepUntil(ctx, t0.Add(-r.o.WarmUp-startAllowance)); err != nil {

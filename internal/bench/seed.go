@@ -70,26 +70,3 @@ func (sd *seeder) seedOne(ctx context.Context, s Series, t0 time.Time, i int) er
 	}
 	return nil
 }
-
-// calibrationGroup holds the triggers seeded to measure how fast seeding
-// goes. They fire a year later, so no node ever claims them.
-const calibrationGroup = "calibrate"
-
-// rate measures how many triggers per second the seeder stores, by
-// seeding n triggers that never fire in the run. A first few, not timed,
-// warm the connections and the database's plans: timed cold, the rate
-// came out at a third of the rate of the seeding that followed, and the
-// run sat idle for minutes before its first fire time.
-func (sd *seeder) rate(ctx context.Context, n int) (float64, error) {
-	later := time.Now().AddDate(1, 0, 0)
-	warm := Series{Group: calibrationGroup + "-warm", Count: min(n, 100), Fires: 1}
-	if err := sd.seedSeries(ctx, warm, later); err != nil {
-		return 0, err
-	}
-	began := time.Now()
-	s := Series{Group: calibrationGroup, Count: n, Fires: 1}
-	if err := sd.seedSeries(ctx, s, later); err != nil {
-		return 0, err
-	}
-	return float64(n) / max(time.Since(began).Seconds(), 1e-3), nil
-}
