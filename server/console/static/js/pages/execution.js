@@ -33,7 +33,7 @@ export async function render(ctx) {
     return attempts;
   };
 
-  const retry = async (e, btn) => {
+  const retry = async btn => {
     btn.disabled = true;
     let acc;
     try {
@@ -79,7 +79,7 @@ export async function render(ctx) {
     const canRetry = ctx.can('operator') && e.outcome !== 'running';
     const actions = [
       link(explainRoute, 'Why did it fire?', { class: 'btn' }),
-      canRetry ? button('Retry', ev => retry(e, ev.currentTarget), { kind: 'primary', 'data-testid': 'retry', disabled: !!pendingRetry }) : null,
+      canRetry ? button('Retry', ev => retry(ev.currentTarget), { kind: 'primary', 'data-testid': 'retry', disabled: !!pendingRetry }) : null,
     ];
     const trigger = e.manual
       ? h('span', null, 'manual run', e.trigger_name ? h('span', { class: 'muted' }, ` (of ${e.trigger_group}.${e.trigger_name})`) : null)

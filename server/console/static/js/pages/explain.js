@@ -3,7 +3,7 @@
 // (GET /jobs/{group}/{name}/explain?at=…). The question lives in the
 // fragment's query (?job=group/name&at=RFC3339), so an execution page can
 // link straight to the answer for its firing.
-import { h, replace, pageHead, panel, table, badge, outcomeBadge, timeEl, fmtTime, fmtDuration, between, link, field, errorBox, showError, clearErrors, toLocalInput, fromLocalInput } from '../ui.js';
+import { h, replace, pageHead, panel, table, badge, outcomeBadge, timeEl, fmtTime, fmtDuration, between, link, field, showError, clearErrors, toLocalInput, fromLocalInput } from '../ui.js';
 import { jobPath } from '../api.js';
 
 /** jobRoute is the console route of a job. */
@@ -88,6 +88,29 @@ export async function render(ctx) {
   await answer();
 }
 
+// rfc3339 matches the instants the server writes into a summary.
+const rfc3339 = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})/g;
+
+/**
+ * localTimes shows a summary with its instants in the browser's zone (to
+ * the millisecond when the server gave a fraction), each a <time> whose
+ * title is the server's original text.
+ */
+function localTimes(text) {
+  const out = [];
+  let last = 0;
+  for (const m of text.matchAll(rfc3339)) {
+    out.push(text.slice(last, m.index));
+    const d = new Date(m[0]);
+    let shown = fmtTime(d);
+    if (m[1]) shown += '.' + String(d.getMilliseconds()).padStart(3, '0');
+    out.push(h('time', { datetime: m[0], title: m[0] }, shown));
+    last = m.index + m[0].length;
+  }
+  out.push(text.slice(last));
+  return out;
+}
+
 /** renderExplanation shows an api.Explanation: the verdict first, then the evidence. */
 function renderExplanation(ex, [group, name]) {
   const at = new Date(ex.at).getTime();
@@ -97,7 +120,7 @@ function renderExplanation(ex, [group, name]) {
   return [
     h('section', { class: 'panel verdict', 'aria-label': 'Verdict', 'data-testid': 'verdict' },
       h('h2', null, 'Verdict'),
-      h('p', { class: 'verdict-text' }, ex.summary),
+      h('p', { class: 'verdict-text' }, localTimes(ex.summary)),
       h('p', { class: 'muted' }, 'Job ', link(jobRoute(group, name), `${group}/${name}`), ' at ', timeEl(ex.at), '.')),
     h('div', { class: 'grid' },
       panel('Fire times around the instant',
