@@ -2,6 +2,8 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"errors"
 	"net/http"
 	"slices"
@@ -130,6 +132,22 @@ func TestAdminUsersTokensAlertsAudit(t *testing.T) {
 	p.Fill(`input[name="target"]`, "users/olga")
 	p.ClickText("button", "Filter")
 	poll(p, "the audit log to keep olga's entries", `location.hash.includes('target=users') && document.querySelectorAll('tr[data-action]').length === 2 && document.querySelectorAll('tr[data-action^="user."]').length === 2`)
+
+	// Paging: with more entries than a page holds, Older shows the rest.
+	for i := range 50 {
+		cal := api.Calendar{Name: "paging", Calendar: json.RawMessage(fmt.Sprintf(`{"type":"holiday","tz":"UTC","excludedDates":["2030-01-%02d"],"base":null}`, i%28+1))}
+		if _, err := srv.Client.PutCalendar(ctx, cal); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Route("/audit")
+	p.WaitText(`tr[data-action="calendar.update"]`, "calendars/paging")
+	if n := p.Count(`tr[data-action="user.create"]`); n != 0 {
+		t.Errorf("the newest page shows %d user.create entries, want them on the older page", n)
+	}
+	p.ClickText("main a", "Older")
+	p.WaitText(`tbody tr:last-child[data-action="user.create"]`, "system") // the first entry of all: the bootstrap admin
+	p.WaitText("main", "Newest")
 
 	// On a phone the admin pages fit the screen.
 	p.SetViewport(390, 844, true)
