@@ -3,8 +3,8 @@ package console_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
