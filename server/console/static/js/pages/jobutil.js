@@ -67,10 +67,10 @@ export async function describeSchedule(api, trigger, signal) {
       return `Every ${every}, from ${start}, ${plural(count + 1, 'time')} in all`;
     }
     case 'calendar_interval':
-      return `Every ${plural(s.interval || 1, s.unit || 'unit')} by the calendar (${s.time_zone || 'UTC'})`;
+      return `Every ${plural(s.interval || 1, (s.unit || 'unit').toLowerCase())} by the calendar (${s.time_zone || 'UTC'})`;
     case 'daily_time_interval': {
       const days = (s.days_of_week || []).length ? ` on ${s.days_of_week.join(', ')}` : ' every day';
-      return `Every ${plural(s.interval || 1, s.unit || 'unit')} from ${s.start_time_of_day} to ${s.end_time_of_day}${days} (${s.time_zone || 'UTC'})`;
+      return `Every ${plural(s.interval || 1, (s.unit || 'unit').toLowerCase())} from ${s.start_time_of_day} to ${s.end_time_of_day}${days} (${s.time_zone || 'UTC'})`;
     }
     default:
       return JSON.stringify(s);
