@@ -301,12 +301,16 @@ func (p *Page) Navigate(url string) {
 }
 
 // Route opens a console route such as "/jobs" in the current page (it
-// changes the URL's fragment) and waits until the page has rendered.
+// changes the URL's fragment) and waits until the console has rendered
+// the page it settled on: that route's, or the one it redirected to (the
+// login page). The console marks main with data-page once a page has
+// rendered.
 func (p *Page) Route(route string) {
 	p.t.Helper()
-	Get(p, "opening #"+route, chromedp.Poll[bool](fmt.Sprintf(
-		`(() => { if (location.hash !== %q) location.hash = %q; const m = document.querySelector('main'); return !!m && !m.querySelector('.loading') && m.children.length > 0; })()`,
-		"#"+route, "#"+route), chromedp.WithPollingInterval(100*time.Millisecond)))
+	Get(p, "opening #"+route, chromedp.Evaluate[bool](fmt.Sprintf(`(location.hash = %q, true)`, "#"+route)))
+	Get(p, "waiting for #"+route+" to render", chromedp.Poll[bool](
+		`(() => { const m = document.querySelector('main'); return !!m && m.dataset.page === location.hash.slice(1); })()`,
+		chromedp.WithPollingInterval(100*time.Millisecond)))
 }
 
 // Login opens the console at base and logs in; the console then shows

@@ -140,10 +140,15 @@ class App {
     this.navEl.classList.remove('open');
     this.menuToggle.setAttribute('aria-expanded', 'false');
 
+    // data-page names the route whose page main shows, once it has
+    // rendered (tests wait for it).
+    delete this.main.dataset.page;
+    const rendered = () => { if (this.controller === controller) this.main.dataset.page = raw || '/'; };
     const m = match(path);
     if (!m) {
       document.title = 'Not found · chime';
       replace(this.main, h('h1', null, 'Not found'), h('p', null, 'No page at ', h('code', null, path), '. ', link('/', 'Go to the dashboard')));
+      rendered();
       return;
     }
     if (!m.route.public && !this.user) {
@@ -153,6 +158,7 @@ class App {
     if (m.route.role && !roleIncludes(this.user.role, m.route.role)) {
       document.title = 'Not allowed · chime';
       replace(this.main, h('h1', null, 'Not allowed'), h('p', null, `This page needs the ${m.route.role} role; you are ${this.user.role}.`));
+      rendered();
       return;
     }
     for (const a of this.navEl.querySelectorAll('a')) {
@@ -191,11 +197,13 @@ class App {
       if (!ctx.current()) return;
       await mod.render(ctx);
       if (ctx.current() && document.activeElement === document.body) this.main.focus({ preventScroll: true });
+      rendered();
     } catch (err) {
       if (err.name === 'AbortError' || !ctx.current()) return;
       if (err instanceof ApiError && err.status === 401) return;
       console.error(err);
       replace(this.main, errorBox(err));
+      rendered();
     }
   }
 }
