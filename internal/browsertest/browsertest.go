@@ -216,6 +216,11 @@ func (p *Page) Screenshot(name string) string {
 func (p *Page) save(name string) string {
 	ctx, cancel := context.WithTimeout(p.ctx, Timeout)
 	defer cancel()
+	// From the top: a page scrolled down would show the sticky top bar
+	// in the middle of the full-page image.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.scrollTo(0, 0), true)`)); err != nil {
+		return ""
+	}
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		return ""
