@@ -63,7 +63,7 @@ func TestCalendarsCreateEditImportDelete(t *testing.T) {
 		Calendar: json.RawMessage(`{"type":"weekly","tz":"Europe/Berlin","excludedDaysOfWeek":[1,7],"base":null}`)}); err != nil {
 		t.Fatal(err)
 	}
-	job := httpJob(t, "etl", "nightly", "http://127.0.0.1:9/", "0 0 2 * * ?")
+	job := cronJob(t, "etl", "nightly", "http://127.0.0.1:9/", "0 0 2 * * ?")
 	job.Triggers[0].Calendar = "holidays"
 	if _, err := srv.Client.CreateJob(ctx, job); err != nil {
 		t.Fatal(err)

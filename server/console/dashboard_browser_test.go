@@ -3,7 +3,6 @@ package console_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -33,15 +32,7 @@ func TestDashboard(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A slow job runs until the test ends: its call is answered only then.
-	release := make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(slow.Close)
-	t.Cleanup(func() { close(release) })
+	slow, _ := slowServer(t)
 	slowJob := cronJob(t, "batch", "slow", slow.URL, "*/5 * * * * ?")
 	slowJob.Overlap = api.OverlapSkip
 	if _, err := srv.Client.CreateJob(ctx, slowJob); err != nil {

@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -17,25 +16,6 @@ import (
 	"github.com/chime-scheduler/chime/internal/browsertest"
 	"github.com/chime-scheduler/chime/server/servertest"
 )
-
-// httpJob is an "http" job that POSTs to target, on schedule when cron is
-// not empty.
-func httpJob(t *testing.T, group, name, target, cron string) api.Job {
-	t.Helper()
-	spec, err := json.Marshal(map[string]any{"method": "POST", "url": target})
-	if err != nil {
-		t.Fatal(err)
-	}
-	j := api.Job{Group: group, Name: name, Type: "http", HTTP: spec, Description: "posts to a test server"}
-	if cron != "" {
-		sched, err := json.Marshal(map[string]any{"kind": "cron", "expression": cron, "time_zone": "UTC"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		j.Triggers = []api.Trigger{{Schedule: sched}}
-	}
-	return j
-}
 
 // waitExecution polls the history until an execution matching q exists
 // and returns the newest.
@@ -78,32 +58,17 @@ func TestExecutionsFailureRetryAndExplain(t *testing.T) {
 	}))
 	t.Cleanup(healthy.Close)
 
-	if _, err := srv.Client.CreateJob(ctx, httpJob(t, "etl", "export", failing.URL, "0/5 * * * * ?")); err != nil {
+	if _, err := srv.Client.CreateJob(ctx, cronJob(t, "etl", "export", failing.URL, "0/5 * * * * ?")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Client.CreateJob(ctx, httpJob(t, "etl", "ping", healthy.URL, "")); err != nil {
+	if _, err := srv.Client.CreateJob(ctx, cronJob(t, "etl", "ping", healthy.URL, "")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := srv.Client.RunJob(ctx, "etl", "ping", api.RunRequest{Params: map[string]any{"reason": "smoke test"}}); err != nil {
 		t.Fatal(err)
 	}
-	release := make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-		fmt.Fprintln(w, "done")
-	}))
-	t.Cleanup(slow.Close)
-	t.Cleanup(func() {
-		select {
-		case <-release:
-		default:
-			close(release)
-		}
-	})
-	if _, err := srv.Client.CreateJob(ctx, httpJob(t, "etl", "slow", slow.URL, "")); err != nil {
+	slow, release := slowServer(t)
+	if _, err := srv.Client.CreateJob(ctx, cronJob(t, "etl", "slow", slow.URL, "")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := srv.Client.CreateUser(ctx, api.User{Name: "vera", Role: api.RoleViewer, Password: "viewer-password-1"}); err != nil {
@@ -202,7 +167,7 @@ func TestExecutionsFailureRetryAndExplain(t *testing.T) {
 	if n := p.Count(`[data-testid="retry"]`); n != 0 {
 		t.Errorf("a running execution offers %d Retry buttons", n)
 	}
-	close(release)
+	release()
 	p.WaitText(`[data-testid="outcome"]`, "succeeded")
 	p.WaitText(`[data-testid="retry"]`, "Retry")
 

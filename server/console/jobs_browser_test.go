@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -17,36 +16,6 @@ import (
 	"github.com/chime-scheduler/chime/internal/browsertest"
 	"github.com/chime-scheduler/chime/server/servertest"
 )
-
-// targetServer is an HTTP job's target: it answers status to every request.
-func targetServer(t *testing.T, status int) *httptest.Server {
-	t.Helper()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(status)
-		fmt.Fprintln(w, "answered", status)
-	}))
-	t.Cleanup(ts.Close)
-	return ts
-}
-
-// cronJob is an "http" job that GETs url on a cron schedule in UTC (no
-// trigger when expr is empty).
-func cronJob(t *testing.T, group, name, url, expr string) api.Job {
-	t.Helper()
-	spec, err := json.Marshal(map[string]any{"url": url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	j := api.Job{Group: group, Name: name, Type: "http", HTTP: spec, Description: "calls " + name}
-	if expr != "" {
-		sched, err := json.Marshal(map[string]any{"kind": "cron", "expression": expr, "time_zone": "UTC"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		j.Triggers = []api.Trigger{{Schedule: sched}}
-	}
-	return j
-}
 
 // waitRuns polls the history until it holds an execution of the job
 // with one of the outcomes (any outcome if none is given).
