@@ -295,8 +295,10 @@ type Node struct {
 	Epoch       int64     `json:"epoch"`
 	LastCheckIn time.Time `json:"last_check_in"`
 	Alive       bool      `json:"alive"`
-	// ClockOffset is the node's clock minus the database's, for the node
-	// that answers the request (other nodes report their own).
+	// ClockOffset is the node's clock minus the database's: measured now
+	// for the node that answers, and for the other live nodes as they
+	// last reported it (every DeadAfter/3). Empty for a dead node, or one
+	// that has not reported yet.
 	ClockOffset string `json:"clock_offset,omitempty"`
 	// Self marks the node that answered.
 	Self bool `json:"self,omitempty"`

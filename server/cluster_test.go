@@ -249,3 +249,34 @@ func TestExplainPausedAndSkippedFirings(t *testing.T) {
 	}
 	close(b.release)
 }
+
+// TestNodesReportTheirClockOffsets checks that each node's Nodes shows the
+// other live node's clock offset, as that node reported it.
+func TestNodesReportTheirClockOffsets(t *testing.T) {
+	t.Parallel()
+	a, b := twoNodes(t, newBlocker())
+	for _, pair := range [][2]*Server{{a, b}, {b, a}} {
+		asker, other := pair[0], pair[1]
+		waitFor(t, asker.NodeID()+" to show the clock offset of "+other.NodeID(), func() bool {
+			nodes, err := asker.Nodes(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range nodes {
+				if n.ID == other.NodeID() && n.ClockOffset != "" {
+					got, err := time.ParseDuration(n.ClockOffset)
+					if err != nil {
+						t.Fatalf("clock offset %q: %v", n.ClockOffset, err)
+					}
+					// Both nodes share this machine's clock: their
+					// offsets differ by the measurement's error only.
+					if d := got - other.clockOffset(); d > 100*time.Millisecond || d < -100*time.Millisecond {
+						t.Errorf("%s reports %s for %s, which measures %s", asker.NodeID(), got, other.NodeID(), other.clockOffset())
+					}
+					return true
+				}
+			}
+			return false
+		})
+	}
+}

@@ -38,16 +38,32 @@ func (s *Server) Nodes(ctx context.Context) ([]api.Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	clocks, err := s.state.clocks(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]api.Node, 0, len(nodes))
 	for _, n := range nodes {
 		an := api.Node{ID: n.ID, Epoch: n.Epoch, LastCheckIn: n.LastCheckIn, Alive: s.alive(n, now)}
 		if n.ID == s.NodeID() {
 			an.Self = true
-			an.ClockOffset = (-s.sched.ClockOffset()).String()
+			an.ClockOffset = s.clockOffset().String()
+		} else if c, ok := clocks[n.ID]; ok && an.Alive && now.Sub(c.Reported) <= s.deadAfter {
+			// A live node reports its offset every DeadAfter/3; an older
+			// report is of no use.
+			an.ClockOffset = c.Offset.String()
 		}
 		out = append(out, an)
 	}
 	return out, nil
+}
+
+// clockOffset is this node's clock minus the database's.
+func (s *Server) clockOffset() time.Duration { return -s.sched.ClockOffset() }
+
+// reportClock stores this node's clock offset for the other nodes' Nodes.
+func (s *Server) reportClock(ctx context.Context, now time.Time) error {
+	return s.state.reportClock(ctx, s.NodeID(), s.clockOffset(), now)
 }
 
 // leader reports whether this node is the live node with the smallest ID:
@@ -78,6 +94,9 @@ func (s *Server) watchNodes(ctx context.Context) {
 		}
 		if err := s.checkNodes(ctx, wasAlive); err != nil && ctx.Err() == nil {
 			s.log.Warn("cannot check the cluster's nodes", "error", err)
+		}
+		if err := s.reportClock(ctx, s.now()); err != nil && ctx.Err() == nil {
+			s.log.Warn("cannot report the node's clock offset", "error", err)
 		}
 	}
 }

@@ -51,6 +51,21 @@ func stateMigrations() []sqlstore.Migration {
 				Primary: "sched_name, name",
 			},
 		},
+	}, {
+		Version:     2,
+		Description: "clock offsets the nodes report",
+		Tables: []sqlstore.Table{{
+			// Each node's clock offset, as it last reported it: the
+			// offset is known only to the node that measures it.
+			Name: "runner_node_clocks",
+			Columns: []string{
+				"sched_name {key} NOT NULL",
+				"node_id {key} NOT NULL",
+				"offset_ns BIGINT NOT NULL",
+				"reported_time BIGINT NOT NULL",
+			},
+			Primary: "sched_name, node_id",
+		}},
 	}}
 }
 
@@ -62,6 +77,7 @@ type stateStore struct {
 	q     struct {
 		markerInsert, markerGet, markerDelete, markerCancel, cancelled string
 		settingGet, settingInsert, settingUpdate                       string
+		clockInsert, clockUpdate, clocks                               string
 	}
 }
 
@@ -83,6 +99,9 @@ func newStateStore(ctx context.Context, st *sqlstore.Store) (*stateStore, error)
 	s.q.settingGet = st.SQL("SELECT value FROM {p}runner_settings WHERE sched_name = ? AND name = ?")
 	s.q.settingInsert = st.SQL("INSERT INTO {p}runner_settings (sched_name, name, value) VALUES (?, ?, ?)")
 	s.q.settingUpdate = st.SQL("UPDATE {p}runner_settings SET value = ? WHERE sched_name = ? AND name = ?")
+	s.q.clockInsert = st.SQL("INSERT INTO {p}runner_node_clocks (sched_name, node_id, offset_ns, reported_time) VALUES (?, ?, ?, ?)")
+	s.q.clockUpdate = st.SQL("UPDATE {p}runner_node_clocks SET offset_ns = ?, reported_time = ? WHERE sched_name = ? AND node_id = ?")
+	s.q.clocks = st.SQL("SELECT node_id, offset_ns, reported_time FROM {p}runner_node_clocks WHERE sched_name = ?")
 	return s, nil
 }
 
@@ -204,4 +223,52 @@ func (s *stateStore) setSetting(ctx context.Context, name string, v any) error {
 		return fmt.Errorf("server: storing setting %s: %w", name, err)
 	}
 	return nil
+}
+
+// nodeClock is a node's clock offset as it last reported it.
+type nodeClock struct {
+	Offset   time.Duration // the node's clock minus the database's
+	Reported time.Time     // on the database's clock
+}
+
+// reportClock stores node's clock offset, reported at at.
+func (s *stateStore) reportClock(ctx context.Context, node string, offset time.Duration, at time.Time) error {
+	res, err := s.db.ExecContext(ctx, s.q.clockUpdate, int64(offset), at.UnixNano(), s.sched, node)
+	if err != nil {
+		return fmt.Errorf("server: reporting the clock offset of node %s: %w", node, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n > 0 {
+		return nil
+	}
+	_, err = s.db.ExecContext(ctx, s.q.clockInsert, s.sched, node, int64(offset), at.UnixNano())
+	if s.st.IsUniqueViolation(err) {
+		// MySQL counts an update that changes nothing as no row.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("server: reporting the clock offset of node %s: %w", node, err)
+	}
+	return nil
+}
+
+// clocks returns the clock offsets the nodes reported, by node ID.
+func (s *stateStore) clocks(ctx context.Context) (map[string]nodeClock, error) {
+	rows, err := s.db.QueryContext(ctx, s.q.clocks, s.sched)
+	if err != nil {
+		return nil, fmt.Errorf("server: reading the nodes' clock offsets: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]nodeClock)
+	for rows.Next() {
+		var id string
+		var offset, at int64
+		if err := rows.Scan(&id, &offset, &at); err != nil {
+			return nil, fmt.Errorf("server: reading the nodes' clock offsets: %w", err)
+		}
+		out[id] = nodeClock{Offset: time.Duration(offset), Reported: time.Unix(0, at)}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("server: reading the nodes' clock offsets: %w", err)
+	}
+	return out, nil
 }

@@ -77,7 +77,7 @@ func migrate(ctx context.Context, cmd *cobra.Command, databaseURL string, log *s
 	schemas := []schema{
 		{"store", "schema_migrations", "jobs, triggers, calendars, executions, nodes"},
 		{"history", "server_schema_migrations", "execution history, decisions, audit log"},
-		{"runner", "runner_schema_migrations", "overlap markers, server settings"},
+		{"runner", "runner_schema_migrations", "overlap markers, server settings, node clocks"},
 		{"auth", "auth_schema_migrations", "users, sessions, API tokens"},
 	}
 	w := cmd.OutOrStdout()

@@ -9,7 +9,7 @@ export function nodesTable(nodes) {
     { label: 'Node', value: n => h('span', { class: 'mono' }, n.id, n.self ? h('span', { class: 'muted' }, ' (this node)') : null) },
     { label: 'State', value: n => n.alive ? badge('alive') : badge('dead') },
     { label: 'Last check-in', value: n => h('span', null, timeEl(n.last_check_in), ' ', h('span', { class: 'muted' }, relTime(n.last_check_in))) },
-    { label: 'Clock offset', value: n => n.clock_offset ? h('span', { title: n.clock_offset }, fmtGoDuration(n.clock_offset)) : h('span', { class: 'muted', title: 'Only the node answering reports its offset' }, 'n/a') },
+    { label: 'Clock offset', value: n => n.clock_offset ? h('span', { title: n.clock_offset }, fmtGoDuration(n.clock_offset)) : h('span', { class: 'muted', title: 'Not reported yet, or the node is dead' }, 'n/a') },
     { label: 'Epoch', value: n => String(n.epoch), num: true },
   ], nodes, { empty: 'No node has joined the cluster.', caption: 'Cluster nodes' });
 }
