@@ -98,19 +98,30 @@ func (s *Server) PutCalendar(ctx context.Context, actor string, c api.Calendar) 
 		}
 		return false, invalidf("calendar", "%v", err)
 	}
-	_, err = s.sched.Calendar(ctx, c.Name)
-	created := errors.Is(err, chime.ErrCalendarNotFound)
+	return s.saveCalendar(ctx, actor, c.Name, cal, nil, false)
+}
+
+// saveCalendar creates or replaces the calendar name with cal, moving the
+// next fire times of the triggers that use it, and records it in the
+// audit log with detail. With dryRun it only reports whether it would
+// create the calendar.
+func (s *Server) saveCalendar(ctx context.Context, actor, name string, cal calendar.Calendar, detail map[string]any, dryRun bool) (created bool, err error) {
+	_, err = s.sched.Calendar(ctx, name)
+	created = errors.Is(err, chime.ErrCalendarNotFound)
 	if err != nil && !created {
 		return false, err
 	}
-	if err := s.sched.AddCalendar(ctx, c.Name, cal, &chime.AddCalendarOptions{Replace: true, UpdateTriggers: true}); err != nil {
+	if dryRun {
+		return created, nil
+	}
+	if err := s.sched.AddCalendar(ctx, name, cal, &chime.AddCalendarOptions{Replace: true, UpdateTriggers: true}); err != nil {
 		return false, err
 	}
 	action := "calendar.update"
 	if created {
 		action = "calendar.create"
 	}
-	s.audit(ctx, actor, action, "calendars/"+c.Name, nil)
+	s.audit(ctx, actor, action, "calendars/"+name, detail)
 	return created, nil
 }
 

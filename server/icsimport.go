@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/calendar"
 	"github.com/chime-scheduler/chime/server/internal/ics"
@@ -71,9 +70,10 @@ func (s *Server) ImportCalendar(ctx context.Context, actor, name string, req api
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.sched.Calendar(ctx, name)
-	created := errors.Is(err, chime.ErrCalendarNotFound)
-	if err != nil && !created {
+	created, err := s.saveCalendar(ctx, actor, name, hol, map[string]any{
+		"source": "ics import", "events": read.Events, "dates": len(read.Dates), "time_zone": read.Location.String(),
+	}, req.DryRun)
+	if err != nil {
 		return nil, err
 	}
 	out := &api.CalendarImportResult{
@@ -86,18 +86,5 @@ func (s *Server) ImportCalendar(ctx context.Context, actor, name string, req api
 	for i, d := range read.Dates {
 		out.Dates[i] = d.String()
 	}
-	if req.DryRun {
-		return out, nil
-	}
-	if err := s.sched.AddCalendar(ctx, name, hol, &chime.AddCalendarOptions{Replace: true, UpdateTriggers: true}); err != nil {
-		return nil, err
-	}
-	action := "calendar.update"
-	if created {
-		action = "calendar.create"
-	}
-	s.audit(ctx, actor, action, "calendars/"+name, map[string]any{
-		"source": "ics import", "events": read.Events, "dates": len(read.Dates), "time_zone": read.Location.String(),
-	})
 	return out, nil
 }
