@@ -174,6 +174,26 @@ func (s *Server) jobStatus(ctx context.Context, key chime.JobKey, triggers []chi
 			st.NextFireTime = new(t.NextFireTime)
 		}
 	}
+	// The queries are not one snapshot, so they run from the rarest fact
+	// to the commonest: an execution that finishes meanwhile may show in
+	// a later query but never in an earlier one only, so a last success
+	// always comes with a last finished run and a last run.
+	success, err := s.history.LastSuccess(ctx, key.Group, key.Name)
+	if err != nil {
+		return nil, err
+	}
+	if !success.IsZero() {
+		st.LastSuccess = &success
+	}
+	finished, err := s.history.List(ctx, &history.Query{JobGroup: key.Group, JobName: key.Name,
+		Outcome: []history.Outcome{history.OutcomeSucceeded, history.OutcomeFailed, history.OutcomeTimedOut, history.OutcomeNodeLost},
+		Limit:   1})
+	if err != nil {
+		return nil, err
+	}
+	if len(finished.Executions) == 1 {
+		st.Failing = finished.Executions[0].Outcome != history.OutcomeSucceeded
+	}
 	last, err := s.history.List(ctx, &history.Query{JobGroup: key.Group, JobName: key.Name, Limit: 1})
 	if err != nil {
 		return nil, err
@@ -189,22 +209,6 @@ func (s *Server) jobStatus(ctx context.Context, key chime.JobKey, triggers []chi
 		return nil, err
 	}
 	st.Running = len(running.Executions)
-	finished, err := s.history.List(ctx, &history.Query{JobGroup: key.Group, JobName: key.Name,
-		Outcome: []history.Outcome{history.OutcomeSucceeded, history.OutcomeFailed, history.OutcomeTimedOut, history.OutcomeNodeLost},
-		Limit:   1})
-	if err != nil {
-		return nil, err
-	}
-	if len(finished.Executions) == 1 {
-		st.Failing = finished.Executions[0].Outcome != history.OutcomeSucceeded
-	}
-	success, err := s.history.LastSuccess(ctx, key.Group, key.Name)
-	if err != nil {
-		return nil, err
-	}
-	if !success.IsZero() {
-		st.LastSuccess = &success
-	}
 	return st, nil
 }
 
