@@ -2,20 +2,70 @@ package chime_test
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
-// conformanceDir is where the cases produced by real Quartz live. The
-// directory comes from CHIME_CONFORMANCE_DIR so CI can run the same test on
-// cases this repository has never seen.
+// conformanceDir is where the cases produced by real Quartz live: the
+// repository's copy in testdata/conformance, or the directory
+// CHIME_CONFORMANCE_DIR names, so CI can run the same test on cases this
+// repository has never seen.
 func conformanceDir() string {
 	if dir := os.Getenv("CHIME_CONFORMANCE_DIR"); dir != "" {
 		return dir
 	}
-	return filepath.Join("..", "shared", "conformance")
+	return filepath.Join("testdata", "conformance")
+}
+
+// sharedConformanceDir is the project's shared corpus, which the
+// repository's copy follows.
+var sharedConformanceDir = filepath.Join("..", "shared", "conformance")
+
+// TestConformanceCopyInStep fails when testdata/conformance differs from the
+// shared corpus, so that the copy a fresh clone tests against is the one
+// Quartz produced. Without the shared corpus beside the repository it has
+// nothing to compare and says so.
+func TestConformanceCopyInStep(t *testing.T) {
+	t.Parallel()
+	shared, err := os.ReadDir(sharedConformanceDir)
+	if os.IsNotExist(err) && os.Getenv("CI") != "true" {
+		t.Skipf("needs the shared corpus: %s is absent", sharedConformanceDir)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyDir := filepath.Join("testdata", "conformance")
+	own, err := os.ReadDir(copyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(entries []os.DirEntry) []string {
+		var out []string
+		for _, e := range entries {
+			out = append(out, e.Name())
+		}
+		return out
+	}
+	if got, want := names(own), names(shared); !slices.Equal(got, want) {
+		t.Fatalf("%s holds %q, the shared corpus %q", copyDir, got, want)
+	}
+	for _, e := range shared {
+		want, err := os.ReadFile(filepath.Join(sharedConformanceDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(copyDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from %s: copy it again (cp %s/* %s/)", filepath.Join(copyDir, e.Name()), filepath.Join(sharedConformanceDir, e.Name()), sharedConformanceDir, copyDir)
+		}
+	}
 }
 
 // conformanceCheck compares one JSON line with chime's behaviour and returns

@@ -13,12 +13,10 @@ const day = 24 * time.Hour
 // both inclusive, with millisecond precision; when inverted, the range is
 // the only part of each day that is included.
 //
-// Chime differs from Quartz in one respect: a non-inverted calendar on its
-// own excludes only its range, where Quartz also excludes the first
-// (00:00:00.000) and last (23:59:59.999) millisecond of every day. Chained
-// to a base calendar, it keeps Quartz's behaviour and excludes those two
-// instants as well: that is what the Quartz conformance data records for
-// chained daily calendars, so existing Quartz chains keep their meaning.
+// Chime differs from Quartz in one respect: a non-inverted calendar excludes
+// only its range, wherever it sits in a chain (alone, as the base of another
+// calendar, or with a base of its own), where Quartz also excludes the first
+// (00:00:00.000) and last (23:59:59.999) millisecond of every day.
 //
 // On days with a time zone transition the range ends are read like Quartz
 // reads them: a wall time inside a spring-forward gap means the offset from
@@ -163,22 +161,7 @@ func (c *Daily) ownIncludes(t time.Time) bool {
 	start, end := c.rangeOn(t)
 	t = truncateMillis(t)
 	inRange := !t.Before(start) && !t.After(end)
-	if !inRange && c.excludesDayEdges() && isDayEdge(c.loc, t) {
-		return false
-	}
 	return inRange == c.invert
-}
-
-// excludesDayEdges reports whether the calendar excludes the first and last
-// millisecond of each day besides its range: Quartz's behaviour, kept for
-// non-inverted calendars chained to a base.
-func (c *Daily) excludesDayEdges() bool { return !c.invert && c.base != nil }
-
-// isDayEdge reports whether t is local 00:00:00.000 or 23:59:59.999.
-func isDayEdge(loc *time.Location, t time.Time) bool {
-	h, m, s := t.In(loc).Clock()
-	ms := t.Nanosecond() / int(time.Millisecond)
-	return (h == 0 && m == 0 && s == 0 && ms == 0) || (h == 23 && m == 59 && s == 59 && ms == 999)
 }
 
 func (c *Daily) ownNext(t time.Time) time.Time {
@@ -196,10 +179,6 @@ func (c *Daily) ownNext(t time.Time) time.Time {
 		case c.invert:
 			return t
 		case tm.Before(start) || tm.After(end):
-			if c.excludesDayEdges() && isDayEdge(c.loc, tm) {
-				t = tm.Add(time.Millisecond)
-				continue
-			}
 			return t
 		default:
 			t = end.Add(time.Millisecond)

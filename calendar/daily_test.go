@@ -5,6 +5,16 @@ import (
 	"time"
 )
 
+// mustWeekly builds a weekly calendar in UTC or fails the test.
+func mustWeekly(t *testing.T, days ...time.Weekday) *Weekly {
+	t.Helper()
+	cal, err := NewWeekly(time.UTC, days...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cal
+}
+
 // mustDaily builds a daily calendar or fails the test.
 func mustDaily(t *testing.T, zone, start, end string, invert bool) *Daily {
 	t.Helper()
@@ -27,7 +37,7 @@ func TestDailyIncludes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		cal    *Daily
+		cal    Calendar
 		probes []probe
 	}{
 		{
@@ -45,14 +55,28 @@ func TestDailyIncludes(t *testing.T) {
 			},
 		},
 		{
-			// Chained to a base, a non-inverted calendar keeps Quartz's
-			// exclusion of the first and last millisecond of each day.
-			name: "chained: day edges excluded as in Quartz",
-			cal:  mustDaily(t, "UTC", "09:00:00.000", "17:00:00.000", false).WithBase(mustDaily(t, "UTC", "03:00:00.000", "04:00:00.000", true)),
+			// With a base of its own, a non-inverted calendar still
+			// excludes only its range: the day edges are the base's to
+			// decide (unlike Quartz, which excludes them too).
+			name: "with a base: day edges excluded only by the base",
+			cal:  mustDaily(t, "UTC", "09:00:00.000", "17:00:00.000", false).WithBase(mustDaily(t, "UTC", "23:00:00.000", "23:59:59.999", false)),
 			probes: []probe{
-				{"2024-01-04T00:00:00Z", false},
+				{"2024-01-04T00:00:00Z", true},
 				{"2024-01-04T03:30:00Z", true},
+				{"2024-01-04T12:00:00Z", false},
+				{"2024-01-04T22:59:59.999Z", true},
 				{"2024-01-04T23:59:59.999Z", false},
+			},
+		},
+		{
+			// As the base of another calendar, the same holds.
+			name: "as a base: day edges included",
+			cal:  mustWeekly(t, time.Sunday).WithBase(mustDaily(t, "UTC", "09:00:00.000", "17:00:00.000", false)),
+			probes: []probe{
+				{"2024-01-04T00:00:00Z", true},
+				{"2024-01-04T12:00:00Z", false},
+				{"2024-01-04T23:59:59.999Z", true},
+				{"2024-01-07T12:00:00Z", false},
 			},
 		},
 		{
@@ -162,7 +186,7 @@ func TestDailyNextIncluded(t *testing.T) {
 		{"range start", night, "2024-03-29T08:00:00Z", "2024-03-29T16:00:00.001Z"},
 		{"range end", night, "2024-03-29T16:00:00Z", "2024-03-29T16:00:00.001Z"},
 		{"range on a spring-forward day", gap, "2024-03-10T06:45:00Z", "2024-03-10T07:30:00.001Z"},
-		{"chained, skips the day edges", chained, "2024-03-29T22:59:59.999Z", "2024-03-29T23:00:00.001Z"},
+		{"chained, the day edge is included", chained, "2024-03-29T22:59:59.999Z", "2024-03-29T22:59:59.999Z"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -58,12 +58,16 @@ func OutputDir() string {
 	return filepath.Join(base, "console")
 }
 
-// New starts a headless Chromium that stops when the test ends.
+// New starts a headless Chromium that stops when the test ends. With
+// go test -short it skips the test instead: browser tests are the slow kind.
 func New(t testing.TB) *Browser {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("slow: skipped with -short")
+	}
 	path := chromiumPath()
 	if path == "" {
-		const msg = "browsertest: no chromium found (apt-get install -y chromium, or set CHIME_CHROMIUM)"
+		const msg = "needs Chromium: apt-get install -y chromium, or set CHIME_CHROMIUM"
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}

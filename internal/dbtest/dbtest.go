@@ -6,13 +6,16 @@
 //     CHIME_TEST_POSTGRES_URL and returns that URL with search_path set to
 //     it; the schema is dropped (CASCADE) in t.Cleanup.
 //   - [MySQLURL] creates a database chime_<random> on the server named by
-//     CHIME_TEST_MYSQL_DSN (a go-sql-driver DSN such as
+//     CHIME_TEST_MYSQL_DSN (a URL as chime server takes it, such as
+//     mysql://root@127.0.0.1:3306/test, or a go-sql-driver DSN such as
 //     root@tcp(127.0.0.1:3306)/test) and returns a mysql:// URL to it; the
 //     database is dropped in t.Cleanup.
 //
 // Without its environment variable a PostgreSQL or MySQL test is skipped
-// with a message naming the variable, except when CI=true: then it fails,
-// so that a CI job cannot pass by testing nothing.
+// with a message naming the variable ("needs PostgreSQL: set
+// CHIME_TEST_POSTGRES_URL"), which internal/testreport counts in its
+// summary line, except when CI=true: then it fails, so that a CI job cannot
+// pass by testing nothing.
 //
 // The URLs are in the form sqlstore.Open accepts. This package does not
 // import sqlstore, so that sqlstore's own tests can use it.
@@ -24,6 +27,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -40,8 +44,9 @@ const (
 	// PostgresEnv holds a PostgreSQL URL, for example
 	// postgres://postgres@127.0.0.1:5432/test?sslmode=disable.
 	PostgresEnv = "CHIME_TEST_POSTGRES_URL"
-	// MySQLEnv holds a go-sql-driver/mysql DSN, for example
-	// root@tcp(127.0.0.1:3306)/test.
+	// MySQLEnv holds a MySQL or MariaDB URL in the form chime server takes,
+	// for example mysql://root@127.0.0.1:3306/test, or a go-sql-driver/mysql
+	// DSN, for example root@tcp(127.0.0.1:3306)/test.
 	MySQLEnv = "CHIME_TEST_MYSQL_DSN"
 )
 
@@ -86,7 +91,7 @@ func SQLiteURL(t testing.TB) string {
 // schema. The schema and everything in it is dropped in t.Cleanup.
 func PostgresURL(t testing.TB) string {
 	t.Helper()
-	base := lookupEnv(t, PostgresEnv)
+	base := lookupEnv(t, PostgresEnv, "PostgreSQL")
 	name := randomName(t)
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
@@ -140,8 +145,7 @@ func pgExec(ctx context.Context, connString, stmt string) error {
 // database is dropped in t.Cleanup.
 func MySQLURL(t testing.TB) string {
 	t.Helper()
-	dsn := lookupEnv(t, MySQLEnv)
-	cfg, err := mysql.ParseDSN(dsn)
+	cfg, err := mysqlServer(lookupEnv(t, MySQLEnv, "MySQL or MariaDB"))
 	if err != nil {
 		t.Fatalf("dbtest: %s: %v", MySQLEnv, err)
 	}
@@ -175,6 +179,35 @@ func MySQLURL(t testing.TB) string {
 	return u.String()
 }
 
+// mysqlServer reads the server address and credentials from a mysql:// URL
+// (user, password, host and port, or ?socket=PATH; the port defaults to
+// 3306) or from a go-sql-driver DSN.
+func mysqlServer(v string) (*mysql.Config, error) {
+	if !strings.HasPrefix(v, "mysql://") {
+		return mysql.ParseDSN(v)
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		return nil, err
+	}
+	cfg := mysql.NewConfig()
+	if u.User != nil {
+		cfg.User = u.User.Username()
+		cfg.Passwd, _ = u.User.Password()
+	}
+	switch host := u.Hostname(); {
+	case u.Query().Get("socket") != "":
+		cfg.Net, cfg.Addr = "unix", u.Query().Get("socket")
+	case host == "":
+		cfg.Net, cfg.Addr = "tcp", "127.0.0.1:3306"
+	case u.Port() == "":
+		cfg.Net, cfg.Addr = "tcp", net.JoinHostPort(host, "3306")
+	default:
+		cfg.Net, cfg.Addr = "tcp", u.Host
+	}
+	return cfg, nil
+}
+
 // mysqlExec runs one statement on a new connection to the server of cfg.
 func mysqlExec(ctx context.Context, cfg *mysql.Config, stmt string) error {
 	c := cfg.Clone()
@@ -190,8 +223,8 @@ func mysqlExec(ctx context.Context, cfg *mysql.Config, stmt string) error {
 }
 
 // lookupEnv returns the environment variable, or skips the test when it is
-// unset (fails it when CI=true).
-func lookupEnv(t testing.TB, name string) string {
+// unset (fails it when CI=true). server names the database it points to.
+func lookupEnv(t testing.TB, name, server string) string {
 	t.Helper()
 	v := os.Getenv(name)
 	if v != "" {
@@ -200,7 +233,7 @@ func lookupEnv(t testing.TB, name string) string {
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("dbtest: %s is not set and CI=true: the database tests must run in CI", name)
 	}
-	t.Skipf("dbtest: %s is not set; set it to run this test against a real database", name)
+	t.Skipf("needs %s: set %s", server, name)
 	return ""
 }
 

@@ -67,44 +67,75 @@ func TestPostgresURL(t *testing.T) {
 	}
 }
 
+// TestMySQLURL runs with CHIME_TEST_MYSQL_DSN in both forms it takes: the
+// mysql:// URL chime server takes, and a go-sql-driver DSN.
 func TestMySQLURL(t *testing.T) {
-	t.Parallel()
-	var name string
-	t.Run("Create", func(t *testing.T) {
-		u := dbtest.MySQLURL(t)
-		parsed, err := url.Parse(u)
-		if err != nil || parsed.Scheme != "mysql" {
-			t.Fatalf("MySQLURL = %q (%v), want a mysql:// URL", u, err)
-		}
-		name = strings.TrimPrefix(parsed.Path, "/")
-		if !strings.HasPrefix(name, "chime_") {
-			t.Errorf("database name = %q, want chime_…", name)
-		}
-		db := openMySQL(t)
-		if _, err := db.ExecContext(t.Context(), "CREATE TABLE "+name+".t (id int)"); err != nil {
-			t.Fatalf("CREATE TABLE in the test database: %v", err)
-		}
-	})
-	if name == "" {
+	env := os.Getenv(dbtest.MySQLEnv)
+	if env == "" {
+		dbtest.MySQLURL(t) // skips, or fails under CI=true
 		return
 	}
-	db := openMySQL(t)
-	var n int
-	err := db.QueryRowContext(t.Context(), "SELECT count(*) FROM information_schema.schemata WHERE schema_name = ?", name).Scan(&n)
-	if err != nil {
-		t.Fatalf("counting databases: %v", err)
+	server := serverOf(t, env)
+	forms := map[string]string{
+		"URL": (&url.URL{Scheme: "mysql", User: url.UserPassword(server.User, server.Passwd), Host: server.Addr, Path: "/test"}).String(),
+		"DSN": server.FormatDSN(),
 	}
-	if n != 0 {
-		t.Errorf("database %s still exists after the test", name)
+	for name, form := range forms {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(dbtest.MySQLEnv, form)
+			var dbName string
+			t.Run("Create", func(t *testing.T) {
+				u := dbtest.MySQLURL(t)
+				cfg := serverOf(t, u)
+				dbName = cfg.DBName
+				if !strings.HasPrefix(dbName, "chime_") {
+					t.Errorf("database name = %q, want chime_…", dbName)
+				}
+				db := openMySQL(t, cfg)
+				if _, err := db.ExecContext(t.Context(), "CREATE TABLE "+dbName+".t (id int)"); err != nil {
+					t.Fatalf("CREATE TABLE in the test database: %v", err)
+				}
+			})
+			if dbName == "" {
+				return
+			}
+			var n int
+			err := openMySQL(t, server).QueryRowContext(t.Context(), "SELECT count(*) FROM information_schema.schemata WHERE schema_name = ?", dbName).Scan(&n)
+			if err != nil {
+				t.Fatalf("counting databases: %v", err)
+			}
+			if n != 0 {
+				t.Errorf("database %s still exists after the test", dbName)
+			}
+		})
 	}
 }
 
-func openMySQL(t *testing.T) *sql.DB {
+// serverOf parses a mysql://user:password@host:port/name URL (TCP only, as
+// MySQLURL returns for a TCP server) or a go-sql-driver DSN.
+func serverOf(t *testing.T, v string) *mysql.Config {
 	t.Helper()
-	cfg, err := mysql.ParseDSN(os.Getenv(dbtest.MySQLEnv))
-	if err != nil {
-		t.Fatal(err)
+	if !strings.HasPrefix(v, "mysql://") {
+		cfg, err := mysql.ParseDSN(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
 	}
+	u, err := url.Parse(v)
+	if err != nil {
+		t.Fatalf("MySQLURL = %q: %v", v, err)
+	}
+	cfg := mysql.NewConfig()
+	cfg.User = u.User.Username()
+	cfg.Passwd, _ = u.User.Password()
+	cfg.Net, cfg.Addr = "tcp", u.Host
+	cfg.DBName = strings.TrimPrefix(u.Path, "/")
+	return cfg
+}
+
+func openMySQL(t *testing.T, cfg *mysql.Config) *sql.DB {
+	t.Helper()
 	c, err := mysql.NewConnector(cfg)
 	if err != nil {
 		t.Fatal(err)
