@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/emersion/go-ical"
 	"github.com/teambition/rrule-go"
@@ -52,8 +53,25 @@ func (e *Error) Error() string {
 	if e.Property != "" {
 		b.WriteString(e.Property + ": ")
 	}
-	b.WriteString(e.Msg)
+	b.WriteString(clipMessage(e.Msg))
 	return b.String()
+}
+
+// maxMessage bounds the bytes of an Error's message, so that a value quoted
+// from a huge line does not make the error huge.
+const maxMessage = 200
+
+// clipMessage cuts msg to maxMessage bytes at a rune boundary and marks the
+// cut with "…".
+func clipMessage(msg string) string {
+	if len(msg) <= maxMessage {
+		return msg
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + "…"
 }
 
 // Options say how Dates reads a file.

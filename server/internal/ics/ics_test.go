@@ -3,6 +3,7 @@ package ics_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -195,5 +196,55 @@ func TestDatesContext(t *testing.T) {
 	_, err := ics.Dates(ctx, read(t, "thunderbird-holidays.ics"), ics.Options{Now: now, Years: 2})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v, want context.Canceled", err)
+	}
+}
+
+// TestDatesLongFoldedLines reads a file whose lines are folded tens of
+// thousands of times: it is read whole (unfolding is linear, see
+// BenchmarkDatesFolded), and an error quoting such a line stays short.
+func TestDatesLongFoldedLines(t *testing.T) {
+	t.Parallel()
+	const folds = 170_000
+	ok := foldedEvent("DTSTART;VALUE=DATE:20260101\r\nDESCRIPTION:x", folds)
+	r, err := ics.Dates(t.Context(), ok, ics.Options{Now: now, Years: 1})
+	if err != nil || len(r.Dates) != 1 || r.Dates[0].String() != "2026-01-01" {
+		t.Fatalf("Dates = %v, %v; want 2026-01-01", r, err)
+	}
+	bad := foldedEvent("DTSTART;VALUE=DATE:2026", folds)
+	_, err = ics.Dates(t.Context(), bad, ics.Options{Now: now, Years: 1})
+	var ie *ics.Error
+	if !errors.As(err, &ie) || ie.Line != 3 || ie.Property != "DTSTART" {
+		t.Fatalf("error %v, want an *ics.Error on line 3, DTSTART", err)
+	}
+	if msg := err.Error(); len(msg) > 300 || !strings.HasSuffix(msg, "…") {
+		t.Errorf("error is %d bytes long (%.80q…); want at most 300, clipped with …", len(msg), msg)
+	}
+}
+
+// foldedEvent is a calendar with one event holding prop, whose last line
+// is continued folds times.
+func foldedEvent(prop string, folds int) string {
+	var b strings.Builder
+	b.WriteString("BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\n" + prop)
+	for range folds {
+		b.WriteString("\r\n x")
+	}
+	b.WriteString("\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+	return b.String()
+}
+
+// BenchmarkDatesFolded reads files with ever more folded lines: the time
+// per fold stays flat when unfolding is linear.
+func BenchmarkDatesFolded(b *testing.B) {
+	for _, folds := range []int{10_000, 100_000} {
+		text := foldedEvent("DTSTART;VALUE=DATE:20260101\r\nDESCRIPTION:x", folds)
+		b.Run(fmt.Sprintf("folds=%d", folds), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := ics.Dates(b.Context(), text, ics.Options{Now: now, Years: 1}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*folds), "ns/fold")
+		})
 	}
 }

@@ -114,25 +114,39 @@ type logicalLine struct {
 }
 
 // logicalLines unfolds a text's lines (RFC 5545 3.1: a line starting with
-// a space or a tab continues the one before).
+// a space or a tab continues the one before). The pieces of a folded line
+// are joined once, when it ends, so that unfolding stays linear in the
+// text's length however many lines are folded into one.
 func logicalLines(text string) func(yield func(logicalLine) bool) {
 	return func(yield func(logicalLine) bool) {
-		var cur *logicalLine
+		var (
+			pieces []string // the current line and its continuations
+			first  int      // the number of its first physical line
+		)
+		emit := func() bool {
+			if pieces == nil {
+				return true
+			}
+			ln := logicalLine{num: first, text: strings.Join(pieces, "")}
+			pieces = pieces[:0]
+			return yield(ln)
+		}
 		num := 0
 		for line := range strings.SplitSeq(text, "\n") {
 			num++
 			line = strings.TrimSuffix(line, "\r")
-			if cur != nil && line != "" && (line[0] == ' ' || line[0] == '\t') {
-				cur.text += line[1:]
+			if len(pieces) > 0 && line != "" && (line[0] == ' ' || line[0] == '\t') {
+				pieces = append(pieces, line[1:])
 				continue
 			}
-			if cur != nil && !yield(*cur) {
+			if len(pieces) > 0 && !emit() {
 				return
 			}
-			cur = &logicalLine{num: num, text: line}
+			pieces = append(pieces, line)
+			first = num
 		}
-		if cur != nil {
-			yield(*cur)
+		if len(pieces) > 0 {
+			emit()
 		}
 	}
 }
