@@ -43,6 +43,9 @@ type handler struct {
 	routes   []route
 	patterns []string
 	openAPI  []byte
+	// crossOrigin refuses browsers' cross-origin mutations; see
+	// refuseForgery.
+	crossOrigin *http.CrossOriginProtection
 }
 
 // New returns the handler of chime server's HTTP API: every route of
@@ -70,6 +73,8 @@ func New(svc Service, authn Authenticator, opts *Options) http.Handler {
 		maxBody: o.MaxBodyBytes,
 		metrics: o.Metrics,
 		mux:     http.NewServeMux(),
+
+		crossOrigin: http.NewCrossOriginProtection(),
 	}
 	h.routes = h.table()
 	for i := range h.routes {

@@ -70,13 +70,17 @@ func (c *call) actor() string { return c.user.Name }
 type handlerFunc func(w http.ResponseWriter, r *http.Request, c *call) error
 
 // serve wraps a route's handler: it records the route for the request log,
-// authenticates and authorizes the caller, validates the query string, and
+// refuses forged browser requests, authenticates and authorizes the caller, validates the query string, and
 // writes the handler's error. A refused request never reaches the handler.
 func (h *handler) serve(rt *route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := requestInfoFrom(r.Context())
 		if info != nil {
 			info.quiet = rt.quiet
+		}
+		if err := h.refuseForgery(r); err != nil {
+			h.writeError(w, r, err)
+			return
 		}
 		c := &call{}
 		if rt.role != "" {

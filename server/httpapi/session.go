@@ -67,6 +67,43 @@ func (h *handler) me(w http.ResponseWriter, _ *http.Request, c *call) error {
 	return nil
 }
 
+// refuseForgery refuses a request another web site may have made a
+// browser send (cross-site request forgery). Only a request without an
+// Authorization header can be forged, since another site cannot know a
+// bearer token; of those, a state-changing one (any method but GET, HEAD
+// and OPTIONS) is refused when
+//
+//   - the browser says it comes from another origin (Sec-Fetch-Site, or
+//     else an Origin header that does not match the Host), as
+//     http.CrossOriginProtection decides; or
+//   - it carries the session cookie but not Content-Type
+//     application/json, which a form or a simple cross-origin request
+//     cannot send without a CORS preflight that the API never allows.
+//
+// SameSite=Strict on the cookie is a third defence, not the only one.
+func (h *handler) refuseForgery(r *http.Request) error {
+	if r.Header.Get("Authorization") != "" {
+		return nil
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return nil
+	}
+	if err := h.crossOrigin.Check(r); err != nil {
+		return httpjson.Errorf(api.CodePermissionDenied, "",
+			"cross-origin %s refused: a browser may change state only from the console's own origin", r.Method)
+	}
+	if _, err := r.Cookie(SessionCookie); err != nil {
+		return nil
+	}
+	mediaType, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	if !strings.EqualFold(strings.TrimSpace(mediaType), "application/json") {
+		return httpjson.Errorf(api.CodePermissionDenied, "",
+			"a %s authenticated by the session cookie must send Content-Type: application/json", r.Method)
+	}
+	return nil
+}
+
 // requestToken is the token a request authenticates with: the bearer
 // token, or else the session cookie's.
 func requestToken(r *http.Request) string {

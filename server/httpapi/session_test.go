@@ -45,7 +45,7 @@ func TestLoginCookieFlow(t *testing.T) {
 		t.Errorf("me = %+v", user)
 	}
 
-	resp, raw = f.do(t, "POST", "/api/v1/auth/logout", "", "", "Cookie", cookie.Name+"="+cookie.Value)
+	resp, raw = f.do(t, "POST", "/api/v1/auth/logout", "", "", "Cookie", cookie.Name+"="+cookie.Value, "Content-Type", "application/json")
 	if resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("logout: status %d; body %s", resp.StatusCode, raw)
 	}
@@ -108,4 +108,67 @@ func sessionCookie(t *testing.T, resp *http.Response) *http.Cookie {
 	}
 	t.Fatalf("no %s cookie in %v", SessionCookie, resp.Header.Values("Set-Cookie"))
 	return nil
+}
+
+// TestForgedRequestsRefused sends the requests another web site could make
+// a logged-in browser send, and the ones the console and the CLI send: only
+// the forged ones are refused, before they reach the service.
+func TestForgedRequestsRefused(t *testing.T) {
+	t.Parallel()
+	const pause = "/api/v1/jobs/g/n/pause"
+	cookie := "Cookie"
+	session := SessionCookie + "=operator-token"
+	tests := []struct {
+		name    string
+		method  string
+		path    string
+		token   string
+		body    string
+		header  []string
+		refused bool
+	}{
+		{"cross-site form POST with the cookie", "POST", pause, "", "x=1",
+			[]string{cookie, session, "Content-Type", "application/x-www-form-urlencoded", "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example"}, true},
+		{"cross-origin POST, Origin only (no fetch metadata)", "POST", pause, "", "",
+			[]string{cookie, session, "Content-Type", "application/json", "Origin", "https://evil.example"}, true},
+		{"same-site but other origin", "POST", pause, "", "",
+			[]string{cookie, session, "Content-Type", "application/json", "Sec-Fetch-Site", "same-site"}, true},
+		{"cookie without JSON, no origin headers (old browser form)", "POST", pause, "", "x=1",
+			[]string{cookie, session, "Content-Type", "text/plain"}, true},
+		{"cookie, same origin, but no Content-Type", "POST", pause, "", "",
+			[]string{cookie, session, "Sec-Fetch-Site", "same-origin"}, true},
+		{"cross-site DELETE with the cookie", "DELETE", "/api/v1/jobs/g/n", "", "",
+			[]string{cookie, session, "Sec-Fetch-Site", "cross-site"}, true},
+		{"cross-site login", "POST", "/api/v1/auth/login", "", `{"username":"otto","password":"otto-pw"}`,
+			[]string{"Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example"}, true},
+		{"the console: cookie, same origin, JSON", "POST", pause, "", "",
+			[]string{cookie, session, "Content-Type", "application/json", "Sec-Fetch-Site", "same-origin", "Origin", "http://127.0.0.1"}, false},
+		{"the CLI: bearer token, no browser headers", "POST", pause, "operator-token", "", nil, false},
+		{"a bearer token from another origin cannot be forged", "POST", pause, "operator-token", "",
+			[]string{"Sec-Fetch-Site", "cross-site", "Origin", "https://dashboard.example"}, false},
+		{"a cross-site read is harmless", "GET", "/api/v1/jobs/g/n", "", "",
+			[]string{cookie, session, "Sec-Fetch-Site", "cross-site"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			resp, raw := f.do(t, tt.method, tt.path, tt.token, tt.body, tt.header...)
+			if !tt.refused {
+				if resp.StatusCode >= 400 {
+					t.Fatalf("status %d, want success; body %s", resp.StatusCode, raw)
+				}
+				return
+			}
+			if resp.StatusCode != http.StatusForbidden {
+				t.Fatalf("status %d, want 403; body %s", resp.StatusCode, raw)
+			}
+			if e := decodeError(t, resp, raw); e.Code != api.CodePermissionDenied {
+				t.Errorf("code = %s, want %s", e.Code, api.CodePermissionDenied)
+			}
+			if calls := f.calls(); len(calls) != 0 {
+				t.Errorf("a refused request reached %+v", calls)
+			}
+		})
+	}
 }

@@ -30,10 +30,11 @@ export function createApi({ onUnauthorized } = {}) {
     }
     const headers = { Accept: 'application/json' };
     const init = { method, headers, credentials: 'same-origin', signal };
-    if (body !== undefined) {
-      headers['Content-Type'] = 'application/json';
-      init.body = JSON.stringify(body);
-    }
+    // Every change is sent as JSON, body or not: the API refuses a
+    // cookie-authenticated change without it (its defence against forged
+    // cross-site requests).
+    if (method !== 'GET') headers['Content-Type'] = 'application/json';
+    if (body !== undefined) init.body = JSON.stringify(body);
     if (ifMatch) headers['If-Match'] = ifMatch;
     let res;
     try {
