@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,44 +8,23 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// TestKeyedLimiter checks the buckets, their refill and the bound on keys.
-func TestKeyedLimiter(t *testing.T) {
+// TestLoginBackoff checks the wait after each failed login: none while
+// failures are free, then doubling from a second up to the cap.
+func TestLoginBackoff(t *testing.T) {
 	t.Parallel()
-	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	l := newKeyedLimiter(2, time.Minute, 3)
-	for i, want := range []bool{true, true, false} {
-		if got := l.allow("a", t0); got != want {
-			t.Errorf("attempt %d of a: allow = %v, want %v", i+1, got, want)
+	want := map[int]time.Duration{
+		0: 0, 4: 0, 5: time.Second, 6: 2 * time.Second, 8: 8 * time.Second,
+		10: 32 * time.Second, 11: MaxLoginBackoff, 50: MaxLoginBackoff, 1 << 30: MaxLoginBackoff,
+	}
+	for failures, w := range want {
+		if got := loginBackoff(failures, 5); got != w {
+			t.Errorf("loginBackoff(%d, 5) = %s, want %s", failures, got, w)
 		}
 	}
-	if !l.allow("b", t0) {
-		t.Errorf("b is limited by a's attempts")
-	}
-	if !l.allow("a", t0.Add(30*time.Second)) || l.allow("a", t0.Add(30*time.Second)) {
-		t.Errorf("a after 30s: want one attempt back (2 a minute), and one only")
-	}
-	l.allow("c", t0.Add(30*time.Second))
-
-	// Full: a new key evicts the buckets that have refilled, b's.
-	l.allow("d", t0.Add(40*time.Second))
-	if _, ok := l.buckets["b"]; ok || l.size() != 3 {
-		t.Errorf("after a fourth key: b kept %v, size %d; want b evicted, size 3", ok, l.size())
-	}
-	// Full, and no bucket has refilled: a new key evicts one.
-	l.allow("x", t0.Add(45*time.Second))
-	if got := l.size(); got != 3 {
-		t.Errorf("size = %d after a fifth key, want the bound, 3", got)
-	}
-	// Every bucket has refilled: a new key evicts them all.
-	l.allow("e", t0.Add(3*time.Minute))
-	if got := l.size(); got != 1 {
-		t.Errorf("size = %d after every bucket refilled, want 1", got)
-	}
-	for i := range 100 {
-		l.allow(fmt.Sprint("k", i), t0.Add(3*time.Minute))
-	}
-	if got := l.size(); got != 3 {
-		t.Errorf("size = %d after 100 keys, want the bound, 3", got)
+	for d, w := range map[time.Duration]time.Duration{0: 0, time.Millisecond: time.Second, time.Second: time.Second, 1500 * time.Millisecond: 2 * time.Second} {
+		if got := ceilSecond(d); got != w {
+			t.Errorf("ceilSecond(%s) = %s, want %s", d, got, w)
+		}
 	}
 }
 
@@ -99,7 +77,7 @@ func TestOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o.SessionTTL != DefaultSessionTTL || o.SessionMaxAge != DefaultSessionMaxAge || o.BcryptCost != bcrypt.DefaultCost ||
-		o.LoginAttemptsPerUser != 5 || o.LoginAttemptsPerAddress != 20 || o.Now == nil || o.Logger == nil {
+		o.LoginFailuresPerUser != 5 || o.LoginFailuresPerAddress != 20 || o.Now == nil || o.Logger == nil {
 		t.Errorf("defaults = %+v", o)
 	}
 	for _, tc := range []struct {
@@ -110,8 +88,8 @@ func TestOptions(t *testing.T) {
 		{Options{SessionMaxAge: -time.Second}, "Options.SessionMaxAge"},
 		{Options{SessionTTL: 2 * time.Hour, SessionMaxAge: time.Hour}, "Options.SessionMaxAge (1h0m0s) is shorter than Options.SessionTTL"},
 		{Options{BcryptCost: 2}, "Options.BcryptCost is 2, want 4 to 31"},
-		{Options{LoginAttemptsPerUser: -1}, "Options.LoginAttemptsPerUser"},
-		{Options{LoginAttemptsPerAddress: -1}, "Options.LoginAttemptsPerAddress"},
+		{Options{LoginFailuresPerUser: -1}, "Options.LoginFailuresPerUser"},
+		{Options{LoginFailuresPerAddress: -1}, "Options.LoginFailuresPerAddress"},
 	} {
 		if _, err := tc.opts.withDefaults(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("withDefaults(%+v) = %v, want an error about %s", tc.opts, err, tc.want)

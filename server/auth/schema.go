@@ -67,6 +67,23 @@ func migrations() []sqlstore.Migration {
 				},
 			},
 		},
+	}, {
+		Version:     2,
+		Description: "failed logins per user name and client address, shared by every node",
+		Tables: []sqlstore.Table{{
+			Name: "auth_login_failures",
+			Columns: []string{
+				"sched_name {key} NOT NULL",
+				"kind VARCHAR(8) NOT NULL", // "user" or "address"
+				"subject {key} NOT NULL",   // the user name or the client address
+				"failures INTEGER NOT NULL",
+				"last_failure BIGINT NOT NULL",
+			},
+			Primary: "sched_name, kind, subject",
+			Indexes: []sqlstore.Index{
+				{Name: "auth_login_failures_last", Cols: "last_failure, sched_name"},
+			},
+		}},
 	}}
 }
 
@@ -81,6 +98,8 @@ type queries struct {
 	sessionDelete, sessionDeleteUser, sessionPrune string
 	tokenInsert, tokenGet, tokenList, tokenTouch   string
 	tokenName, tokenDelete, tokenDeleteUser        string
+	failureGet, failureAdd, failureInsert          string
+	failureClear, failurePrune                     string
 }
 
 // renderQueries renders every statement with render (the store's SQL).
@@ -129,5 +148,17 @@ func renderQueries(render func(string) string) queries {
 		tokenName:       render(`SELECT name FROM {p}auth_tokens WHERE sched_name = ? AND id = ?`),
 		tokenDelete:     render(`DELETE FROM {p}auth_tokens WHERE sched_name = ? AND id = ?`),
 		tokenDeleteUser: render(`DELETE FROM {p}auth_tokens WHERE sched_name = ? AND user_name = ?`),
+
+		failureGet: render(`SELECT failures, last_failure FROM {p}auth_login_failures
+			WHERE sched_name = ? AND kind = ? AND subject = ?`),
+		// failureAdd counts one more failure, or starts again from one when
+		// the last is older than the window (the first parameter).
+		failureAdd: render(`UPDATE {p}auth_login_failures
+			SET failures = CASE WHEN last_failure < ? THEN 1 ELSE failures + 1 END, last_failure = ?
+			WHERE sched_name = ? AND kind = ? AND subject = ?`),
+		failureInsert: render(`INSERT INTO {p}auth_login_failures (sched_name, kind, subject, failures, last_failure)
+			VALUES (?, ?, ?, 1, ?)`),
+		failureClear: render(`DELETE FROM {p}auth_login_failures WHERE sched_name = ? AND kind = ? AND subject = ?`),
+		failurePrune: render(`DELETE FROM {p}auth_login_failures WHERE sched_name = ? AND last_failure < ?`),
 	}
 }

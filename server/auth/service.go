@@ -20,12 +20,12 @@ const (
 	// DefaultSessionMaxAge bounds a session's life however often it is
 	// used.
 	DefaultSessionMaxAge = 7 * 24 * time.Hour
-	// DefaultLoginAttemptsPerUser is how many logins one user name may
-	// attempt per minute.
-	DefaultLoginAttemptsPerUser = 5
-	// DefaultLoginAttemptsPerAddress is how many logins one client address
-	// may attempt per minute.
-	DefaultLoginAttemptsPerAddress = 20
+	// DefaultLoginFailuresPerUser is how many failed logins one user name
+	// has free before it must back off.
+	DefaultLoginFailuresPerUser = 5
+	// DefaultLoginFailuresPerAddress is how many failed logins one client
+	// address has free before it must back off.
+	DefaultLoginFailuresPerAddress = 20
 )
 
 // touchEvery throttles the writes that record a session's or a token's
@@ -45,14 +45,15 @@ type Options struct {
 	// between bcrypt.MinCost and bcrypt.MaxCost; existing hashes keep
 	// theirs. Defaults to bcrypt.DefaultCost.
 	BcryptCost int
-	// LoginAttemptsPerUser is how many login attempts one user name may
-	// make per minute, in bursts of as many. Defaults to
-	// DefaultLoginAttemptsPerUser, 5.
-	LoginAttemptsPerUser int
-	// LoginAttemptsPerAddress is how many login attempts one client
-	// address (one IPv6 /64) may make per minute, in bursts of as many.
-	// Defaults to DefaultLoginAttemptsPerAddress, 20.
-	LoginAttemptsPerAddress int
+	// LoginFailuresPerUser is how many failed logins one user name has
+	// free within LoginFailureWindow; past them each attempt waits a
+	// back-off that doubles from one second to MaxLoginBackoff (see
+	// throttle.go). The counts are kept in the database, shared by every
+	// node. Defaults to DefaultLoginFailuresPerUser, 5.
+	LoginFailuresPerUser int
+	// LoginFailuresPerAddress is the same for one client address (one IPv6
+	// /64). Defaults to DefaultLoginFailuresPerAddress, 20.
+	LoginFailuresPerAddress int
 	// Audit records every change to users and tokens. Defaults to none.
 	Audit AuditRecorder
 	// Logger receives logins, failed logins and failures to record an
@@ -77,10 +78,10 @@ func (o *Options) withDefaults() (Options, error) {
 	case c.BcryptCost != 0 && (c.BcryptCost < bcrypt.MinCost || c.BcryptCost > bcrypt.MaxCost):
 		return c, fmt.Errorf("auth: Options.BcryptCost is %d, want %d to %d or 0 for the default",
 			c.BcryptCost, bcrypt.MinCost, bcrypt.MaxCost)
-	case c.LoginAttemptsPerUser < 0:
-		return c, fmt.Errorf("auth: Options.LoginAttemptsPerUser is %d, want positive or 0 for the default", c.LoginAttemptsPerUser)
-	case c.LoginAttemptsPerAddress < 0:
-		return c, fmt.Errorf("auth: Options.LoginAttemptsPerAddress is %d, want positive or 0 for the default", c.LoginAttemptsPerAddress)
+	case c.LoginFailuresPerUser < 0:
+		return c, fmt.Errorf("auth: Options.LoginFailuresPerUser is %d, want positive or 0 for the default", c.LoginFailuresPerUser)
+	case c.LoginFailuresPerAddress < 0:
+		return c, fmt.Errorf("auth: Options.LoginFailuresPerAddress is %d, want positive or 0 for the default", c.LoginFailuresPerAddress)
 	}
 	if c.SessionTTL == 0 {
 		c.SessionTTL = DefaultSessionTTL
@@ -95,11 +96,11 @@ func (o *Options) withDefaults() (Options, error) {
 	if c.BcryptCost == 0 {
 		c.BcryptCost = bcrypt.DefaultCost
 	}
-	if c.LoginAttemptsPerUser == 0 {
-		c.LoginAttemptsPerUser = DefaultLoginAttemptsPerUser
+	if c.LoginFailuresPerUser == 0 {
+		c.LoginFailuresPerUser = DefaultLoginFailuresPerUser
 	}
-	if c.LoginAttemptsPerAddress == 0 {
-		c.LoginAttemptsPerAddress = DefaultLoginAttemptsPerAddress
+	if c.LoginFailuresPerAddress == 0 {
+		c.LoginFailuresPerAddress = DefaultLoginFailuresPerAddress
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -127,8 +128,6 @@ type Service struct {
 	// dummyHash is compared with the password of a login for an unknown
 	// user, so that such a login costs as much as one with a bad password.
 	dummyHash []byte
-	byUser    *keyedLimiter
-	byAddress *keyedLimiter
 }
 
 // New creates the service's tables on st's database if they do not exist
@@ -158,8 +157,6 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Service, erro
 		opts:      o,
 		log:       o.Logger,
 		dummyHash: dummy,
-		byUser:    newKeyedLimiter(o.LoginAttemptsPerUser, time.Minute, maxLimiterKeys),
-		byAddress: newKeyedLimiter(o.LoginAttemptsPerAddress, time.Minute, maxLimiterKeys),
 	}
 	if st.Dialect() == sqlstore.MySQL {
 		s.txOpts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}

@@ -42,9 +42,30 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 	}
 	now := s.now()
 	log := s.log.With(slog.String("user", username), slog.String("client_addr", clientAddr))
-	if !s.byAddress.allow(addressKey(clientAddr), now) || !s.byUser.allow(username, now) {
-		log.LogAttrs(ctx, slog.LevelWarn, "login refused: too many attempts")
-		return nil, httpjson.Errorf(api.CodeRateLimited, "", "too many login attempts: try again in a minute")
+	subjects := []loginSubject{
+		{subjectAddress, addressKey(clientAddr), s.opts.LoginFailuresPerAddress},
+		{subjectUser, username, s.opts.LoginFailuresPerUser},
+	}
+	for _, sub := range subjects {
+		wait, err := s.loginWait(ctx, sub.kind, sub.subject, sub.free, now)
+		if err != nil {
+			return nil, err
+		}
+		if wait > 0 {
+			log.LogAttrs(ctx, slog.LevelWarn, "login refused: too many failed logins",
+				slog.String("throttled", sub.kind), slog.Duration("wait", wait))
+			return nil, httpjson.Errorf(api.CodeRateLimited, "",
+				"too many failed logins for this %s: try again in %s", sub.kind, ceilSecond(wait))
+		}
+	}
+	failed := func(reason string) (*api.Session, error) {
+		log.LogAttrs(ctx, slog.LevelWarn, "login failed", slog.String("reason", reason))
+		for _, sub := range subjects {
+			if err := s.recordLoginFailure(ctx, sub.kind, sub.subject, now); err != nil {
+				return nil, err
+			}
+		}
+		return nil, httpjson.Errorf(api.CodeUnauthenticated, "", "invalid user name or password")
 	}
 	var (
 		role api.Role
@@ -54,14 +75,15 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password)) // as slow as a real check
-		log.LogAttrs(ctx, slog.LevelWarn, "login failed", slog.String("reason", "unknown user"))
-		return nil, httpjson.Errorf(api.CodeUnauthenticated, "", "invalid user name or password")
+		return failed("unknown user")
 	case err != nil:
 		return nil, fmt.Errorf("auth: reading user %q: %w", username, err)
 	}
 	if err := bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)); err != nil {
-		log.LogAttrs(ctx, slog.LevelWarn, "login failed", slog.String("reason", "wrong password"))
-		return nil, httpjson.Errorf(api.CodeUnauthenticated, "", "invalid user name or password")
+		return failed("wrong password")
+	}
+	if err := s.clearLoginFailures(ctx, subjectUser, username, now); err != nil {
+		return nil, err
 	}
 	// Expired sessions are deleted here: logins are rare, and the index on
 	// expires keeps it cheap.
@@ -79,7 +101,20 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 	return &api.Session{Token: token, User: username, Role: role, Expires: instant(nanos(expires))}, nil
 }
 
-// addressKey is the rate limit key of a client address: the IP without
+// loginSubject is what failed logins are counted for: a user name or a
+// client address, with its free failures.
+type loginSubject struct {
+	kind, subject string
+	free          int
+}
+
+// ceilSecond rounds d up to whole seconds, so that a wait is never
+// announced shorter than it is.
+func ceilSecond(d time.Duration) time.Duration {
+	return (d + time.Second - 1).Truncate(time.Second)
+}
+
+// addressKey is the throttling key of a client address: the IP without
 // its port, and an IPv6 address's /64, which one client usually holds
 // whole. An address that does not parse is its own key.
 func addressKey(clientAddr string) string {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/internal/dbtest"
 	"github.com/chime-scheduler/chime/server/auth"
@@ -109,46 +111,85 @@ func TestAuthenticateRefuses(t *testing.T) {
 	}
 }
 
-// TestLoginRateLimit checks the limits per user name and per client
-// address, and that they refill.
-func TestLoginRateLimit(t *testing.T) {
+// TestLoginThrottle checks the back-off after failed logins: counted in
+// the database, so that two nodes share the counts; per user name and per
+// client address; doubling from a second; never a lock-out; cleared by a
+// success for the user name, and forgotten after the window.
+func TestLoginThrottle(t *testing.T) {
 	t.Parallel()
 	forEachDatabase(t, func(t *testing.T, url string) {
-		e := newEnv(t, url, &auth.Options{LoginAttemptsPerUser: 3, LoginAttemptsPerAddress: 5})
+		opts := &auth.Options{LoginFailuresPerUser: 3, LoginFailuresPerAddress: 5}
+		a := newEnv(t, url, opts)
+		// A second node: its own store and service on the same database.
+		bOpts := *opts
+		bOpts.BcryptCost, bOpts.Now = bcrypt.MinCost, a.clock.Now
+		b, err := auth.New(t.Context(), openStore(t, url, nil), &bOpts)
+		if err != nil {
+			t.Fatal(err)
+		}
 		ctx := t.Context()
-		e.createUser(t, "ann", api.RoleViewer)
-
-		for range 3 {
-			_, err := e.svc.Login(ctx, "ann", "a wrong password", "192.0.2.1")
-			wantAPIError(t, "a wrong password", err, api.CodeUnauthenticated, "")
+		a.createUser(t, "ann", api.RoleAdmin)
+		wrong := func(svc *auth.Service, user, addr string) {
+			t.Helper()
+			_, err := svc.Login(ctx, user, "a wrong password", addr)
+			wantAPIError(t, "a wrong password for "+user+" from "+addr, err, api.CodeUnauthenticated, "")
 		}
-		// The right password from another address: the user name is spent.
-		_, err := e.svc.Login(ctx, "ann", testPassword, "198.51.100.7:4000")
-		wantAPIError(t, "a fourth attempt as ann", err, api.CodeRateLimited, "")
-		if got := len(e.logs.Messages("login refused: too many attempts")); got != 1 {
-			t.Errorf("%d records of a refused login, want 1", got)
+		throttled := func(svc *auth.Service, user, addr, wait string) {
+			t.Helper()
+			_, err := svc.Login(ctx, user, testPassword, addr)
+			ae := wantAPIError(t, "a login as "+user+" from "+addr, err, api.CodeRateLimited, "")
+			if !strings.HasSuffix(ae.Message, "try again in "+wait) {
+				t.Errorf("message %q, want it to end in %q", ae.Message, "try again in "+wait)
+			}
+		}
+		succeeds := func(svc *auth.Service, user, addr string) {
+			t.Helper()
+			if _, err := svc.Login(ctx, user, testPassword, addr); err != nil {
+				t.Errorf("login as %s from %s: %v, want a session", user, addr, err)
+			}
 		}
 
-		// One address trying many names: 2 attempts left of its 5.
-		for _, name := range []string{"bob", "carl"} {
-			_, err := e.svc.Login(ctx, name, testPassword, "192.0.2.1:6000")
-			wantAPIError(t, "Login as "+name, err, api.CodeUnauthenticated, "")
+		// Three free failures on node a; node b sees them: the user name
+		// must wait a second, whatever the address.
+		for i := range 3 {
+			wrong(a.svc, "ann", fmt.Sprintf("192.0.2.%d", i+1))
 		}
-		_, err = e.svc.Login(ctx, "dora", testPassword, "192.0.2.1:6001")
-		wantAPIError(t, "a sixth attempt from 192.0.2.1", err, api.CodeRateLimited, "")
+		throttled(b, "ann", "198.51.100.7:4000", "1s")
+		if got := len(a.logs.Messages("login refused: too many failed logins")); got != 0 {
+			t.Errorf("node a logged %d refusals, want none (node b refused)", got)
+		}
+		// The wait doubles with each failure; a refused attempt counts nothing.
+		a.clock.Advance(time.Second)
+		wrong(b, "ann", "198.51.100.7")
+		throttled(a.svc, "ann", "198.51.100.7", "2s")
+		a.clock.Advance(1500 * time.Millisecond)
+		throttled(a.svc, "ann", "198.51.100.7", "1s")
+		a.clock.Advance(500 * time.Millisecond)
+		wrong(a.svc, "ann", "198.51.100.8")
+		throttled(a.svc, "ann", "198.51.100.8", "4s")
+		// However many failures, the real user waits at most MaxLoginBackoff:
+		// a back-off, never a lock-out.
+		for range 10 {
+			a.clock.Advance(auth.MaxLoginBackoff)
+			wrong(a.svc, "ann", "203.0.113.9")
+		}
+		throttled(b, "ann", "198.51.100.7", "1m0s")
+		a.clock.Advance(auth.MaxLoginBackoff)
+		succeeds(b, "ann", "198.51.100.7")
+		// The success cleared the user name's count.
+		wrong(a.svc, "ann", "198.51.100.7")
+		succeeds(a.svc, "ann", "198.51.100.7")
 
-		// IPv6 addresses count per /64.
+		// One address trying many names: 5 free failures, then a wait, on
+		// either node; IPv6 addresses count per /64.
 		for i := range 5 {
-			_, err := e.svc.Login(ctx, fmt.Sprintf("v6user%d", i), testPassword, fmt.Sprintf("[2001:db8:1:2::%x]:443", i))
-			wantAPIError(t, "Login from 2001:db8:1:2::/64", err, api.CodeUnauthenticated, "")
+			wrong(a.svc, fmt.Sprintf("guess%d", i), fmt.Sprintf("[2001:db8:1:2::%x]:443", i))
 		}
-		_, err = e.svc.Login(ctx, "other", testPassword, "[2001:db8:1:2:ffff::1]:443")
-		wantAPIError(t, "a sixth attempt from 2001:db8:1:2::/64", err, api.CodeRateLimited, "")
-
-		e.clock.Advance(time.Minute)
-		if _, err := e.svc.Login(ctx, "ann", testPassword, "192.0.2.1"); err != nil {
-			t.Errorf("Login a minute later: %v, want a session", err)
-		}
+		throttled(b, "ann", "[2001:db8:1:2:ffff::1]:443", "1s")
+		succeeds(b, "ann", "[2001:db8:1:3::1]:443")
+		// Counts lapse after the window.
+		a.clock.Advance(auth.LoginFailureWindow)
+		succeeds(a.svc, "ann", "[2001:db8:1:2::1]:443")
 	})
 }
 

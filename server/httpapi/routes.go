@@ -31,7 +31,7 @@ func (h *handler) table() []route {
 		// Sessions.
 		{
 			method: http.MethodPost, path: v1 + "/auth/login", role: none, operationID: "login",
-			summary: "Log in; the answer carries the session token, which is also set as the chime_session cookie. Rate-limited per user name and client address.",
+			summary: "Log in; the answer carries the session token, which is also set as the chime_session cookie. Failed logins back off per user name and client address (429 until the wait ends).",
 			body:    api.LoginRequest{}, responses: ok(api.Session{}), errors: []int{http.StatusTooManyRequests},
 			handle: h.login,
 		},
