@@ -123,17 +123,33 @@ func dialectFor(name Dialect) (*dialect, error) {
 			skip:        " FOR UPDATE SKIP LOCKED",
 			leaseShare:  " LOCK IN SHARE MODE",
 			leaseUpdate: " FOR UPDATE",
-			ddlTypes: strings.NewReplacer(
-				"{key}", "VARCHAR(200)",
-				"{text}", "LONGTEXT",
-				"{json}", "LONGTEXT", // not MySQL's JSON, which normalizes
-				"{bool}", "BOOLEAN",
-				"{opts}", " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
-			),
+			ddlTypes: mysqlTypes(padBinary),
 			classify: classifyMySQL,
 		}, nil
 	}
 	return nil, fmt.Errorf("unknown dialect %q (supported: %s, %s, %s)", name, SQLite, Postgres, MySQL)
+}
+
+// MySQL's binary collations of utf8mb4. Keys must compare byte for byte,
+// trailing spaces included: a PAD SPACE collation (utf8mb4_bin) makes "a"
+// and "a " one key. MySQL 8 names its NO PAD binary collation
+// utf8mb4_0900_bin, MariaDB utf8mb4_nopad_bin.
+const (
+	padBinary        = "utf8mb4_bin"
+	mysqlNoPadBinary = "utf8mb4_0900_bin"
+	mariaNoPadBinary = "utf8mb4_nopad_bin"
+)
+
+// mysqlTypes is the MySQL dialect's column type tokens, its tables in
+// collation.
+func mysqlTypes(collation string) *strings.Replacer {
+	return strings.NewReplacer(
+		"{key}", "VARCHAR(200)",
+		"{text}", "LONGTEXT",
+		"{json}", "LONGTEXT", // not MySQL's JSON, which normalizes
+		"{bool}", "BOOLEAN",
+		"{opts}", " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE="+collation,
+	)
 }
 
 // render replaces the tokens of an SQL text for this dialect and prefix.

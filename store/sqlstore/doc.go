@@ -20,8 +20,11 @@
 // and 2262 round-trip exactly), durations BIGINT nanoseconds, and job data,
 // trigger data, schedules and calendars JSON text stored byte for byte
 // (PostgreSQL json, not jsonb; MySQL LONGTEXT, not MySQL's normalizing
-// JSON; SQLite TEXT). Names and keys compare byte-wise (COLLATE "C" on
-// PostgreSQL, utf8mb4_bin on MySQL), so lists sort as Go sorts strings.
+// JSON; SQLite TEXT). Names and keys compare byte-wise, trailing spaces
+// included (COLLATE "C" on PostgreSQL; on MySQL the binary NO PAD
+// collation, utf8mb4_0900_bin on MySQL 8 and utf8mb4_nopad_bin on MariaDB,
+// to which tables an older version created in utf8mb4_bin are converted
+// at start), so lists sort as Go sorts strings.
 // The table definitions are in schemaV1 (migrate.go).
 //
 // The indexes that matter:

@@ -53,7 +53,7 @@ func migrations() []Migration {
 //
 //	{key}   names and keys up to 200 characters, compared byte-wise:
 //	        VARCHAR(200) COLLATE "C" on PostgreSQL, VARCHAR(200) with the
-//	        utf8mb4_bin table collation on MySQL, TEXT on SQLite
+//	        table's binary NO PAD collation on MySQL, TEXT on SQLite
 //	{text}  long text: TEXT, or LONGTEXT on MySQL
 //	{json}  JSON text kept byte for byte: JSON on PostgreSQL (not JSONB),
 //	        LONGTEXT on MySQL, TEXT on SQLite
@@ -63,7 +63,7 @@ func migrations() []Migration {
 // kept as BIGINT Unix nanoseconds. Indexes become CREATE INDEX IF NOT
 // EXISTS statements, or KEY clauses of the CREATE TABLE on MySQL (whose
 // CREATE INDEX has no IF NOT EXISTS); MySQL tables are InnoDB, utf8mb4,
-// binary collation.
+// binary NO PAD collation (see convertCollation).
 //
 // The store's own tables follow a rule worth copying: primary keys start
 // with sched_name, and secondary indexes start with the column their
@@ -392,7 +392,75 @@ func (s *Store) migrateMySQL(ctx context.Context, sc schema) error {
 	defer func() {
 		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(?)", name)
 	}()
-	return s.migrateOn(ctx, conn, sc)
+	if err := s.migrateOn(ctx, conn, sc); err != nil {
+		return err
+	}
+	return s.convertCollation(ctx, conn, sc)
+}
+
+// noPadCollation returns the binary NO PAD collation of utf8mb4 the MySQL
+// server has (MySQL 8's or MariaDB's), or utf8mb4_bin when it has neither.
+func noPadCollation(ctx context.Context, db *sql.DB) (string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT COLLATION_NAME FROM information_schema.COLLATIONS
+		WHERE COLLATION_NAME IN (?, ?)`, mysqlNoPadBinary, mariaNoPadBinary)
+	if err != nil {
+		return "", fmt.Errorf("reading the MySQL server's collations: %w", err)
+	}
+	defer rows.Close()
+	found := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return "", err
+		}
+		found[name] = true
+	}
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	for _, c := range []string{mysqlNoPadBinary, mariaNoPadBinary} {
+		if found[c] {
+			return c, nil
+		}
+	}
+	return padBinary, nil
+}
+
+// convertCollation converts the tables of sc that an older version
+// created with the PAD SPACE utf8mb4_bin collation to the store's NO PAD
+// one, so that keys differing only in trailing spaces are distinct. It
+// runs under the migration lock; a table already converted is left alone,
+// and converting can only make keys distinct, never collide.
+func (s *Store) convertCollation(ctx context.Context, conn *sql.Conn, sc schema) error {
+	if s.keyCollation == padBinary {
+		return nil
+	}
+	tables := []string{s.prefix + sc.table}
+	for _, m := range sc.list {
+		for _, t := range m.Tables {
+			tables = append(tables, s.prefix+t.Name)
+		}
+	}
+	for _, table := range tables {
+		var collation sql.NullString
+		err := conn.QueryRowContext(ctx, `SELECT TABLE_COLLATION FROM information_schema.TABLES
+			WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?`, table).Scan(&collation)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			continue
+		case err != nil:
+			return fmt.Errorf("reading the collation of %s: %w", table, err)
+		case !collation.Valid || collation.String != padBinary:
+			continue
+		}
+		stmt := fmt.Sprintf("ALTER TABLE %s CONVERT TO CHARACTER SET utf8mb4 COLLATE %s", table, s.keyCollation)
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("converting %s to collation %s: %w", table, s.keyCollation, err)
+		}
+		s.log.Info("converted a table to a NO PAD collation: keys differing in trailing spaces are now distinct",
+			"table", table, "collation", s.keyCollation)
+	}
+	return nil
 }
 
 // execQuerier is a transaction or a connection.

@@ -113,6 +113,9 @@ type Store struct {
 	pgConfig *pgx.ConnConfig
 	// channel is the PostgreSQL notification channel of this scheduler.
 	channel string
+	// keyCollation is the collation of a MySQL store's tables: binary and
+	// NO PAD where the server has one.
+	keyCollation string
 
 	queries sync.Map // SQL template -> rendered text
 
@@ -205,6 +208,16 @@ func newStore(ctx context.Context, db *sql.DB, name Dialect, o Options, owns boo
 	}
 	if name == MySQL {
 		s.txOpts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+		collation, err := noPadCollation(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		if collation == padBinary {
+			s.log.Warn("this MySQL server has no NO PAD binary collation: keys that differ only in trailing spaces are one key",
+				"collation", collation)
+		}
+		s.keyCollation = collation
+		d.ddlTypes = mysqlTypes(collation)
 	}
 	s.stop, s.stopFn = context.WithCancel(context.Background())
 	if err := s.migrate(ctx); err != nil {

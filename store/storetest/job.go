@@ -9,6 +9,31 @@ import (
 )
 
 var jobTests = []test{
+	{"KeysDifferingInTrailingSpacesAreDistinct", func(t *testing.T, h *harness) {
+		// Keys compare byte for byte: a padding collation (MySQL's and
+		// MariaDB's utf8mb4_bin) would make these one key.
+		keys := []store.Key{key("g", "trail"), key("g", "trail "), key("g ", "trail"), key("g", "trail\t")}
+		for i, k := range keys {
+			h.job(k, withJobData(fmt.Sprintf(`{"i":%d}`, i)))
+		}
+		for i, k := range keys {
+			if got := h.getJob(k); got.Key != k || string(got.Data) != fmt.Sprintf(`{"i":%d}`, i) {
+				t.Errorf("JobGet(%q) = %q with %s, want its own job, %d", k, got.Key, got.Data, i)
+			}
+		}
+		if deleted, err := h.s.JobDelete(h.ctx, keys[1]); err != nil || !deleted {
+			t.Fatalf("JobDelete(%q) = %v, %v", keys[1], deleted, err)
+		}
+		if _, err := h.s.JobGet(h.ctx, keys[1]); !errors.Is(err, store.ErrJobNotFound) {
+			t.Errorf("JobGet(%q) after its delete: %v, want ErrJobNotFound", keys[1], err)
+		}
+		h.getJob(keys[0]) // still there
+		h.simple(key("t", "x"), keys[0], at(1))
+		h.simple(key("t", "x "), keys[2], at(1))
+		if got := h.get(key("t", "x ")); got.JobKey != keys[2] {
+			t.Errorf("trigger %q belongs to %q, want %q", "x ", got.JobKey, keys[2])
+		}
+	}},
 	{"UpsertGetRoundTrip", func(t *testing.T, h *harness) {
 		want := store.JobRecord{
 			Key:                key("reports", "daily"),
