@@ -123,8 +123,8 @@ func dialectFor(name Dialect) (*dialect, error) {
 			skip:        " FOR UPDATE SKIP LOCKED",
 			leaseShare:  " LOCK IN SHARE MODE",
 			leaseUpdate: " FOR UPDATE",
-			ddlTypes: mysqlTypes(padBinary),
-			classify: classifyMySQL,
+			ddlTypes:    mysqlTypes(padBinary),
+			classify:    classifyMySQL,
 		}, nil
 	}
 	return nil, fmt.Errorf("unknown dialect %q (supported: %s, %s, %s)", name, SQLite, Postgres, MySQL)
