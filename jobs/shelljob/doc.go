@@ -44,4 +44,18 @@
 // systems without process groups only the command itself is stopped.)
 // Stdout and stderr go, interleaved, to the writer Run is given, normally a
 // jobs.Capture.
+//
+// When the node dies. A node that loses its lease cancels its running jobs,
+// so the group is stopped as above. A node killed outright (kill -9, a
+// crash) stops nothing itself: on Linux the command is then sent SIGKILL
+// by the kernel (PR_SET_PDEATHSIG), but the processes it started, such as
+// a script's pipeline stages, are not and run on until they end; a script
+// that must die with its node should exec its last command ("exec
+// pg_dump …") or run one program through "argv". On other systems the
+// command runs on as well. A node that is frozen (SIGSTOP, a paused VM)
+// runs nothing but its jobs' processes keep running: when it resumes it
+// finds its lease lost and stops them, by which time a job that requests
+// recovery may have started again elsewhere. Jobs with side effects should
+// therefore be safe to run twice, or hand the execution ID to what they
+// change so that a second run can tell.
 package shelljob

@@ -10,9 +10,11 @@ import (
 
 // startInGroup makes the command the leader of a new process group, whose
 // id is the command's pid, so that it and every process it starts can be
-// signalled together.
+// signalled together, and, where the OS allows, has it killed when the
+// node's process dies (see dieWithNode).
 func startInGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithNode(cmd.SysProcAttr)
 }
 
 // terminateGroup asks every process in p's group to stop. An error means
