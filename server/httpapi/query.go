@@ -21,6 +21,14 @@ const (
 	paramTime // RFC 3339
 )
 
+// The range of instants a query parameter may name: the Unix epoch, and
+// the year chime's schedules give up at (schedule math evaluates through
+// 2199). Every stored instant lies between them.
+var (
+	minTime = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxTime = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
 // param declares one query parameter of a route. The route wrapper
 // validates the query string against these declarations before the
 // handler runs, and the OpenAPI document describes them.
@@ -115,6 +123,9 @@ func parseQuery(values url.Values, params []param) (queryValues, error) {
 			return q, httpjson.Errorf(api.CodeInvalidArgument, p.name, "query parameter is given %d times; give it once", len(vs))
 		}
 		for _, v := range vs {
+			if err := httpjson.CheckText(p.name, "query parameter "+p.name, v); err != nil {
+				return q, err
+			}
 			if err := q.add(p, v); err != nil {
 				return q, err
 			}
@@ -146,6 +157,10 @@ func (q queryValues) add(p param, v string) error {
 				hint = " (a + in the offset must be sent as %2B)"
 			}
 			return httpjson.Errorf(api.CodeInvalidArgument, p.name, "must be an RFC 3339 time like 2025-01-02T15:04:05Z, got %q%s", v, hint)
+		}
+		if t.Before(minTime) || !t.Before(maxTime) {
+			return httpjson.Errorf(api.CodeInvalidArgument, p.name, "%s is out of range: chime handles instants from %d to %d",
+				v, minTime.Year(), maxTime.Year()-1)
 		}
 		q.times[p.name] = t
 	default:

@@ -82,6 +82,10 @@ func (h *handler) serve(rt *route) http.Handler {
 			h.writeError(w, r, err)
 			return
 		}
+		if err := httpjson.CheckText("", "the path", r.URL.Path); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
 		c := &call{}
 		if rt.role != "" {
 			user, err := h.authenticate(r)

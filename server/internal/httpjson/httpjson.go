@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/chime-scheduler/chime/api"
 )
@@ -91,6 +92,9 @@ func Decode(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) error
 	if err != nil {
 		return decodeError(err, maxBytes, nil, nil)
 	}
+	if err := checkJSONText(data); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -103,6 +107,54 @@ func Decode(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) error
 		return Errorf(api.CodeInvalidArgument, "", "request body holds more than one JSON value")
 	}
 	return nil
+}
+
+// CheckText refuses text that no database can store or that would be
+// changed silently on the way: invalid UTF-8 (which encoding/json would
+// replace with U+FFFD) and the NUL character (which PostgreSQL refuses in
+// text). what names the text in the error ("the job group in the path").
+func CheckText(field, what, v string) error {
+	if !utf8.ValidString(v) {
+		return Errorf(api.CodeInvalidArgument, field, "%s is not valid UTF-8", what)
+	}
+	if strings.IndexByte(v, 0) >= 0 {
+		return Errorf(api.CodeInvalidArgument, field, "%s contains the NUL character, which cannot be stored", what)
+	}
+	return nil
+}
+
+// checkJSONText refuses a JSON body that is not valid UTF-8, or that holds
+// the NUL character (as the escape \u0000: JSON has no raw control
+// characters), before decoding: see CheckText.
+func checkJSONText(data []byte) error {
+	if !utf8.Valid(data) {
+		off := 0
+		for off < len(data) {
+			r, size := utf8.DecodeRune(data[off:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			off += size
+		}
+		return Errorf(api.CodeInvalidArgument, "", "request body is not valid UTF-8 (at byte %d)", off)
+	}
+	for i := 0; ; {
+		j := bytes.Index(data[i:], []byte(`\u0000`))
+		if j < 0 {
+			return nil
+		}
+		at := i + j
+		// The escape is a NUL unless its backslash is itself escaped:
+		// an odd run of backslashes ends in an escaping one.
+		run := 0
+		for k := at; k >= 0 && data[k] == '\\'; k-- {
+			run++
+		}
+		if run%2 == 1 {
+			return Errorf(api.CodeInvalidArgument, "", "request body contains the NUL character (\\u0000 at byte %d), which cannot be stored", at)
+		}
+		i = at + 1
+	}
 }
 
 // decodeError translates a decoding error into an *api.Error. For errors

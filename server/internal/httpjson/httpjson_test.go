@@ -115,3 +115,32 @@ func assertError(t *testing.T, resp *http.Response, status int, code api.ErrorCo
 		t.Errorf("body = %+v, want code %s message %q", got, code, message)
 	}
 }
+
+func TestCheckJSONText(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		body string
+		want string // a part of the error, "" for none
+	}{
+		{"plain", `{"a":"b"}`, ""},
+		{"other escapes", `{"a":"\u0001\n\u00e9"}`, ""},
+		{"NUL escape", `{"a":"x\u0000"}`, `NUL character (\u0000 at byte 7)`},
+		{"escaped backslash, then text u0000", `{"a":"\\u0000"}`, ""},
+		{"escaped backslash, then a NUL escape", `{"a":"\\\u0000"}`, "NUL character"},
+		{"NUL in a key", `{"\u0000":1}`, "NUL character"},
+		{"invalid UTF-8", "{\"a\":\"\xff\"}", "not valid UTF-8 (at byte 6)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := checkJSONText([]byte(tt.body))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("checkJSONText(%q) = %v, want nil", tt.body, err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("checkJSONText(%q) = %v, want an error with %q", tt.body, err, tt.want)
+			}
+		})
+	}
+}
