@@ -34,4 +34,11 @@
 // A reference to a parameter that is not set is an error, not an empty
 // string ("missingkey=error"); so is a field Vars does not have. Text
 // without "{{" is used as it is; to write a literal "{{", write {{"{{"}}.
+//
+// Templates are bounded, so that no job's template can take a node down:
+// {{range}}, {{template}}, {{block}} and {{define}} are refused when the
+// job is saved (a loop over 200 million integers would burn seconds of CPU
+// that no timeout can stop, and template calls can recurse), and an
+// expansion longer than MaxExpansion bytes fails the execution. Render a
+// list with {{json .Params.list}}.
 package jobs

@@ -1,9 +1,13 @@
 package jobs
 
 import (
+	"cmp"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"text/template"
+	tmplparse "text/template/parse"
 	"time"
 )
 
@@ -44,11 +48,34 @@ func Expand(name, text string, v Vars) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	if err := t.Execute(&b, v); err != nil {
+	b := &boundedBuilder{max: MaxExpansion}
+	if err := t.Execute(b, v); err != nil {
+		if errors.Is(err, errTooLong) {
+			return "", &FieldError{Field: name, Message: fmt.Sprintf("template: expands to more than %d bytes", MaxExpansion), Err: err}
+		}
 		return "", templateError(name, err)
 	}
 	return b.String(), nil
+}
+
+// MaxExpansion bounds the text one template may expand to, so that a
+// template cannot fill a node's memory.
+const MaxExpansion = 1 << 20
+
+// errTooLong stops a template whose expansion passes MaxExpansion.
+var errTooLong = errors.New("template expansion too long")
+
+// boundedBuilder is a strings.Builder that refuses to grow past max bytes.
+type boundedBuilder struct {
+	strings.Builder
+	max int
+}
+
+func (b *boundedBuilder) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.max {
+		return 0, errTooLong
+	}
+	return b.Builder.Write(p)
 }
 
 // CheckTemplate reports whether text parses as a template, as Expand would
@@ -68,7 +95,57 @@ func parse(name, text string) (*template.Template, error) {
 	if err != nil {
 		return nil, templateError(name, err)
 	}
+	if err := CheckBounded(name, t); err != nil {
+		return nil, err
+	}
 	return t, nil
+}
+
+// CheckBounded refuses a parsed template whose expansion could run
+// unbounded: one with a loop ({{range}}, which also ranges over integers)
+// or a call of another template ({{template}}, {{block}}, {{define}}),
+// which can recurse. Without them a template's work is bounded by its
+// length and by the size of the data it is given, so a firing's templates
+// expand in a time its timeout cannot notice. Lists are rendered with the
+// json function instead. Errors are *FieldError values naming name.
+func CheckBounded(name string, t *template.Template) error {
+	for _, tt := range t.Templates() {
+		if tt.Name() != name {
+			return &FieldError{Field: name, Message: fmt.Sprintf("template: {{define %q}} is not allowed: job templates cannot call templates", tt.Name())}
+		}
+		if tt.Tree == nil {
+			continue
+		}
+		if what := unboundedNode(tt.Tree.Root); what != "" {
+			return &FieldError{Field: name, Message: "template: " + what + " is not allowed: job templates have no loops or template calls, so that expanding one is always quick; render lists with json"}
+		}
+	}
+	return nil
+}
+
+// unboundedNode returns the first {{range}} or {{template}} action under
+// node, as written, or "".
+func unboundedNode(node tmplparse.Node) string {
+	switch n := node.(type) {
+	case *tmplparse.ListNode:
+		if n == nil {
+			return ""
+		}
+		for _, c := range n.Nodes {
+			if what := unboundedNode(c); what != "" {
+				return what
+			}
+		}
+	case *tmplparse.RangeNode:
+		return "{{range}}"
+	case *tmplparse.TemplateNode:
+		return fmt.Sprintf("{{template %q}}", n.Name)
+	case *tmplparse.IfNode:
+		return cmp.Or(unboundedNode(n.List), unboundedNode(n.ElseList))
+	case *tmplparse.WithNode:
+		return cmp.Or(unboundedNode(n.List), unboundedNode(n.ElseList))
+	}
+	return ""
 }
 
 // funcs are the functions templates may call besides text/template's

@@ -82,6 +82,33 @@ func TestExpandErrors(t *testing.T) {
 			text:    "{{upper .JobName}}",
 			wantMsg: `http.body: template: 1: function "upper" not defined`,
 		},
+		{
+			// 200 million iterations of nothing: seconds of CPU, no output.
+			name:    "range over an integer",
+			text:    "{{range 200000000}}{{end}}",
+			wantMsg: `http.body: template: {{range}} is not allowed: job templates have no loops or template calls, so that expanding one is always quick; render lists with json`,
+		},
+		{
+			name:    "range nested in if",
+			text:    "{{if .Params}}{{else}}{{range .Params}}{{.}}{{end}}{{end}}",
+			wantMsg: `http.body: template: {{range}} is not allowed: job templates have no loops or template calls, so that expanding one is always quick; render lists with json`,
+		},
+		{
+			name:    "recursive template",
+			text:    `{{define "r"}}{{template "r" .}}{{end}}{{template "r" .}}`,
+			wantMsg: `http.body: template: {{define "r"}} is not allowed: job templates cannot call templates`,
+		},
+		{
+			name:    "block",
+			text:    `{{with .Params}}{{block "b" .}}x{{end}}{{end}}`,
+			wantMsg: `http.body: template: {{define "b"}} is not allowed: job templates cannot call templates`,
+		},
+		{
+			name:    "expansion too long",
+			text:    `{{printf "%0600000d" 0}}{{printf "%0600000d" 0}}`,
+			wantMsg: `http.body: template: expands to more than 1048576 bytes`,
+			parses:  true,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
