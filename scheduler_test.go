@@ -817,6 +817,11 @@ func TestValidationErrorsNameTheField(t *testing.T) {
 			tr.CalendarName = "nope"
 			return s.ScheduleJob(ctx, job("j"), []chime.Trigger{tr}, nil)
 		}, "Trigger.CalendarName"},
+		{"priority beyond 32 bits", func() error {
+			ok, tooHigh := trig("t1", &schedule.Simple{}), trig("t2", &schedule.Simple{})
+			tooHigh.Priority = 1 << 31
+			return s.ScheduleJob(ctx, job("j"), []chime.Trigger{ok, tooHigh}, nil)
+		}, "Trigger.Priority"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,7 +17,7 @@ type Trigger struct {
 	// Description is free text for people.
 	Description string
 	// Priority breaks ties between triggers due at the same instant: higher
-	// fires first. Defaults to 0.
+	// fires first. It must fit 32 bits, as stores keep it. Defaults to 0.
 	Priority int
 	// Schedule computes the fire times: a *schedule.Cron, *schedule.Simple,
 	// *schedule.CalendarInterval or *schedule.DailyTimeInterval. Required.
