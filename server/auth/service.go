@@ -119,11 +119,8 @@ type Service struct {
 	st    *sqlstore.Store
 	sched string
 	q     queries
-	// txOpts are the options of the service's transactions: READ
-	// COMMITTED on MySQL, whose default is REPEATABLE READ.
-	txOpts *sql.TxOptions
-	opts   Options
-	log    *slog.Logger
+	opts  Options
+	log   *slog.Logger
 
 	// dummyHash is compared with the password of a login for an unknown
 	// user, so that such a login costs as much as one with a bad password.
@@ -158,15 +155,12 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Service, erro
 		log:       o.Logger,
 		dummyHash: dummy,
 	}
-	if st.Dialect() == sqlstore.MySQL {
-		s.txOpts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
-	}
 	return s, nil
 }
 
 // inTx runs fn in a transaction, committed when fn returns nil.
 func (s *Service) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, s.txOpts)
+	tx, err := s.st.BeginTx(ctx)
 	if err != nil {
 		return err
 	}

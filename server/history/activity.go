@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"time"
-
-	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
 // Limits of [History.Activity].
@@ -92,12 +90,8 @@ func (h *History) Activity(ctx context.Context, p *ActivityParams) (*Activity, e
 
 	// started_time - From is never negative here, so the integer division
 	// truncates toward the bucket's start on every dialect.
-	div := "/"
-	if h.st.Dialect() == sqlstore.MySQL {
-		div = "DIV" // MySQL's / gives a decimal
-	}
 	stmt := h.st.SQL(`SELECT b, COUNT(*), SUM(ok), SUM(bad), COUNT(lag), SUM(lag), MAX(lag) FROM (
-		SELECT (started_time - ?) ` + div + ` ? AS b,
+		SELECT (started_time - ?) {intdiv} ? AS b,
 			CASE WHEN outcome = 'succeeded' THEN 1 ELSE 0 END AS ok,
 			CASE WHEN outcome IN ` + failedOutcomes + ` THEN 1 ELSE 0 END AS bad,
 			` + lagCase + ` AS lag

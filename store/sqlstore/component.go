@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"regexp"
@@ -102,6 +103,8 @@ func validateComponent(component string, migrations []Migration) error {
 //	{share}   a shared row lock on the rows a SELECT returns
 //	{update}  an exclusive row lock on the rows a SELECT returns
 //	{skip}    an exclusive row lock that skips rows other transactions hold
+//	{intdiv}  the integer division operator (/, or DIV on MySQL, whose /
+//	          gives a decimal)
 //	?         a bind parameter, rewritten to $1, $2, … on PostgreSQL
 //
 // The lock clauses are empty on SQLite, whose write transactions hold the
@@ -109,6 +112,17 @@ func validateComponent(component string, migrations []Migration) error {
 // literal: pass literals containing ? as parameters. Rendering is not free:
 // render each statement once and keep the text.
 func (s *Store) SQL(q string) string { return s.d.render(s.prefix, q) }
+
+// BeginTx starts a transaction on the store's database at READ COMMITTED,
+// as the store's own are, whatever the dialect's default (MySQL's is
+// REPEATABLE READ), so that a component's transactions see what other
+// nodes committed and lock as the store's do.
+func (s *Store) BeginTx(ctx context.Context) (*sql.Tx, error) {
+	if s.d.name == MySQL {
+		return s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	}
+	return s.db.BeginTx(ctx, nil)
+}
 
 // IsUniqueViolation reports whether err, from a statement on the store's
 // database, is a unique or primary key violation.

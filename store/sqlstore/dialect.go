@@ -189,9 +189,19 @@ func (d *dialect) replacer(prefix string) *strings.Replacer {
 		"{skip}", d.skip,
 		"{leaseshare}", d.leaseShare,
 		"{leaseupdate}", d.leaseUpdate,
+		"{intdiv}", d.intDiv(),
 	)
 	d.replacers.Store(prefix, r)
 	return r
+}
+
+// intDiv is the operator that divides two integers into an integer: MySQL's
+// / gives a decimal.
+func (d *dialect) intDiv() string {
+	if d.name == MySQL {
+		return "DIV"
+	}
+	return "/"
 }
 
 // insertIgnore returns the clause that makes an INSERT into a table with the
