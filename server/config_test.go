@@ -58,3 +58,42 @@ func TestConfigRetention(t *testing.T) {
 		})
 	}
 }
+
+func TestConfigAdminPassword(t *testing.T) {
+	t.Parallel()
+	t.Run("refused", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "chime.db")
+		srv, err := New(t.Context(), Config{DatabaseURL: "sqlite:" + path, AdminPassword: "hunter2", Logger: quietLogger})
+		want := "AdminPassword must be at least 12 characters"
+		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), want) {
+			if srv != nil {
+				_ = srv.Close()
+			}
+			t.Fatalf("New: error %v, want ErrInvalidConfig saying %q", err, want)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("New with a refused config left a database file: %v", err)
+		}
+	})
+	t.Run("first start only", func(t *testing.T) {
+		t.Parallel()
+		url := "sqlite:" + filepath.Join(t.TempDir(), "chime.db")
+		const first, second = "correct horse battery", "another long password"
+		for i, pw := range []string{first, second} {
+			s := newServer(t, url, func(c *Config) { c.AdminPassword = pw })
+			password, created, err := s.BootstrapAdmin(t.Context())
+			if err != nil || password != "" || created != (i == 0) {
+				t.Fatalf("start %d: BootstrapAdmin = %q, %v, %v; want no password shown, created %v", i+1, password, created, err, i == 0)
+			}
+			// The first start's password holds; the second changed nothing.
+			if _, err := s.auth.Login(t.Context(), "admin", first, "192.0.2.1:1"); err != nil {
+				t.Errorf("start %d: logging in with the first password: %v", i+1, err)
+			}
+			if _, err := s.auth.Login(t.Context(), "admin", second, "192.0.2.1:1"); err == nil {
+				t.Errorf("start %d: the second start's password logs in, want it ignored", i+1)
+			}
+			_ = s.Close()
+		}
+	})
+}
