@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -172,8 +173,9 @@ func (s *Server) init(ctx context.Context) error {
 // RegisterJobType makes a Go job type available to the server's jobs under
 // name, for teams that embed the server in their own binary. Jobs of the
 // type get their data map (without the server's settings), their
-// parameters merged over it, and a JobContext.Logger whose records are
-// kept with the execution; the server records, times out, retries and
+// parameters merged over it, the execution's ID in the history as
+// JobContext.ExecutionID, and a JobContext.Logger whose records are kept
+// with the execution and carry that ID; the server records, times out, retries and
 // alerts on them as on its built-in types. It must be called before Run.
 func (s *Server) RegisterJobType(name string, job chime.Job) error {
 	if name == typeHTTP || name == typeShell {
@@ -405,5 +407,13 @@ func (s *Server) now() time.Time {
 	return time.Now().Add(s.sched.ClockOffset()).UTC()
 }
 
-// newID returns a random execution ID.
-func newID() string { return rand.Text() }
+// newID returns a random execution ID for a run the server asks for (a
+// retry, a run by hand, a backfilled fire time, a recovery), in the
+// scheduler's format for the executions it fires: 32 lower-case hex
+// digits. The history serves the IDs of other formats that older versions
+// stored as they are.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
