@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,4 +97,27 @@ func TestConfigAdminPassword(t *testing.T) {
 			_ = s.Close()
 		}
 	})
+}
+
+func TestListenNamesATakenAddress(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	addr := taken.Addr().String()
+	ln, err := Listen(addr)
+	if err == nil {
+		ln.Close()
+		t.Fatalf("Listen(%s) on a taken port succeeded", addr)
+	}
+	if want := "server: cannot listen on " + addr + ": "; !errors.Is(err, ErrListen) || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Listen(%s) error = %v, want ErrListen, starting %q", addr, err, want)
+	}
+	// Run reports it the same way.
+	s := newServer(t, "sqlite:"+filepath.Join(t.TempDir(), "chime.db"), func(c *Config) { c.Listen = addr })
+	if err := s.Run(t.Context()); !errors.Is(err, ErrListen) {
+		t.Errorf("Run on a taken port = %v, want ErrListen", err)
+	}
 }
