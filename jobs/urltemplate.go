@@ -14,7 +14,7 @@ import (
 const urlValueFunc = "_url_value"
 
 // urlText is text a URL template inserts without escaping: what the
-// template functions raw and urlquery return.
+// template function raw returns, and urlquery in a URL.
 type urlText string
 
 // urlValue is the value of one action of a URL template.
@@ -91,34 +91,24 @@ func ExpandURL(name, text string, v Vars) (string, error) {
 	return out.String(), nil
 }
 
-// CheckURLTemplate reports whether text parses as a URL template, as
-// ExpandURL would parse it, without expanding it. Errors are *FieldError
-// values naming name.
-func CheckURLTemplate(name, text string) error {
-	if !strings.Contains(text, "{{") {
-		return nil
-	}
-	_, err := parseURL(name, text, func(any) string { return "" })
-	return err
-}
-
-// parseURL parses text as Expand does, with mark appended to every
-// action that writes output.
+// parseURL parses text as Expand does, and appends mark to every action
+// that writes output.
 func parseURL(name, text string, mark func(any) string) (*template.Template, error) {
-	fm := funcs()
-	fm[urlValueFunc] = mark
-	fm["urlquery"] = func(args ...any) urlText { return urlText(url.QueryEscape(evalArgs(args))) }
-	fm["raw"] = func(s string) urlText { return urlText(s) }
-	t, err := template.New(name).Option("missingkey=error").Funcs(fm).Parse(text)
+	t, err := parse(name, text)
 	if err != nil {
-		return nil, templateError(name, err)
+		return nil, err
 	}
 	for _, tt := range t.Templates() {
 		if tt.Tree != nil {
 			markActions(tt.Tree, tt.Tree.Root)
 		}
 	}
-	return t, nil
+	// Functions named after parsing are found when the template runs:
+	// mark, and a urlquery whose result is not escaped again.
+	return t.Funcs(template.FuncMap{
+		urlValueFunc: mark,
+		"urlquery":   func(args ...any) urlText { return urlText(url.QueryEscape(evalArgs(args))) },
+	}), nil
 }
 
 // evalArgs formats a function's arguments as text/template's urlquery

@@ -380,7 +380,7 @@ func TestRunEscapesURLValues(t *testing.T) {
 		{"raw keeps slashes", "{{.Params.base}}/{{raw .Params.path}}", "GET /v1/items HTTP/1.1"},
 		{"host from a parameter", "http://{{.Params.host}}/ok", "GET /ok HTTP/1.1"},
 		{"fragment is not sent", "{{.Params.base}}/p#{{.Params.reason}}", "GET /p HTTP/1.1"},
-		{"values in range", "{{.Params.base}}/{{range .Params.list}}{{.}}/{{end}}", "GET /a%20b/c/ HTTP/1.1"},
+		{"values in with and if", "{{.Params.base}}/{{with .Params.name}}{{.}}{{end}}/{{if .Params.q}}{{.Params.q}}{{end}}", "GET /a%2Fb%20c%3F/a&b=c%20d HTTP/1.1"},
 		{"variables write nothing", "{{$r := .Params.reason}}{{.Params.base}}/x?r={{$r}}", "GET /x?r=manual+check HTTP/1.1"},
 	}
 	for _, tt := range tests {
@@ -394,7 +394,7 @@ func TestRunEscapesURLValues(t *testing.T) {
 			v.Params = map[string]any{
 				"base": srv.URL, "host": strings.TrimPrefix(srv.URL, "http://"),
 				"reason": "manual check", "q": "a&b=c d", "name": "a/b c?", "word": "café",
-				"path": "v1/items", "list": []any{"a b", "c"},
+				"path": "v1/items",
 			}
 			var r httpjob.Runner
 			if _, err := r.Run(t.Context(), httpjob.Spec{URL: tt.url}, v, nil); err != nil {

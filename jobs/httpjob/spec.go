@@ -109,7 +109,7 @@ func (s *Spec) Validate() error {
 	case s.URL == "":
 		return &jobs.FieldError{Field: "http.url", Message: "required"}
 	case strings.Contains(s.URL, "{{"):
-		if err := jobs.CheckURLTemplate("http.url", s.URL); err != nil {
+		if err := jobs.CheckTemplate("http.url", s.URL); err != nil {
 			return err
 		}
 	default:
