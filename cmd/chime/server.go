@@ -150,8 +150,10 @@ cluster and share the work.
 Every setting can come from a flag, a CHIME_* environment variable, or a YAML
 file (--config or CHIME_CONFIG) whose keys are the dotted names below (smtp.host
 is "smtp:" then "host:"). A flag beats a variable, which beats the file, which
-beats the default. The effective configuration is logged at start, with secrets
-masked.
+beats the default. The effective configuration is logged at start: each
+setting with the value the node runs with (defaults resolved) and where it came
+from, secrets masked. With --log-format json, an error that stops the server is
+a JSON log record too.
 
 The server listens on its address before it touches the database: a port
 already taken stops it with an error naming the address, and changes
