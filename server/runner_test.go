@@ -321,7 +321,12 @@ func TestOneExecutionIDEverywhere(t *testing.T) {
 		}
 	})
 	hook := newWebhook(t)
-	s := newServer(t, dbtest.SQLiteURL(t), func(c *Config) { c.Logger = logger })
+	s := newServer(t, dbtest.SQLiteURL(t), func(c *Config) {
+		c.Logger = logger
+		// One node alone: a lease lost to a loaded machine would only re-run
+		// attempts, which the test counts.
+		c.CheckInInterval, c.DeadAfter = time.Second, time.Minute
+	})
 	if err := s.RegisterJobType("fail", failer{}); err != nil {
 		t.Fatal(err)
 	}
