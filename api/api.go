@@ -211,6 +211,9 @@ type Accepted struct {
 
 // Execution is one attempt at running a job.
 type Execution struct {
+	// ID identifies the attempt: 32 lower-case hex digits, the
+	// execution_id of its log records and alerts (older versions stored
+	// other formats, served as they are).
 	ID string `json:"id"`
 	// FirstID is the first attempt's ID: attempts of one firing share it.
 	FirstID       string     `json:"first_id"`

@@ -31,6 +31,11 @@
 //
 //	{"job": {{json .JobName}}, "fired_at": {{json .FireTime}}, "region": {{json .Params.region}}}
 //
+// An HTTP request's URL is expanded by ExpandURL, which escapes each
+// value for the part of the URL it lands in (path segment, query value).
+// A second function, raw, returns its argument unchanged; in a URL, its
+// value is inserted without escaping.
+//
 // A reference to a parameter that is not set is an error, not an empty
 // string ("missingkey=error"); so is a field Vars does not have. Text
 // without "{{" is used as it is; to write a literal "{{", write {{"{{"}}.

@@ -156,6 +156,9 @@ func funcs() template.FuncMap {
 			b, err := json.Marshal(v)
 			return string(b), err
 		},
+		// raw returns its argument unchanged; in a URL (ExpandURL) it is
+		// inserted without escaping.
+		"raw": func(s string) urlText { return urlText(s) },
 	}
 }
 

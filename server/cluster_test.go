@@ -1,12 +1,14 @@
 package server
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/logtest"
 	"github.com/chime-scheduler/chime/server/alert"
 )
 
@@ -110,7 +112,8 @@ func TestNodeLossIsRecordedAlertedAndRecovered(t *testing.T) {
 	t.Parallel()
 	b := newBlocker()
 	hook := newWebhook(t)
-	a, bNode := twoNodes(t, b)
+	logs, logger := logtest.New(slog.LevelInfo)
+	a, bNode := twoNodes(t, b, func(c *Config) { c.Logger = logger })
 	ctx := t.Context()
 	j := api.Job{Group: "g", Name: "precious", Type: "block", RequestsRecovery: true, Alerts: &api.JobAlerts{Webhooks: []string{hook.URL}}}
 	if _, err := a.CreateJob(ctx, "alice", j); err != nil {
@@ -147,6 +150,19 @@ func TestNodeLossIsRecordedAlertedAndRecovered(t *testing.T) {
 	re := attempts[1]
 	if !re.Recovering || re.NodeID != survivor.NodeID() || re.Attempt != 2 || re.FirstID != first.ID {
 		t.Errorf("recovered run = %+v, want attempt 2 of %s, recovering, on %s", re, first.ID, survivor.NodeID())
+	}
+	// Each run's log records and the job itself name the run by its ID in
+	// the API, in one format.
+	for _, e := range []api.Execution{first, re} {
+		var n int
+		for _, r := range logs.Messages("block ran") {
+			if r.Attrs["execution_id"].String() == e.ID && r.Attrs["job_sees"].String() == e.ID && r.Attrs["node_id"].String() == e.NodeID {
+				n++
+			}
+		}
+		if n != 1 || len(e.ID) != 32 {
+			t.Errorf("execution %s (attempt %d): %d log records naming it, want 1; its ID is %d characters, want 32", e.ID, e.Attempt, n, len(e.ID))
+		}
 	}
 	nodes, err := survivor.Nodes(ctx)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"
 )
@@ -40,6 +41,11 @@ type Config struct {
 	// (AlertSettings) take precedence over DefaultEmails and
 	// DefaultWebhooks.
 	Alert alert.Config
+	// AdminPassword is the password BootstrapAdmin gives the first admin
+	// when the database has no user: at least auth.MinPasswordLength
+	// characters. It changes nothing once a user exists. Defaults to a
+	// random password, which BootstrapAdmin returns to be shown once.
+	AdminPassword string
 	// Auth tunes sessions, password hashing and login rate limits. Its
 	// Audit and Logger are the server's own. Defaults to package auth's
 	// defaults.
@@ -56,15 +62,15 @@ type Config struct {
 	// settings included. Defaults to 1 MiB.
 	MaxJobDataBytes int
 	// CheckInInterval is how often the node renews its cluster lease.
-	// Defaults to chime's default, 2s.
+	// Defaults to 2s, chime's default.
 	CheckInInterval time.Duration
 	// DeadAfter is how long a node may miss check-ins before the others
 	// recover its work and record its running executions as node_lost.
-	// Defaults to chime's default, 3 × CheckInInterval.
+	// Defaults to 3 × CheckInInterval, chime's default.
 	DeadAfter time.Duration
 	// MisfireThreshold is how late a trigger may fire before its misfire
-	// instruction applies (and a misfire is recorded). Defaults to
-	// chime's default, 60s.
+	// instruction applies (and a misfire is recorded). Defaults to 60s,
+	// chime's default.
 	MisfireThreshold time.Duration
 	// ShutdownTimeout bounds how long Run waits, once its context ends,
 	// for API requests and running jobs to finish before cancelling them.
@@ -112,6 +118,8 @@ const (
 	DefaultRetentionMaxPerJob = 10000
 	DefaultDeadManInterval    = time.Minute
 	DefaultShutdownTimeout    = 30 * time.Second
+	DefaultCheckInInterval    = 2 * time.Second
+	DefaultMisfireThreshold   = time.Minute
 )
 
 // NoRetentionCap as Retention.MaxPerJob sets no cap: every execution
@@ -133,6 +141,15 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.AdminPassword != "" {
+		if err := auth.ValidatePassword(c.AdminPassword); err != nil {
+			var e *api.Error
+			if errors.As(err, &e) {
+				return c, fmt.Errorf("%w: AdminPassword %s", ErrInvalidConfig, e.Message)
+			}
+			return c, fmt.Errorf("%w: AdminPassword: %w", ErrInvalidConfig, err)
+		}
 	}
 	if err := c.Retention.applyDefaults(); err != nil {
 		return c, err
@@ -167,6 +184,17 @@ func (c Config) withDefaults() (Config, error) {
 		if f.v < 0 {
 			return c, fmt.Errorf("%w: %s %s is negative", ErrInvalidConfig, f.name, f.v)
 		}
+	}
+	// chime's own defaults, applied here so that the configuration the
+	// server reports (Server.Config) holds the values it runs with.
+	if c.CheckInInterval == 0 {
+		c.CheckInInterval = DefaultCheckInInterval
+	}
+	if c.DeadAfter == 0 {
+		c.DeadAfter = 3 * c.CheckInInterval
+	}
+	if c.MisfireThreshold == 0 {
+		c.MisfireThreshold = DefaultMisfireThreshold
 	}
 	return c, nil
 }

@@ -11,6 +11,10 @@
 //	…
 //	err = srv.Run(ctx) // until ctx ends, then a graceful stop
 //
+// Run listens on Config.Listen once the database is open. To stop before
+// touching the database when the port is taken, as cmd/chime does, call
+// Listen before New and pass the listener to Serve instead.
+//
 // The server is a layer on the library's public API: a chime.Scheduler on a
 // sqlstore.Store, package server/history for the execution history,
 // decisions and audit log, server/alert for e-mail and webhook alerts,
@@ -52,6 +56,13 @@
 //  4. after a failure or timeout schedules the next attempt as a one-shot
 //     trigger after the policy's backoff (a "retry_scheduled" decision), or
 //     when none is left sends the failure or timeout alert.
+//
+// Each attempt has one execution ID, 32 hex digits: the scheduler's for a
+// firing's first attempt, one the server chose when it asked for the run
+// otherwise (a retry, a run by hand, a backfill, a recovery). The history,
+// the API, the attempt's log records (JobContext.Logger, the job's lines
+// and the scheduler's "job failed"), its alerts, its templates'
+// {{.ExecutionID}} and a Go job type's JobContext.ExecutionID all use it.
 //
 // Misfires are recorded as decisions (and alerted); a node that dies has
 // its running executions recorded as node_lost by the others (and

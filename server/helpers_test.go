@@ -245,6 +245,7 @@ func newBlocker() *blocker {
 }
 
 func (b *blocker) Execute(ctx context.Context, jc *chime.JobContext) error {
+	jc.Logger.Info("block ran", "job_sees", jc.ExecutionID)
 	if jc.Recovering {
 		return nil
 	}

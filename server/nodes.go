@@ -29,7 +29,7 @@ func (s *Server) nodeList(ctx context.Context) ([]store.NodeRecord, time.Time, e
 // alive reports whether a node holds a live lease at the database time
 // now: it checked in within DeadAfter and was not declared dead.
 func (s *Server) alive(n store.NodeRecord, now time.Time) bool {
-	return !n.Dead && now.Sub(n.LastCheckIn) < s.deadAfter
+	return !n.Dead && now.Sub(n.LastCheckIn) < s.cfg.DeadAfter
 }
 
 // Nodes returns the cluster's nodes, alive or not.
@@ -48,7 +48,7 @@ func (s *Server) Nodes(ctx context.Context) ([]api.Node, error) {
 		if n.ID == s.NodeID() {
 			an.Self = true
 			an.ClockOffset = s.clockOffset().String()
-		} else if c, ok := clocks[n.ID]; ok && an.Alive && now.Sub(c.Reported) <= s.deadAfter {
+		} else if c, ok := clocks[n.ID]; ok && an.Alive && now.Sub(c.Reported) <= s.cfg.DeadAfter {
 			// A live node reports its offset every DeadAfter/3; an older
 			// report is of no use.
 			an.ClockOffset = c.Offset.String()
@@ -82,7 +82,7 @@ func (s *Server) leader(nodes []store.NodeRecord, now time.Time) bool {
 // nodes, records the executions of nodes that died as node_lost (with an
 // alert for each), and, on the leader, alerts about nodes that died.
 func (s *Server) watchNodes(ctx context.Context) {
-	interval := s.deadAfter / 3
+	interval := s.cfg.DeadAfter / 3
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	wasAlive := make(map[string]int64) // node ID → epoch, of nodes seen alive

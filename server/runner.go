@@ -8,7 +8,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"time"
 
@@ -65,6 +64,9 @@ type attempt struct {
 	triggerData map[string]any
 	// lostNode is the node a recovered run's first try was lost with.
 	lostNode string
+	// log is the server's logger with the attempt's keys, its execution_id
+	// the ID the API shows.
+	log *slog.Logger
 }
 
 // execute runs one attempt of a job of type typ.
@@ -75,6 +77,11 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 		jc.Logger.Error("cannot record the execution", "error", err)
 		return err
 	}
+	// The scheduler's logger names the scheduler's execution, which for a
+	// retry, a run by hand or a recovery is not the one the history
+	// records. The scheduler logs the job's failure with jc.Logger after
+	// Execute returns, so that record names the attempt too.
+	jc.Logger = a.log
 	if a.recovering {
 		s.recordLost(ctx, a)
 	}
@@ -106,7 +113,7 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 	s.recordStart(ctx, jc, a)
 	s.metrics.running.Inc()
 	out := jobs.NewCapture(s.cfg.MaxOutputBytes)
-	logs := newLogRecorder(jc.Logger.Handler(), maxLogLines)
+	logs := newLogRecorder(a.log.Handler(), maxLogLines)
 	runErr := err
 	if runErr == nil {
 		runErr = s.runJob(runCtx, typ, p, jc, a, out, logs)
@@ -130,7 +137,7 @@ func (s *Server) recordStart(ctx context.Context, jc *chime.JobContext, a *attem
 		NodeID: s.NodeID(), ScheduledTime: a.scheduled, StartedTime: s.now(),
 		Recovering: a.recovering, Manual: a.manual, Params: a.params,
 	}); err != nil {
-		jc.Logger.Error("cannot record the start of the execution", "error", err)
+		a.log.Error("cannot record the start of the execution", "error", err)
 	}
 }
 
@@ -140,7 +147,7 @@ func (s *Server) recordEnd(ctx context.Context, jc *chime.JobContext, a *attempt
 	rec, done := recordCtx(ctx)
 	defer done()
 	if err := s.history.Finish(rec, a.id, f); err != nil {
-		jc.Logger.Error("cannot record the end of the execution", "error", err)
+		a.log.Error("cannot record the end of the execution", "error", err)
 	}
 	s.metrics.executed(f.Outcome)
 	s.afterAttempt(rec, a, p, f.Outcome, f.Error)
@@ -188,6 +195,7 @@ func (s *Server) newAttempt(ctx context.Context, jc *chime.JobContext) (*attempt
 	}
 	a.id = origID
 	if !jc.Recovering && jc.RefireCount == 0 {
+		a.log = s.attemptLogger(a)
 		return a, nil
 	}
 	// A re-run of a firing already tried (its node was lost, or the job
@@ -197,7 +205,7 @@ func (s *Server) newAttempt(ctx context.Context, jc *chime.JobContext) (*attempt
 			a.lostNode = first.NodeID
 		}
 	}
-	a.id = origID + "-" + strconv.Itoa(jc.RefireCount) + "-" + newID()[:8]
+	a.id = newID()
 	prior, err := s.history.Attempts(ctx, a.firstID)
 	switch {
 	case errors.Is(err, history.ErrNotFound):
@@ -210,7 +218,19 @@ func (s *Server) newAttempt(ctx context.Context, jc *chime.JobContext) (*attempt
 			a.number = max(a.number, e.Attempt+1)
 		}
 	}
+	a.log = s.attemptLogger(a)
 	return a, nil
+}
+
+// attemptLogger returns the logger of a's records: the server's, with the
+// job's key, the execution's ID as the API shows it, the attempt number,
+// the scheduled time and the trigger the run is for.
+func (s *Server) attemptLogger(a *attempt) *slog.Logger {
+	attrs := []any{"job_key", a.job.String(), "execution_id", a.id, "attempt", a.number, "scheduled_fire_time", a.scheduled}
+	if a.triggerGroup != "" || a.triggerName != "" {
+		attrs = append(attrs, "trigger_key", chime.NewTriggerKey(a.triggerGroup, a.triggerName).String())
+	}
+	return s.log.With(attrs...)
 }
 
 // recordLost records that a recovered run's first try was lost with its
@@ -256,6 +276,7 @@ func (s *Server) runJob(ctx context.Context, typ string, p *plan, jc *chime.JobC
 	detail := *jc.Job
 	_, detail.Data, _ = settingsOf(jc.Job)
 	goCtx := *jc
+	goCtx.ExecutionID = a.id
 	goCtx.Job = &detail
 	goCtx.MergedData = chime.JobData(maps.Clone(a.params))
 	goCtx.Logger = logger
@@ -308,7 +329,7 @@ func (s *Server) afterAttempt(ctx context.Context, a *attempt, p *plan, outcome 
 				a.number, p.retry.maxAttempts, outcome, msg, a.number+1, next.Format(time.RFC3339Nano), delay.Round(time.Millisecond)), a.id)
 			return
 		}
-		s.log.Error("cannot schedule a retry", "job_key", a.job.String(), "execution_id", a.id, "error", err)
+		a.log.Error("cannot schedule a retry", "error", err)
 	}
 	if p != nil && p.retry.maxAttempts > 1 {
 		s.decide(ctx, a, history.DecisionRetriesExhausted, fmt.Sprintf("attempt %d of %d %s: %s; no retry is left",
@@ -404,7 +425,7 @@ func (s *Server) recordSkipped(ctx context.Context, a *attempt, reason string) {
 		err = s.history.Finish(rec, a.id, history.Finish{Outcome: history.OutcomeSkipped, FinishedTime: now, Error: reason})
 	}
 	if err != nil {
-		s.log.Error("cannot record a skipped execution", "job_key", a.job.String(), "error", err)
+		a.log.Error("cannot record a skipped execution", "error", err)
 	}
 	s.metrics.executed(history.OutcomeSkipped)
 	s.decide(rec, a, history.DecisionSkipped, reason, a.id)

@@ -3,6 +3,9 @@ package server
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -10,7 +13,10 @@ import (
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/logtest"
 	"github.com/chime-scheduler/chime/server/alert"
+	"github.com/chime-scheduler/chime/server/history"
 )
 
 func TestRunNowWithParams(t *testing.T) {
@@ -287,5 +293,175 @@ func TestDeadManAlertsAboutASilentJob(t *testing.T) {
 	}
 	if p := hook.next(t, alert.KindDeadMan); p.Job.Name != "heartbeat" {
 		t.Errorf("dead-man alert = %+v, want one about g/heartbeat", p)
+	}
+}
+
+// failer is a Go job type that logs the execution ID it was given and
+// fails.
+type failer struct{}
+
+func (failer) Execute(_ context.Context, jc *chime.JobContext) error {
+	jc.Logger.Info("working", "job_sees", jc.ExecutionID)
+	return errors.New("boom")
+}
+
+// TestOneExecutionIDEverywhere checks that a first attempt, its retry, a
+// run by hand and its retry each have one ID: the API's, the one the job
+// sees, the one of its log records (the job's and the scheduler's "job
+// failed"), and the one of its alert.
+func TestOneExecutionIDEverywhere(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	logs, logger := logtest.New(slog.LevelInfo)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, r := range logs.Records() {
+				t.Logf("log: %s %s %v", r.Level, r.Message, r.Attrs)
+			}
+		}
+	})
+	hook := newWebhook(t)
+	s := newServer(t, dbtest.SQLiteURL(t), func(c *Config) {
+		c.Logger = logger
+		// One node alone: a lease lost to a loaded machine would only re-run
+		// attempts, which the test counts.
+		c.CheckInInterval, c.DeadAfter = time.Second, time.Minute
+	})
+	if err := s.RegisterJobType("fail", failer{}); err != nil {
+		t.Fatal(err)
+	}
+	start(t, s)
+	// A cron trigger every second, ending within 2s: one or two firings.
+	begin := time.Now()
+	end := begin.Add(2 * time.Second)
+	j := api.Job{
+		Group: "ids", Name: "flaky", Type: "fail",
+		Triggers: []api.Trigger{{Schedule: []byte(`{"kind":"cron","expression":"* * * * * ?","time_zone":"UTC"}`), StartTime: &begin, EndTime: &end}},
+		Retry:    &api.RetryPolicy{MaxAttempts: 2, Delay: "10ms"},
+		Alerts:   &api.JobAlerts{Webhooks: []string{hook.URL}},
+	}
+	if _, err := s.CreateJob(ctx, "alice", j); err != nil {
+		t.Fatalf("CreateJob: %v", err)
+	}
+	var fired api.Execution
+	waitFor(t, "a scheduled firing", func() bool {
+		list, err := s.ListExecutions(ctx, api.ExecutionQuery{JobGroup: "ids", JobName: "flaky"})
+		for _, e := range list.Executions {
+			if err == nil && e.Attempt == 1 && !e.Manual {
+				fired = e
+				return true
+			}
+		}
+		return false
+	})
+	attempts := func(first string) []api.Execution {
+		var list []api.Execution
+		waitFor(t, "both attempts of "+first+" to fail", func() bool {
+			var err error
+			list, err = s.Attempts(ctx, first)
+			return err == nil && len(list) == 2 && list[1].Outcome == "failed"
+		})
+		return list
+	}
+	executions := attempts(fired.ID)
+	acc, err := s.RunJob(ctx, "alice", "ids", "flaky", api.RunRequest{})
+	if err != nil {
+		t.Fatalf("RunJob: %v", err)
+	}
+	executions = append(executions, attempts(acc.ExecutionIDs[0])...)
+	idFormat := regexp.MustCompile(`^[0-9a-f]{32}$`)
+	for _, e := range executions {
+		if !idFormat.MatchString(e.ID) {
+			t.Errorf("execution ID %q (attempt %d, manual %v) is not 32 hex digits, the scheduler's format", e.ID, e.Attempt, e.Manual)
+		}
+	}
+	byID := map[string]api.Execution{}
+	for _, e := range executions {
+		byID[e.ID] = e
+	}
+	if len(byID) != 4 {
+		t.Fatalf("executions %+v: want four different IDs", executions)
+	}
+	for _, e := range executions {
+		// The scheduler logs "job failed" once the execution is recorded.
+		waitFor(t, "the job failed record of "+e.ID, func() bool {
+			for _, r := range logs.Messages("job failed") {
+				if r.Attrs["execution_id"].String() == e.ID {
+					return true
+				}
+			}
+			return false
+		})
+		var working int
+		for _, r := range logs.Messages("working") {
+			if r.Attrs["execution_id"].String() == e.ID {
+				working++
+				if got := r.Attrs["job_sees"].String(); got != e.ID {
+					t.Errorf("execution %s: the job saw ID %s", e.ID, got)
+				}
+			}
+		}
+		if working != 1 {
+			t.Errorf("execution %s (attempt %d, manual %v): %d log records of the job, want 1", e.ID, e.Attempt, e.Manual, working)
+		}
+	}
+	for _, r := range logs.Records() {
+		if r.Attrs["job_key"].String() != "ids.flaky" {
+			continue
+		}
+		id := r.Attrs["execution_id"].String()
+		if e, ok := byID[id]; !ok && (r.Message == "working" || r.Message == "job failed") {
+			// The trigger's other firing is fine, if the API knows it.
+			if _, err := s.GetExecution(ctx, id); err != nil {
+				t.Errorf("record %q names execution %q, which the API does not know: %v", r.Message, id, err)
+			}
+		} else if n, has := r.Attrs["attempt"]; ok && has && n.String() != strconv.Itoa(e.Attempt) {
+			t.Errorf("record %q of %s says attempt %v, want %d", r.Message, id, n, e.Attempt)
+		}
+	}
+	// Each firing's final failure alerts, naming its second attempt.
+	want := map[string]bool{executions[1].ID: true, executions[3].ID: true}
+	timeout := time.After(waitTimeout)
+	for len(want) > 0 {
+		select {
+		case p := <-hook.alerts:
+			e, err := s.GetExecution(ctx, p.ExecutionID)
+			if err != nil || e.Attempt != p.Attempt || e.Outcome != "failed" {
+				t.Errorf("%s alert names execution %s attempt %d; the API has %+v, %v", p.Kind, p.ExecutionID, p.Attempt, e, err)
+			}
+			delete(want, p.ExecutionID)
+		case <-timeout:
+			t.Fatalf("no alert about %v within %s", want, waitTimeout)
+		}
+	}
+}
+
+// TestOldExecutionIDsAreServed checks that executions recorded by earlier
+// versions, whose IDs had other formats, are still served and found.
+func TestOldExecutionIDsAreServed(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := newServer(t, dbtest.SQLiteURL(t))
+	// A retry's ID was 26 base32 characters, a recovery's its first
+	// attempt's ID with the refire count and a random suffix.
+	first, retry, recovered := "52f367ebb2d51b9023640c3b69830e58", "KQ4ZGT7MZQOZCK2FQFRQ5GDH7Y", "52f367ebb2d51b9023640c3b69830e58-1-a1b2c3d4"
+	at := time.Date(2025, 6, 1, 2, 0, 0, 0, time.UTC)
+	for i, id := range []string{first, retry, recovered} {
+		if err := s.history.Start(ctx, &history.Execution{
+			ID: id, FirstID: first, Attempt: i + 1, JobGroup: "old", JobName: "job",
+			NodeID: "node-a", ScheduledTime: at, StartedTime: at.Add(time.Duration(i) * time.Minute),
+		}); err != nil {
+			t.Fatalf("recording %s: %v", id, err)
+		}
+	}
+	for _, id := range []string{first, retry, recovered} {
+		e, err := s.GetExecution(ctx, id)
+		if err != nil || e.ID != id || e.FirstID != first {
+			t.Fatalf("GetExecution(%s) = %+v, %v; want it, of firing %s", id, e, err, first)
+		}
+		attempts, err := s.Attempts(ctx, id)
+		if err != nil || len(attempts) != 3 || attempts[2].ID != recovered {
+			t.Errorf("Attempts(%s) = %+v, %v; want the three, %s last", id, attempts, err, recovered)
+		}
 	}
 }

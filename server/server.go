@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,22 +41,21 @@ var (
 // Its methods are safe for concurrent use; the service methods (ListJobs,
 // PutJob, …) are what the HTTP API calls, and work before Run too.
 type Server struct {
-	cfg       Config
-	log       *slog.Logger
-	store     *sqlstore.Store
-	sched     *chime.Scheduler
-	history   *history.History
-	pruner    *history.Pruner
-	auth      *auth.Service
-	alerts    *alerter
-	metrics   *metrics
-	state     *stateStore
-	handler   http.Handler
-	http      *httpjob.Runner
-	shell     *shelljob.Runner
-	deadAfter time.Duration
-	local     *localRuns
-	deadMan   *alert.DeadManChecker
+	cfg     Config
+	log     *slog.Logger
+	store   *sqlstore.Store
+	sched   *chime.Scheduler
+	history *history.History
+	pruner  *history.Pruner
+	auth    *auth.Service
+	alerts  *alerter
+	metrics *metrics
+	state   *stateStore
+	handler http.Handler
+	http    *httpjob.Runner
+	shell   *shelljob.Runner
+	local   *localRuns
+	deadMan *alert.DeadManChecker
 
 	mu        sync.Mutex
 	goTypes   map[string]chime.Job
@@ -136,7 +136,6 @@ func (s *Server) init(ctx context.Context) error {
 	}
 	s.sched = sched
 	s.log = cfg.Logger.With("node_id", sched.NodeID())
-	s.deadAfter = effectiveDeadAfter(cfg.CheckInInterval, cfg.DeadAfter)
 	s.metrics.watchScheduler(sched)
 	for _, typ := range []string{typeHTTP, typeShell} {
 		if err := sched.Register(typ, &runner{s: s, typ: typ}); err != nil {
@@ -171,23 +170,12 @@ func (s *Server) init(ctx context.Context) error {
 	return nil
 }
 
-// effectiveDeadAfter is chime's DeadAfter default: 3 × CheckInInterval,
-// itself 2s by default.
-func effectiveDeadAfter(checkIn, deadAfter time.Duration) time.Duration {
-	if deadAfter > 0 {
-		return deadAfter
-	}
-	if checkIn <= 0 {
-		checkIn = 2 * time.Second
-	}
-	return 3 * checkIn
-}
-
 // RegisterJobType makes a Go job type available to the server's jobs under
 // name, for teams that embed the server in their own binary. Jobs of the
 // type get their data map (without the server's settings), their
-// parameters merged over it, and a JobContext.Logger whose records are
-// kept with the execution; the server records, times out, retries and
+// parameters merged over it, the execution's ID in the history as
+// JobContext.ExecutionID, and a JobContext.Logger whose records are kept
+// with the execution and carry that ID; the server records, times out, retries and
 // alerts on them as on its built-in types. It must be called before Run.
 func (s *Server) RegisterJobType(name string, job chime.Job) error {
 	if name == typeHTTP || name == typeShell {
@@ -234,20 +222,63 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // NodeID returns this node's ID in the cluster.
 func (s *Server) NodeID() string { return s.sched.NodeID() }
 
-// BootstrapAdmin creates the first admin user, named "admin", with a
-// random password when the database has no user at all, and returns that
-// password, which is shown nowhere else: the caller shows it once. When
-// users exist it does nothing and returns created false. Several nodes
-// starting at once may all call it; one creates the admin.
+// Config returns the configuration the server runs with: the one New was
+// given, with every default applied and NodeID set. It holds
+// AdminPassword and the SMTP password: mask them before showing it.
+func (s *Server) Config() Config {
+	cfg := s.cfg
+	cfg.NodeID = s.NodeID()
+	return cfg
+}
+
+// BootstrapAdmin creates the first admin user, named "admin", when the
+// database has no user at all. Its password is Config.AdminPassword when
+// set; otherwise it is random, and BootstrapAdmin returns it: it is shown
+// nowhere else, so the caller shows it once. The password returned is
+// empty when Config.AdminPassword set it, and when users exist, in which
+// case BootstrapAdmin does nothing and returns created false. Several
+// nodes starting at once may all call it; one creates the admin.
 func (s *Server) BootstrapAdmin(ctx context.Context) (password string, created bool, err error) {
+	if s.cfg.AdminPassword != "" {
+		created, err := s.auth.BootstrapWithPassword(ctx, s.cfg.AdminPassword)
+		return "", created, err
+	}
 	return s.auth.Bootstrap(ctx)
 }
 
-// Run starts the node and serves until ctx ends: it joins the cluster and
-// starts firing, serves the HTTP API on Config.Listen, and runs the alert
-// notifier, the history pruner, the node-loss watch, the overlap
-// canceller and the dead-man checks. When ctx ends it stops them gracefully,
-// in this order:
+// Run listens on Config.Listen and serves there as Serve does.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.begin(); err != nil {
+		return err
+	}
+	defer s.Close()
+	ln, err := Listen(s.cfg.Listen)
+	if err != nil {
+		return err
+	}
+	return s.serve(ctx, ln)
+}
+
+// ErrListen is wrapped by the error of Listen and Run when the address
+// cannot be listened on: taken, not this host's, or not allowed.
+var ErrListen = errors.New("server: cannot listen")
+
+// Listen listens on the TCP address addr (such as ":8080"), with an error
+// wrapping ErrListen and naming the address when it cannot. A program can
+// call it before New, so that a port already taken stops it before the
+// database is touched, and pass the listener to Serve.
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w on %s: %w", ErrListen, addr, err)
+	}
+	return ln, nil
+}
+
+// Serve starts the node and serves the HTTP API on ln until ctx ends: it
+// joins the cluster and starts firing, and runs the alert notifier, the
+// history pruner, the node-loss watch, the overlap canceller and the
+// dead-man checks. When ctx ends it stops them gracefully, in this order:
 //
 //  1. the HTTP server, so no new request starts;
 //  2. the scheduler: no new firing, running jobs get Config.ShutdownTimeout
@@ -257,22 +288,31 @@ func (s *Server) BootstrapAdmin(ctx context.Context) (password string, created b
 //  4. the notifier, which delivers the alerts still queued;
 //  5. the database.
 //
-// Run returns nil after a graceful stop, or the error that stopped it. A
-// Server runs once.
-func (s *Server) Run(ctx context.Context) error {
+// Serve closes ln. It returns nil after a graceful stop, or the error that
+// stopped it. A Server runs once: a second Run or Serve returns
+// ErrStarted.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if err := s.begin(); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer s.Close()
+	return s.serve(ctx, ln)
+}
+
+// begin marks the server started, or returns ErrStarted if it was.
+func (s *Server) begin() error {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.started {
-		s.mu.Unlock()
 		return ErrStarted
 	}
 	s.started = true
-	s.mu.Unlock()
-	defer s.Close()
+	return nil
+}
 
-	ln, err := net.Listen("tcp", s.cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("server: listening on %s: %w", s.cfg.Listen, err)
-	}
+// serve is Serve once the server is marked started.
+func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -367,5 +407,13 @@ func (s *Server) now() time.Time {
 	return time.Now().Add(s.sched.ClockOffset()).UTC()
 }
 
-// newID returns a random execution ID.
-func newID() string { return rand.Text() }
+// newID returns a random execution ID for a run the server asks for (a
+// retry, a run by hand, a backfilled fire time, a recovery), in the
+// scheduler's format for the executions it fires: 32 lower-case hex
+// digits. The history serves the IDs of other formats that older versions
+// stored as they are.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -24,7 +25,10 @@ func main() {
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "chime:", err)
+		var reported *fatalError
+		if !errors.As(err, &reported) {
+			fmt.Fprintln(os.Stderr, "chime:", err)
+		}
 		os.Exit(1)
 	}
 }

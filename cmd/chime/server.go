@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,8 +20,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/server"
 	"github.com/chime-scheduler/chime/server/alert"
+	"github.com/chime-scheduler/chime/server/auth"
 )
 
 // serverConfig is the configuration of `chime server` as the YAML file
@@ -32,7 +35,12 @@ type serverConfig struct {
 	Workers         int           `koanf:"workers"`
 	EnableShellJobs bool          `koanf:"enable_shell_jobs"`
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
-	Retention       struct {
+	// AdminPassword, or the content of AdminPasswordFile, is the first
+	// admin's password on a first start; loadServerConfig reads the file
+	// into AdminPassword.
+	AdminPassword     string `koanf:"admin_password"`
+	AdminPasswordFile string `koanf:"admin_password_file"`
+	Retention         struct {
 		MaxAge    time.Duration `koanf:"max_age"`
 		PerJob    int           `koanf:"per_job"`
 		MaxPerJob int           `koanf:"max_per_job"`
@@ -97,6 +105,10 @@ func serverSettings() []serverSetting {
 		{key: "workers", flag: "workers", def: 10, usage: "jobs this node runs at once"},
 		{key: "enable_shell_jobs", flag: "enable-shell-jobs", def: false, usage: "allow jobs of type shell, which run commands on this host"},
 		{key: "shutdown_timeout", flag: "shutdown-timeout", def: server.DefaultShutdownTimeout, usage: "how long a stop waits for running jobs before cancelling them"},
+		{key: "admin_password", flag: "admin-password", def: "", mask: maskSecret,
+			usage: "the first admin's password on a first start, instead of a random one printed once (prefer CHIME_ADMIN_PASSWORD or --admin-password-file)"},
+		{key: "admin_password_file", flag: "admin-password-file", def: "",
+			usage: "file holding the first admin's password, such as a Docker or Kubernetes secret (a final newline is ignored)"},
 		{key: "retention.max_age", flag: "retention-max-age", def: server.DefaultRetentionAge, usage: "executions older than this are pruned, unless among their job's per_job newest"},
 		{key: "retention.per_job", flag: "retention-per-job", def: server.DefaultRetentionPerJob, usage: "newest executions of each job kept however old (default lowered to max_per_job when that is less)"},
 		{key: "retention.max_per_job", flag: "retention-max-per-job", def: server.DefaultRetentionMaxPerJob, usage: "newest executions of each job kept at most, however young (-1: no cap)"},
@@ -111,7 +123,7 @@ func serverSettings() []serverSetting {
 		{key: "smtp.tls", flag: "smtp-tls", def: alert.TLSStartTLS, usage: "starttls, tls or none"},
 		{key: "smtp.auth", flag: "smtp-auth", def: alert.AuthAuto, usage: "auto, plain or login"},
 		{key: "alerts.emails", flag: "alert-email", def: []string(nil), usage: "default alert e-mail recipients (repeat or comma-separate)"},
-		{key: "alerts.webhooks", flag: "alert-webhook", def: []string(nil), mask: maskWebhooks, usage: "default alert webhook URLs (repeat or comma-separate)"},
+		{key: "alerts.webhooks", flag: "alert-webhook", def: []string(nil), mask: maskWebhook, usage: "default alert webhook URLs (repeat or comma-separate)"},
 		{key: "alerts.rate_limit", flag: "alert-rate-limit", def: 10 * time.Minute, usage: "least time between two alerts of one kind for one job"},
 		{key: "alerts.subject_template", flag: "alert-subject-template", def: "", usage: "template of alert e-mail subjects (see go doc ./server/alert)"},
 		{key: "alerts.body_template", flag: "alert-body-template", def: "", usage: "template of alert e-mail bodies"},
@@ -138,11 +150,17 @@ cluster and share the work.
 Every setting can come from a flag, a CHIME_* environment variable, or a YAML
 file (--config or CHIME_CONFIG) whose keys are the dotted names below (smtp.host
 is "smtp:" then "host:"). A flag beats a variable, which beats the file, which
-beats the default. The effective configuration is logged at start, with secrets
-masked.
+beats the default. The effective configuration is logged at start: each
+setting with the value the node runs with (defaults resolved) and where it came
+from, secrets masked. With --log-format json, an error that stops the server is
+a JSON log record too.
 
-On its first start on an empty database the server creates the user "admin"
-with a random password and prints it once, to standard error.
+The server listens on its address before it touches the database: a port
+already taken stops it with an error naming the address, and changes
+nothing. On its first start on an empty database it then creates the user
+"admin" with a random password and prints it once, to standard error; with
+admin_password or admin_password_file set, the admin gets that password and
+nothing is printed.
 
 Settings (key, environment variable):
 ` + settingsTable(settings),
@@ -151,11 +169,15 @@ Settings (key, environment variable):
   CHIME_SMTP_PASSWORD=… chime server --config /etc/chime/server.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			stderr := cmd.ErrOrStderr()
 			cfg, sources, err := loadServerConfig(cmd.Flags(), settings, configFile, os.LookupEnv)
 			if err != nil {
-				return err
+				return reportFatal(cfg, stderr, err)
 			}
-			return runServer(cmd.Context(), cfg, sources, settings, cmd.ErrOrStderr())
+			if err := runServer(cmd.Context(), cfg, sources, settings, cfg.logger(stderr), stderr); err != nil {
+				return reportFatal(cfg, stderr, err)
+			}
+			return nil
 		},
 	}
 	fs := cmd.Flags()
@@ -200,6 +222,8 @@ const (
 // environment variable, which beats the YAML file (configFile, else
 // $CHIME_CONFIG), which beats the default. It returns the configuration
 // and where each key's value came from. lookupEnv reads the environment.
+// A configuration that merges but is not valid is returned with the
+// error, so that the error can be reported in its log format.
 func loadServerConfig(fs *pflag.FlagSet, settings []serverSetting, configFile string, lookupEnv func(string) (string, bool)) (*serverConfig, map[string]string, error) {
 	k := koanf.New(".")
 	sources := make(map[string]string, len(settings))
@@ -280,15 +304,53 @@ func loadServerConfig(fs *pflag.FlagSet, settings []serverSetting, configFile st
 		// As in server.Retention, the floor's default follows a lower cap.
 		cfg.Retention.PerJob = min(cfg.Retention.PerJob, cfg.Retention.MaxPerJob)
 	}
+	if err := cfg.readAdminPassword(); err != nil {
+		return &cfg, nil, err
+	}
 	if err := cfg.validate(); err != nil {
-		return nil, nil, err
+		return &cfg, nil, err
 	}
 	return &cfg, sources, nil
+}
+
+// readAdminPassword reads admin_password_file into AdminPassword. Setting
+// both is an error.
+func (c *serverConfig) readAdminPassword() error {
+	if c.AdminPasswordFile == "" {
+		return nil
+	}
+	if c.AdminPassword != "" {
+		return errors.New("chime server: admin_password and admin_password_file are both set: set one")
+	}
+	raw, err := os.ReadFile(c.AdminPasswordFile)
+	if err != nil {
+		return fmt.Errorf("chime server: admin_password_file: %w", err)
+	}
+	// Secrets written with echo or an editor end with a newline that is
+	// not part of the password.
+	c.AdminPassword = strings.TrimSuffix(strings.TrimSuffix(string(raw), "\n"), "\r")
+	if c.AdminPassword == "" {
+		return fmt.Errorf("chime server: admin_password_file %s is empty", c.AdminPasswordFile)
+	}
+	return nil
 }
 
 // validate checks what the server would otherwise only refuse later, or
 // not at all.
 func (c *serverConfig) validate() error {
+	if c.AdminPassword != "" {
+		if err := auth.ValidatePassword(c.AdminPassword); err != nil {
+			key := "admin_password"
+			if c.AdminPasswordFile != "" {
+				key = "admin_password_file " + c.AdminPasswordFile
+			}
+			var e *api.Error
+			if errors.As(err, &e) {
+				return fmt.Errorf("chime server: %s: the password %s", key, e.Message)
+			}
+			return fmt.Errorf("chime server: %s: %w", key, err)
+		}
+	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
@@ -334,6 +396,7 @@ func (c *serverConfig) toServer(log *slog.Logger) server.Config {
 		Workers:          c.Workers,
 		EnableShellJobs:  c.EnableShellJobs,
 		ShutdownTimeout:  c.ShutdownTimeout,
+		AdminPassword:    c.AdminPassword,
 		Retention:        server.Retention{MaxAge: c.Retention.MaxAge, PerJob: c.Retention.PerJob, MaxPerJob: c.Retention.MaxPerJob},
 		CheckInInterval:  c.Cluster.CheckInInterval,
 		DeadAfter:        c.Cluster.DeadAfter,
@@ -354,75 +417,130 @@ func (c *serverConfig) toServer(log *slog.Logger) server.Config {
 	}
 }
 
-// runServer logs the effective configuration, creates the first admin on
-// an empty database (printing its password once to stderr) and runs the
-// node until ctx ends.
-func runServer(ctx context.Context, cfg *serverConfig, sources map[string]string, settings []serverSetting, stderr io.Writer) error {
-	log := cfg.logger(stderr)
-	logEffectiveConfig(log, cfg, sources, settings)
-	srv, err := server.New(ctx, cfg.toServer(log))
+// runServer listens, opens (and migrates) the database, logs the
+// effective configuration, creates the first admin on an empty database
+// (printing its password once to stderr unless the configuration set it)
+// and runs the node until ctx ends. It listens first so that a port
+// already taken stops it before the database is touched: a first admin
+// created by a process that then failed would have had its password
+// printed once, by a process nobody watched succeed.
+func runServer(ctx context.Context, cfg *serverConfig, sources map[string]string, settings []serverSetting, log *slog.Logger, stderr io.Writer) error {
+	ln, err := server.Listen(cfg.Listen)
 	if err != nil {
 		return err
 	}
+	srv, err := server.New(ctx, cfg.toServer(log))
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	logEffectiveConfig(ctx, log, cfg, srv.Config(), sources, settings)
 	password, created, err := srv.BootstrapAdmin(ctx)
 	if err != nil {
+		_ = ln.Close()
 		_ = srv.Close()
 		return err
 	}
-	if created {
+	switch {
+	case created && password != "":
 		fmt.Fprintf(stderr, "\nFirst start: created the user \"admin\" with the password\n\n    %s\n\n"+
 			"It is shown only this once. Log in with `chime login` and change it.\n\n", password)
+	case !created && cfg.AdminPassword != "":
+		log.Info("users exist, so admin_password is not applied; it sets the first admin's password only")
 	}
-	return srv.Run(ctx)
+	return srv.Serve(ctx, ln)
 }
 
-// logEffectiveConfig logs every setting's value, masked where secret, and
-// where it came from.
-func logEffectiveConfig(log *slog.Logger, cfg *serverConfig, sources map[string]string, settings []serverSetting) {
-	values := effectiveValues(cfg)
-	attrs := make([]any, 0, len(settings))
+// fatalError is an error that stopped `chime server` and was already
+// reported as a log record; main exits non-zero without printing it again.
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+func (e *fatalError) Unwrap() error { return e.err }
+
+// reportFatal reports an error that stops `chime server`. With
+// log.format json it is written as a JSON log record at level ERROR, so
+// that every line the server writes parses, and returned as a
+// *fatalError; otherwise it is returned as it is, for main to print. cfg
+// may be nil, or not valid, when the configuration is what failed.
+func reportFatal(cfg *serverConfig, stderr io.Writer, err error) error {
+	if cfg == nil || cfg.Log.Format != "json" {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	log.Error("chime server stopped on an error", "error", err.Error())
+	return &fatalError{err: err}
+}
+
+// logEffectiveConfig logs the value of every setting the server runs
+// with, its defaults resolved (the node ID, dead_after, the SMTP port…),
+// masked where secret, as one attribute per key with the value and where
+// it came from.
+func logEffectiveConfig(ctx context.Context, log *slog.Logger, cfg *serverConfig, run server.Config, sources map[string]string, settings []serverSetting) {
+	values := effectiveValues(cfg, run)
+	attrs := make([]slog.Attr, 0, len(settings))
 	for _, s := range settings {
 		v := values[s.key]
 		if s.mask != nil {
-			v = s.mask(v)
+			v = maskValue(v, s.mask)
 		}
-		attrs = append(attrs, slog.Group(s.key, "value", v, "from", sources[s.key]))
+		attrs = append(attrs, slog.Group(s.key, slog.Any("value", v), slog.String("from", sources[s.key])))
 	}
-	log.Info("effective configuration", attrs...)
+	log.LogAttrs(ctx, slog.LevelInfo, "effective configuration", attrs...)
 }
 
-// effectiveValues returns each setting's value as text, by key.
-func effectiveValues(c *serverConfig) map[string]string {
-	d := func(v time.Duration) string { return v.String() }
-	return map[string]string{
-		"listen":                    c.Listen,
-		"database_url":              c.DatabaseURL,
-		"node_id":                   c.NodeID,
-		"workers":                   fmt.Sprint(c.Workers),
-		"enable_shell_jobs":         fmt.Sprint(c.EnableShellJobs),
-		"shutdown_timeout":          d(c.ShutdownTimeout),
-		"retention.max_age":         d(c.Retention.MaxAge),
-		"retention.per_job":         fmt.Sprint(c.Retention.PerJob),
-		"retention.max_per_job":     fmt.Sprint(c.Retention.MaxPerJob),
-		"cluster.check_in_interval": d(c.Cluster.CheckInInterval),
-		"cluster.dead_after":        d(c.Cluster.DeadAfter),
-		"cluster.misfire_threshold": d(c.Cluster.MisfireThreshold),
-		"smtp.host":                 c.SMTP.Host,
-		"smtp.port":                 fmt.Sprint(c.SMTP.Port),
-		"smtp.username":             c.SMTP.Username,
-		"smtp.password":             c.SMTP.Password,
-		"smtp.from":                 c.SMTP.From,
-		"smtp.tls":                  c.SMTP.TLS,
-		"smtp.auth":                 c.SMTP.Auth,
-		"alerts.emails":             strings.Join(c.Alerts.Emails, ","),
-		"alerts.webhooks":           strings.Join(c.Alerts.Webhooks, ","),
-		"alerts.rate_limit":         d(c.Alerts.RateLimit),
-		"alerts.subject_template":   c.Alerts.SubjectTemplate,
-		"alerts.body_template":      c.Alerts.BodyTemplate,
-		"alerts.text_template":      c.Alerts.TextTemplate,
-		"log.level":                 c.Log.Level,
-		"log.format":                c.Log.Format,
+// effectiveValues returns each setting's value, by key: what the server
+// runs with (run, the server's configuration with its defaults applied)
+// where the server resolves it, else what cfg says. Durations are text,
+// such as "6s".
+func effectiveValues(cfg *serverConfig, run server.Config) map[string]slog.Value {
+	d := func(v time.Duration) slog.Value { return slog.StringValue(v.String()) }
+	str := slog.StringValue
+	al := run.Alert.WithDefaults()
+	return map[string]slog.Value{
+		"listen":                    str(run.Listen),
+		"database_url":              str(run.DatabaseURL),
+		"node_id":                   str(run.NodeID),
+		"workers":                   slog.IntValue(run.Workers),
+		"enable_shell_jobs":         slog.BoolValue(run.EnableShellJobs),
+		"shutdown_timeout":          d(run.ShutdownTimeout),
+		"admin_password":            str(cfg.AdminPassword),
+		"admin_password_file":       str(cfg.AdminPasswordFile),
+		"retention.max_age":         d(run.Retention.MaxAge),
+		"retention.per_job":         slog.IntValue(run.Retention.PerJob),
+		"retention.max_per_job":     slog.IntValue(run.Retention.MaxPerJob),
+		"cluster.check_in_interval": d(run.CheckInInterval),
+		"cluster.dead_after":        d(run.DeadAfter),
+		"cluster.misfire_threshold": d(run.MisfireThreshold),
+		"smtp.host":                 str(al.SMTP.Host),
+		"smtp.port":                 slog.IntValue(al.SMTP.Port),
+		"smtp.username":             str(al.SMTP.Username),
+		"smtp.password":             str(al.SMTP.Password),
+		"smtp.from":                 str(al.SMTP.From),
+		"smtp.tls":                  str(al.SMTP.TLS),
+		"smtp.auth":                 str(al.SMTP.Auth),
+		"alerts.emails":             slog.AnyValue(nonNil(cfg.Alerts.Emails)),
+		"alerts.webhooks":           slog.AnyValue(nonNil(cfg.Alerts.Webhooks)),
+		"alerts.rate_limit":         d(al.RateLimit.Per),
+		// Templates are logged as given: empty is the built-in one.
+		"alerts.subject_template": str(cfg.Alerts.SubjectTemplate),
+		"alerts.body_template":    str(cfg.Alerts.BodyTemplate),
+		"alerts.text_template":    str(cfg.Alerts.TextTemplate),
+		"log.level":               str(cfg.Log.Level),
+		"log.format":              str(cfg.Log.Format),
 	}
+}
+
+// maskValue applies mask to a text value, or to each text of a list.
+func maskValue(v slog.Value, mask func(string) string) slog.Value {
+	if list, ok := v.Any().([]string); ok {
+		out := make([]string, len(list))
+		for i, s := range list {
+			out[i] = mask(s)
+		}
+		return slog.AnyValue(out)
+	}
+	return slog.StringValue(mask(v.String()))
 }
 
 // maskSecret hides a secret, showing only whether it is set.
@@ -448,20 +566,12 @@ func maskURL(v string) string {
 	return v
 }
 
-// maskWebhooks hides the paths and queries of webhook URLs, which for
-// Slack and many others are the secret.
-func maskWebhooks(v string) string {
-	if v == "" {
-		return ""
+// maskWebhook hides the path and query of a webhook URL, which for Slack
+// and many others are the secret.
+func maskWebhook(v string) string {
+	u, err := url.Parse(v)
+	if err != nil || u.Host == "" {
+		return "********"
 	}
-	parts := strings.Split(v, ",")
-	for i, p := range parts {
-		u, err := url.Parse(p)
-		if err != nil || u.Host == "" {
-			parts[i] = "********"
-			continue
-		}
-		parts[i] = u.Scheme + "://" + u.Host + "/********"
-	}
-	return strings.Join(parts, ",")
+	return u.Scheme + "://" + u.Host + "/********"
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -84,7 +85,7 @@ func TestServerConfigPrecedence(t *testing.T) {
 			t.Errorf("%s = %q from %s, want %q from %s", c.key, c.got, sources[c.key], c.want, c.from)
 		}
 	}
-	if got := len(effectiveValues(cfg)); got != len(serverSettings()) {
+	if got := len(effectiveValues(cfg, cfg.toServer(nil))); got != len(serverSettings()) {
 		t.Errorf("effectiveValues has %d settings, want all %d", got, len(serverSettings()))
 	}
 	want := server.Retention{MaxAge: 720 * time.Hour, PerJob: 200, MaxPerJob: 5000}
@@ -154,6 +155,12 @@ func TestServerConfigErrors(t *testing.T) {
 			want: "retention.per_job 20000 is more than retention.max_per_job 10000"},
 		{name: "zero cap", args: []string{"--retention-max-per-job", "0"}, want: "retention.max_per_job 0"},
 		{name: "negative floor", args: []string{"--retention-per-job=-5"}, want: "retention.per_job -5 is negative"},
+		{name: "short admin password", env: map[string]string{"CHIME_ADMIN_PASSWORD": "hunter2"},
+			want: "admin_password: the password must be at least 12 characters"},
+		{name: "both admin passwords", env: map[string]string{"CHIME_ADMIN_PASSWORD": "correct horse battery"},
+			args: []string{"--admin-password-file", write("pw", "correct horse battery")}, want: "admin_password and admin_password_file are both set"},
+		{name: "empty admin password file", args: []string{"--admin-password-file", write("empty", "\n")}, want: "admin_password_file " + filepath.Join(dir, "empty") + " is empty"},
+		{name: "missing admin password file", args: []string{"--admin-password-file", filepath.Join(dir, "nope")}, want: "admin_password_file: open " + filepath.Join(dir, "nope")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -173,6 +180,30 @@ func TestServerConfigErrors(t *testing.T) {
 	}
 }
 
+// TestServerFatalErrorAsJSON checks that with --log-format json an error
+// that stops `chime server`, even in its configuration, is written as one
+// JSON log record, and not printed again.
+func TestServerFatalErrorAsJSON(t *testing.T) {
+	t.Parallel()
+	_, stderr, err := execChime(t, "", "server", "--log-format", "json", "--workers", "0")
+	var reported *fatalError
+	if !errors.As(err, &reported) {
+		t.Fatalf("chime server --workers 0 = %v, want a *fatalError", err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(stderr), &rec); err != nil {
+		t.Fatalf("stderr %q is not one JSON record: %v", stderr, err)
+	}
+	if want := "chime server: workers 0: want at least 1"; rec["level"] != "ERROR" || rec["error"] != want {
+		t.Errorf("record = %v, want level ERROR and error %q", rec, want)
+	}
+
+	_, stderr, err = execChime(t, "", "server", "--workers", "0")
+	if err == nil || errors.As(err, &reported) || stderr != "" {
+		t.Errorf("chime server --workers 0 (text) = %v, stderr %q; want a plain error for main to print", err, stderr)
+	}
+}
+
 func TestMasks(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -185,7 +216,9 @@ func TestMasks(t *testing.T) {
 		{maskURL, "mysql://root:pw@tcp(db:3306)/chime", "********"},
 		{maskSecret, "hunter2", "********"},
 		{maskSecret, "", ""},
-		{maskWebhooks, "https://hooks.slack.com/services/T0/B0/abc,https://x.example/h?token=1", "https://hooks.slack.com/********,https://x.example/********"},
+		{maskWebhook, "https://hooks.slack.com/services/T0/B0/abc", "https://hooks.slack.com/********"},
+		{maskWebhook, "https://x.example/h?token=1", "https://x.example/********"},
+		{maskWebhook, "not a URL", "********"},
 	}
 	for _, tt := range tests {
 		if got := tt.mask(tt.in); got != tt.want {
@@ -212,18 +245,23 @@ type processOptions struct {
 	env []string
 	// args follow --listen and --database-url.
 	args []string
+	// addr is the server's --listen. Defaults to a free port.
+	addr string
 }
 
 // startServerProcess starts `chime server` on a free port. It kills the
 // process when the test ends, unless the test stopped it.
 func startServerProcess(t *testing.T, opts processOptions) *serverProcess {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	addr := opts.addr
+	if addr == "" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr = ln.Addr().String()
+		ln.Close() // the server listens on it; another process taking it meanwhile is unlikely
 	}
-	addr := ln.Addr().String()
-	ln.Close() // the server listens on it; another process taking it meanwhile is unlikely
 	db := opts.databaseURL
 	if db == "" {
 		db = dbtest.SQLiteURL(t)
@@ -381,6 +419,18 @@ func (p *serverProcess) stop(t *testing.T) {
 	}
 }
 
+// exit waits for the process to exit by itself and returns how it did.
+func (p *serverProcess) exit(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-p.done:
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatal("chime server did not exit within 30s")
+		return nil
+	}
+}
+
 // waitUntil polls cond every 50ms for up to 30s.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -433,4 +483,131 @@ func TestServerProcess(t *testing.T) {
 	p.login(t, password)
 
 	p.stop(t)
+}
+
+// effectiveConfig returns the attributes of the "effective configuration"
+// record of a JSON log.
+func effectiveConfig(t *testing.T, logs string) map[string]any {
+	t.Helper()
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, `"effective configuration"`) {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatalf("config log line %q: %v", line, err)
+			}
+			return rec
+		}
+	}
+	t.Fatal("no \"effective configuration\" record in the log")
+	return nil
+}
+
+// TestServerPortTaken checks that `chime server` listens before it
+// touches the database: with its port taken it exits non-zero with a JSON
+// error record naming the address, creates no admin and prints no
+// password, and the next start, with the port free, prints the password.
+func TestServerPortTaken(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := taken.Addr().String()
+	db := dbtest.SQLiteURL(t)
+	p := startServerProcess(t, processOptions{addr: addr, databaseURL: db, args: []string{"--log-format", "json"}})
+	var exitErr *exec.ExitError
+	if err := p.exit(t); !errors.As(err, &exitErr) || exitErr.ExitCode() != 1 {
+		t.Fatalf("chime server with its port taken exited with %v, want exit status 1", err)
+	}
+	out := p.output()
+	if strings.Contains(out, firstStartLine) {
+		t.Errorf("chime server printed an admin password although it could not listen:\n%s", out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var last map[string]any
+	for _, line := range lines {
+		if err := json.Unmarshal([]byte(line), &last); err != nil {
+			t.Errorf("output line %q is not a JSON record: %v", line, err)
+		}
+	}
+	wantErr := "server: cannot listen on " + addr + ": "
+	if last["level"] != "ERROR" || !strings.HasPrefix(fmt.Sprint(last["error"]), wantErr) {
+		t.Errorf("last record = %v, want level ERROR and an error starting %q", last, wantErr)
+	}
+	path, _ := strings.CutPrefix(db, "sqlite:")
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the database file exists after a start that could not listen (%v), want it untouched", err)
+	}
+
+	taken.Close()
+	p = startServerProcess(t, processOptions{addr: addr, databaseURL: db, args: []string{"--log-format", "json"}})
+	p.waitReady(t)
+	p.login(t, p.adminPassword(t))
+	effective := effectiveConfig(t, p.output())
+	for key, want := range map[string]string{
+		"cluster.dead_after": "6s default", "cluster.check_in_interval": "2s default", "smtp.port": "587 default",
+		"workers": "10 default", "admin_password": " default",
+	} {
+		g, _ := effective[key].(map[string]any)
+		if got := fmt.Sprintf("%v %v", g["value"], g["from"]); got != want {
+			t.Errorf("logged %s = %q, want %q", key, got, want)
+		}
+	}
+	if g, _ := effective["node_id"].(map[string]any); g["value"] == "" || g["from"] != sourceDefault {
+		t.Errorf("logged node_id = %v, want the ID the node chose, from default", g)
+	}
+	p.stop(t)
+}
+
+// TestServerAdminPassword checks that the first admin gets the password of
+// CHIME_ADMIN_PASSWORD or --admin-password-file, that nothing is printed,
+// and that a password the server would refuse stops it before it starts.
+func TestServerAdminPassword(t *testing.T) {
+	t.Parallel()
+	const password = "correct horse battery"
+	file := filepath.Join(t.TempDir(), "admin-password")
+	if err := os.WriteFile(file, []byte(password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		opts processOptions
+		from string
+	}{
+		{"variable", processOptions{env: []string{"CHIME_ADMIN_PASSWORD=" + password}, args: []string{"--log-format", "json"}}, sourceEnv},
+		{"file", processOptions{args: []string{"--log-format", "json", "--admin-password-file", file}}, sourceDefault},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := startServerProcess(t, tt.opts)
+			p.waitReady(t)
+			p.login(t, password)
+			out := p.output()
+			if strings.Contains(out, password) || strings.Contains(out, firstStartLine) {
+				t.Errorf("the output shows the admin's password:\n%s", out)
+			}
+			g, _ := effectiveConfig(t, out)["admin_password"].(map[string]any)
+			if got := fmt.Sprintf("%v %v", g["value"], g["from"]); got != "******** "+tt.from {
+				t.Errorf("logged admin_password = %q, want %q", got, "******** "+tt.from)
+			}
+			p.stop(t)
+		})
+	}
+
+	t.Run("too short", func(t *testing.T) {
+		t.Parallel()
+		db := dbtest.SQLiteURL(t)
+		p := startServerProcess(t, processOptions{databaseURL: db, env: []string{"CHIME_ADMIN_PASSWORD=short"}})
+		if err := p.exit(t); err == nil {
+			t.Fatal("chime server with a short admin_password exited cleanly, want an error")
+		}
+		if want := "chime: chime server: admin_password: the password must be at least 12 characters"; !strings.Contains(p.output(), want) {
+			t.Errorf("output = %q, want it to say %q", p.output(), want)
+		}
+		path, _ := strings.CutPrefix(db, "sqlite:")
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the database file exists after a refused start (%v), want it untouched", err)
+		}
+	})
 }

@@ -77,7 +77,14 @@ func run(db, listen string, runFor time.Duration) error {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 
-	srv, err := server.New(ctx, server.Config{DatabaseURL: db, Listen: listen, Logger: logger})
+	// Listen first: with the port taken, stop before touching the
+	// database (and before creating an admin whose password nobody sees).
+	ln, err := server.Listen(listen)
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // Serve closes it; this is for the returns before
+	srv, err := server.New(ctx, server.Config{DatabaseURL: db, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -117,5 +124,5 @@ func run(db, listen string, runFor time.Duration) error {
 	if first {
 		fmt.Printf("first start: user \"admin\", password %s (shown once)\n", password)
 	}
-	return srv.Run(ctx)
+	return srv.Serve(ctx, ln)
 }

@@ -5,7 +5,7 @@
 //
 //	{
 //	  "method": "POST",
-//	  "url": "https://deploy.example.com/hooks/{{.JobName}}?region={{urlquery .Params.region}}",
+//	  "url": "https://deploy.example.com/hooks/{{.JobName}}?region={{.Params.region}}",
 //	  "headers": {
 //	    "Authorization": "Bearer {{.Params.token}}",
 //	    "Content-Type": "application/json"
@@ -23,6 +23,18 @@
 // package jobs for the variables and functions); they are expanded when the
 // job fires, and a reference to a parameter the job does not have fails
 // that firing rather than sending a request with a hole in it.
+//
+// In the URL, each value is escaped for the part of the URL it lands in
+// (see jobs.ExpandURL): a path segment as url.PathEscape does ("a/b c"
+// becomes "a%2Fb%20c"), a query value as url.QueryEscape does ("manual
+// check" becomes "manual+check"). A value at the start, before the path,
+// may be a whole URL or a host and is only cleaned of characters never
+// valid in a URL. {{urlquery …}} is not escaped twice, and {{raw …}}
+// inserts its argument as it is, such as a path with its slashes. The
+// expanded URL must parse as an absolute http or https URL with a host,
+// with no space or control character in it; otherwise the firing fails
+// with a *jobs.FieldError for "http.url" naming the problem, and nothing
+// is sent.
 //
 // Runner.Run sends the request and writes the status line and the body,
 // cut at max_response_bytes, to the writer it is given, normally a

@@ -312,7 +312,19 @@ func TestRunRefusesBadExpansions(t *testing.T) {
 		}, "http.url", `http.url: template: 1:` /* position depends on the server's address */},
 		{"URL expands to another scheme", func(string) httpjob.Spec {
 			return httpjob.Spec{URL: "{{.Params.base}}/x"}
-		}, "http.url", `http.url: must be an absolute http or https URL, got "file:///etc/x"`},
+		}, "http.url", `http.url: must be an absolute http or https URL, not scheme "file", in "file:///etc/x"`},
+		{"URL with a space", func(base string) httpjob.Spec {
+			return httpjob.Spec{URL: base + "/{{raw .Params.spaced}}"}
+		}, "http.url", `http.url: ' ' at byte `},
+		{"URL that does not parse", func(string) httpjob.Spec {
+			return httpjob.Spec{URL: "{{raw .Params.unclosed}}/x"}
+		}, "http.url", `http.url: does not parse as a URL (missing ']' in host), in "http://[::1/x"`},
+		{"URL without a host", func(string) httpjob.Spec {
+			return httpjob.Spec{URL: "http://{{.Params.empty}}/x"}
+		}, "http.url", `http.url: has no host, in "http:///x"`},
+		{"URL without a scheme", func(string) httpjob.Spec {
+			return httpjob.Spec{URL: "{{.Params.empty}}//host/x"}
+		}, "http.url", `http.url: must be an absolute http or https URL: no scheme, in "//host/x"`},
 		{"missing param in header", func(base string) httpjob.Spec {
 			return httpjob.Spec{URL: base, Headers: map[string]string{"X-Region": "{{.Params.region}}"}}
 		}, "http.headers.X-Region",
@@ -333,7 +345,7 @@ func TestRunRefusesBadExpansions(t *testing.T) {
 			var hits atomic.Int32
 			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) { hits.Add(1) })
 			v := vars()
-			v.Params = map[string]any{"base": "file:///etc", "evil": "a\nX-Injected: 1"}
+			v.Params = map[string]any{"base": "file:///etc", "evil": "a\nX-Injected: 1", "spaced": "manual check", "unclosed": "http://[::1", "empty": ""}
 			var r httpjob.Runner
 			res, err := r.Run(t.Context(), tt.spec(srv.URL), v, nil)
 			if res != nil {
@@ -345,6 +357,51 @@ func TestRunRefusesBadExpansions(t *testing.T) {
 			}
 			if n := hits.Load(); n != 0 {
 				t.Errorf("server got %d requests, want none", n)
+			}
+		})
+	}
+}
+
+// TestRunEscapesURLValues checks the request line a real server receives
+// for templated URLs: each value is escaped for the part of the URL it
+// lands in, and urlquery and raw values are inserted as they are.
+func TestRunEscapesURLValues(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		url  string // {{.Params.base}} is the server's URL
+		want string // the request line
+	}{
+		{"query value", "{{.Params.base}}/?r={{.Params.reason}}", "GET /?r=manual+check HTTP/1.1"},
+		{"query value with & and =", "{{.Params.base}}/s?q={{.Params.q}}&page=1", "GET /s?q=a%26b%3Dc+d&page=1 HTTP/1.1"},
+		{"path segment", "{{.Params.base}}/items/{{.Params.name}}/x", "GET /items/a%2Fb%20c%3F/x HTTP/1.1"},
+		{"non-ASCII", "{{.Params.base}}/{{.Params.word}}?w={{.Params.word}}", "GET /caf%C3%A9?w=caf%C3%A9 HTTP/1.1"},
+		{"urlquery is not escaped twice", "{{.Params.base}}/s?q={{urlquery .Params.reason}}", "GET /s?q=manual+check HTTP/1.1"},
+		{"raw keeps slashes", "{{.Params.base}}/{{raw .Params.path}}", "GET /v1/items HTTP/1.1"},
+		{"host from a parameter", "http://{{.Params.host}}/ok", "GET /ok HTTP/1.1"},
+		{"fragment is not sent", "{{.Params.base}}/p#{{.Params.reason}}", "GET /p HTTP/1.1"},
+		{"values in with and if", "{{.Params.base}}/{{with .Params.name}}{{.}}{{end}}/{{if .Params.q}}{{.Params.q}}{{end}}", "GET /a%2Fb%20c%3F/a&b=c%20d HTTP/1.1"},
+		{"variables write nothing", "{{$r := .Params.reason}}{{.Params.base}}/x?r={{$r}}", "GET /x?r=manual+check HTTP/1.1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := make(chan string, 1)
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+				got <- r.Method + " " + r.RequestURI + " " + r.Proto
+			})
+			v := vars()
+			v.Params = map[string]any{
+				"base": srv.URL, "host": strings.TrimPrefix(srv.URL, "http://"),
+				"reason": "manual check", "q": "a&b=c d", "name": "a/b c?", "word": "café",
+				"path": "v1/items",
+			}
+			var r httpjob.Runner
+			if _, err := r.Run(t.Context(), httpjob.Spec{URL: tt.url}, v, nil); err != nil {
+				t.Fatal(err)
+			}
+			if g := <-got; g != tt.want {
+				t.Errorf("request line = %q, want %q", g, tt.want)
 			}
 		})
 	}

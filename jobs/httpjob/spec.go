@@ -3,6 +3,7 @@ package httpjob
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -164,7 +165,7 @@ func (s Spec) withDefaults() Spec {
 
 // request expands s's templates over v and builds its request.
 func (s Spec) request(ctx context.Context, v jobs.Vars) (*http.Request, error) {
-	rawURL, err := jobs.Expand("http.url", s.URL, v)
+	rawURL, err := jobs.ExpandURL("http.url", s.URL, v)
 	if err != nil {
 		return nil, err
 	}
@@ -200,11 +201,30 @@ func (s Spec) request(ctx context.Context, v jobs.Vars) (*http.Request, error) {
 	return req, nil
 }
 
-// checkURL reports whether raw is an absolute http or https URL.
+// checkURL reports whether raw is an absolute http or https URL that can
+// be sent as it is, naming the problem when it is not.
 func checkURL(raw string) error {
+	bad := func(err error, format string, args ...any) error {
+		msg := fmt.Sprintf(format, args...) + ", in " + strconv.Quote(raw)
+		return &jobs.FieldError{Field: "http.url", Message: msg, Err: err}
+	}
+	if i := strings.IndexFunc(raw, func(r rune) bool { return r <= ' ' || r == 0x7f }); i >= 0 {
+		return bad(nil, "%q at byte %d is not allowed in a URL (write a space as %%20; a template action's value is escaped for you)", raw[i], i)
+	}
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return &jobs.FieldError{Field: "http.url", Message: "must be an absolute http or https URL, got " + strconv.Quote(raw), Err: err}
+	switch {
+	case err != nil:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return bad(err, "does not parse as a URL (%v)", err)
+	case u.Scheme == "":
+		return bad(nil, "must be an absolute http or https URL: no scheme")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return bad(nil, "must be an absolute http or https URL, not scheme %q", u.Scheme)
+	case u.Host == "":
+		return bad(nil, "has no host")
 	}
 	return nil
 }

@@ -49,7 +49,7 @@ func TestSpecValidate(t *testing.T) {
 		{"templated URL is checked when expanded", func(s *httpjob.Spec) { s.URL = "{{.Params.base}}/x" }, "", ""},
 		{"no URL", func(s *httpjob.Spec) { s.URL = "" }, "http.url", "http.url: required"},
 		{"relative URL", func(s *httpjob.Spec) { s.URL = "/hook" }, "http.url",
-			`http.url: must be an absolute http or https URL, got "/hook"`},
+			`http.url: must be an absolute http or https URL: no scheme, in "/hook"`},
 		{"other scheme", func(s *httpjob.Spec) { s.URL = "ftp://example.com/x" }, "http.url", ""},
 		{"no host", func(s *httpjob.Spec) { s.URL = "http:///x" }, "http.url", ""},
 		{"unparsable URL", func(s *httpjob.Spec) { s.URL = "http://[::1" }, "http.url", ""},

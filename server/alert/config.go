@@ -128,8 +128,9 @@ type RateLimit struct {
 	Per time.Duration
 }
 
-// withDefaults returns a copy of cfg with its defaults applied.
-func (cfg Config) withDefaults() Config {
+// WithDefaults returns a copy of cfg with its defaults applied, as the
+// Notifier applies them: the configuration it runs with.
+func (cfg Config) WithDefaults() Config {
 	if cfg.SMTP.TLS == "" {
 		cfg.SMTP.TLS = TLSStartTLS
 	}

@@ -60,7 +60,7 @@ type Stats struct {
 // New returns a Notifier for cfg, or an error wrapping ErrInvalidConfig
 // that names each field it cannot use.
 func New(cfg Config) (*Notifier, error) {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}

@@ -32,29 +32,48 @@ const bootstrapPasswordLength = 20
 // one creates the user (the table's primary key decides) and the others
 // return created false.
 func (s *Service) Bootstrap(ctx context.Context) (password string, created bool, err error) {
+	password = randomPassword(bootstrapPasswordLength)
+	created, err = s.bootstrap(ctx, password)
+	if !created {
+		password = ""
+	}
+	return password, created, err
+}
+
+// BootstrapWithPassword is Bootstrap with the first admin's password
+// given, such as one an operator set in the server's configuration. A
+// password ValidatePassword refuses is an error, and creates no user.
+func (s *Service) BootstrapWithPassword(ctx context.Context, password string) (created bool, err error) {
+	if e := validatePassword(password); e != nil {
+		return false, fmt.Errorf("auth: the first admin's password: %w", e)
+	}
+	return s.bootstrap(ctx, password)
+}
+
+// bootstrap creates the first admin with password when there is no user.
+func (s *Service) bootstrap(ctx context.Context, password string) (created bool, err error) {
 	var n int
 	if err := s.db.QueryRowContext(ctx, s.q.userCount, s.sched).Scan(&n); err != nil {
-		return "", false, fmt.Errorf("auth: counting users: %w", err)
+		return false, fmt.Errorf("auth: counting users: %w", err)
 	}
 	if n > 0 {
-		return "", false, nil
+		return false, nil
 	}
-	password = randomPassword(bootstrapPasswordLength)
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.opts.BcryptCost)
 	if err != nil {
-		return "", false, fmt.Errorf("auth: hashing the first admin's password: %w", err)
+		return false, fmt.Errorf("auth: hashing the first admin's password: %w", err)
 	}
 	now := nanos(s.now())
 	_, err = s.db.ExecContext(ctx, s.q.userInsert, s.sched, BootstrapUser, string(api.RoleAdmin), string(hash), now, now)
 	if s.st.IsUniqueViolation(err) {
-		return "", false, nil // another node created it first
+		return false, nil // another node created it first
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("auth: creating the first admin: %w", err)
+		return false, fmt.Errorf("auth: creating the first admin: %w", err)
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "created the first admin user", slog.String("user", BootstrapUser))
 	s.audit(ctx, bootstrapActor, ActionUserCreate, userTarget(BootstrapUser), map[string]any{"role": api.RoleAdmin, "bootstrap": true})
-	return password, true, nil
+	return true, nil
 }
 
 // userTarget names a user in audit entries.

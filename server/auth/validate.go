@@ -63,6 +63,16 @@ func validateTokenName(name string) *api.Error {
 	return nil
 }
 
+// ValidatePassword checks a new password as CreateUser and UpdateUser do:
+// at least MinPasswordLength characters and at most MaxPasswordBytes
+// bytes. The error is an *api.Error naming the field "password".
+func ValidatePassword(password string) error {
+	if e := validatePassword(password); e != nil {
+		return e
+	}
+	return nil
+}
+
 // validatePassword checks a new password's length. Its content is the
 // user's business; its length is what makes it hard to guess.
 func validatePassword(password string) *api.Error {

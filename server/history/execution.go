@@ -59,7 +59,9 @@ func (o Outcome) ran() bool {
 
 // Execution is one recorded run of a job: one attempt of one firing.
 type Execution struct {
-	// ID identifies the execution: the chime execution ID, unique.
+	// ID identifies the execution, unique: the scheduler's execution ID
+	// for a firing's first attempt, one the server chose (in the same
+	// format) for the others.
 	ID string
 	// FirstID is the ID of the firing's first attempt; it equals ID for
 	// the first attempt. Start fills it in when empty.

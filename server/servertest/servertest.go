@@ -97,6 +97,9 @@ func Start(t testing.TB, opts *Options) *Server {
 		_ = srv.Close()
 		t.Fatalf("servertest: BootstrapAdmin: created %v, %v", created, err)
 	}
+	if cfg.AdminPassword != "" {
+		password = cfg.AdminPassword // BootstrapAdmin returns only a password it made
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(runCtx) }()
