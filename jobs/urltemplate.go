@@ -51,25 +51,29 @@ func ExpandURL(name, text string, v Vars) (string, error) {
 		return "", &FieldError{Field: name, Message: "holds a NUL byte"}
 	}
 	var values []urlValue
+	kept := 0 // bytes of values, bounded as an expansion is
 	// Each action's value is kept aside and replaced in the output by its
 	// index between NUL bytes, so that it is escaped once the URL written
 	// before it is known.
-	mark := func(v any) string {
+	mark := func(v any) (string, error) {
 		u, verbatim := v.(urlText)
 		text := string(u)
 		if !verbatim {
 			text = fmt.Sprint(v)
 		}
+		if kept += len(text); kept > MaxExpansion {
+			return "", errTooLong
+		}
 		values = append(values, urlValue{text: text, verbatim: verbatim})
-		return "\x00" + strconv.Itoa(len(values)-1) + "\x00"
+		return "\x00" + strconv.Itoa(len(values)-1) + "\x00", nil
 	}
 	t, err := parseURL(name, text, mark)
 	if err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	if err := t.Execute(&b, v); err != nil {
-		return "", templateError(name, err)
+	b := &boundedBuilder{max: MaxExpansion}
+	if err := t.Execute(b, v); err != nil {
+		return "", expandError(name, err)
 	}
 	parts := strings.Split(b.String(), "\x00")
 	var out strings.Builder
@@ -93,7 +97,7 @@ func ExpandURL(name, text string, v Vars) (string, error) {
 
 // parseURL parses text as Expand does, and appends mark to every action
 // that writes output.
-func parseURL(name, text string, mark func(any) string) (*template.Template, error) {
+func parseURL(name, text string, mark func(any) (string, error)) (*template.Template, error) {
 	t, err := parse(name, text)
 	if err != nil {
 		return nil, err

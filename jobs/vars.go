@@ -50,12 +50,17 @@ func Expand(name, text string, v Vars) (string, error) {
 	}
 	b := &boundedBuilder{max: MaxExpansion}
 	if err := t.Execute(b, v); err != nil {
-		if errors.Is(err, errTooLong) {
-			return "", &FieldError{Field: name, Message: fmt.Sprintf("template: expands to more than %d bytes", MaxExpansion), Err: err}
-		}
-		return "", templateError(name, err)
+		return "", expandError(name, err)
 	}
 	return b.String(), nil
+}
+
+// expandError turns an error of a template's execution into a FieldError.
+func expandError(name string, err error) *FieldError {
+	if errors.Is(err, errTooLong) {
+		return &FieldError{Field: name, Message: fmt.Sprintf("template: expands to more than %d bytes", MaxExpansion), Err: err}
+	}
+	return templateError(name, err)
 }
 
 // MaxExpansion bounds the text one template may expand to, so that a

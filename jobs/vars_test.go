@@ -134,3 +134,19 @@ func TestExpandErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestExpandURLBounded checks that a URL template's values are bounded as
+// an expansion is, though ExpandURL keeps them aside to escape them.
+func TestExpandURLBounded(t *testing.T) {
+	t.Parallel()
+	const big = `{{printf "%0500000d" 0}}`
+	_, err := jobs.ExpandURL("http.url", "https://example.com/?a="+big+"&b="+big+"&c="+big, testVars())
+	const want = "http.url: template: expands to more than 1048576 bytes"
+	if err == nil || err.Error() != want {
+		t.Errorf("ExpandURL error = %v, want %q", err, want)
+	}
+	got, err := jobs.ExpandURL("http.url", "https://example.com/{{.JobName}}?r={{.Params.quote}}", testVars())
+	if err != nil || got != "https://example.com/nightly?r=say+%22hi%22" {
+		t.Errorf("ExpandURL = %q, %v", got, err)
+	}
+}
