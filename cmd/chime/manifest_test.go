@@ -46,7 +46,7 @@ func TestReadManifestErrors(t *testing.T) {
 		{
 			name: "bad cron",
 			yaml: "jobs:\n  - group: g\n    name: n\n    type: http\n    triggers:\n      - schedule: {kind: cron, expression: '0 0 25 * * ?'}\n",
-			want: `jobs.yaml: jobs[0] (g/n): triggers[0].schedule: `,
+			want: `jobs.yaml: jobs[0] (g/n): triggers[0].schedule.expression: cannot parse`,
 		},
 		{
 			name: "unknown zone",
@@ -93,7 +93,7 @@ func TestManifestRoundTrip(t *testing.T) {
 		Triggers: []api.Trigger{{Schedule: []byte(`{"kind":"cron","expression":"0 30 2 * * ?","time_zone":"Europe/Berlin"}`)}},
 	}}}
 	var err error
-	if in.Jobs[0], err = canonicalJob(in.Jobs[0]); err != nil {
+	if in.Jobs[0], _, err = canonicalJob(in.Jobs[0]); err != nil {
 		t.Fatal(err)
 	}
 	first, err := marshalYAML(in)
@@ -137,11 +137,11 @@ func TestCanonicalJob(t *testing.T) {
 		Triggers: []api.Trigger{{Name: "n-0", Schedule: []byte(`{"kind":"cron","expression":"@daily"}`), State: "WAITING"}},
 		Status:   &api.JobStatus{Running: 1},
 	}
-	a, err := canonicalJob(written)
+	a, _, err := canonicalJob(written)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := canonicalJob(served)
+	b, _, err := canonicalJob(served)
 	if err != nil {
 		t.Fatal(err)
 	}

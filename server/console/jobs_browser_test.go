@@ -217,7 +217,7 @@ func TestJobLifecycle(t *testing.T) {
 	srv := servertest.Start(t, nil)
 	ctx := context.Background()
 	target := targetServer(t, http.StatusOK)
-	if _, err := srv.Client.PutCalendar(ctx, api.Calendar{Name: "holidays", Calendar: json.RawMessage(`{"type":"holiday","tz":"UTC","excludedDates":["2030-12-25"],"base":null}`)}); err != nil {
+	if _, err := srv.Client.PutCalendar(ctx, api.Calendar{Name: "holidays", Calendar: json.RawMessage(`{"type":"holiday","time_zone":"UTC","excluded_dates":["2030-12-25"],"base":null}`)}); err != nil {
 		t.Fatal(err)
 	}
 
