@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -263,6 +264,9 @@ func repeats(o *object, old *deprecated) (int, error) {
 
 func decodeSimple(o *object, old *deprecated) (schedule.Schedule, error) {
 	if o.has("repeat_interval_ms") {
+		if o.has("interval") {
+			return nil, invalidf(o.field("repeat_interval_ms"), "is the deprecated spelling of interval, which is given too; leave it out")
+		}
 		return decodeOldSimple(o, old)
 	}
 	if err := o.only("a simple schedule", "kind", "interval", "repeat_count"); err != nil {
@@ -369,6 +373,9 @@ func decodeDailyTimeInterval(o *object, old *deprecated) (schedule.Schedule, err
 	}
 	s := &schedule.DailyTimeInterval{}
 	var err error
+	if raw, ok := o.fields["interval"]; ok && o.has("unit") && bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`"`)) {
+		return nil, invalidf(o.field("unit"), "is not a field of a daily_time_interval schedule whose interval is a duration; leave it out")
+	}
 	if o.has("unit") {
 		// The previous release's form: a count of units.
 		n, _, ierr := o.int("interval", "how many units")

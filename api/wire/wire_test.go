@@ -100,7 +100,8 @@ func TestScheduleRefused(t *testing.T) {
 		{"daily interval past a day", `{"kind":"daily_time_interval","interval":"25h","start_time_of_day":"00:00","end_time_of_day":"12:00"}`, "triggers[0].schedule.interval"},
 		{"daily without start", `{"kind":"daily_time_interval","interval":"1h","end_time_of_day":"12:00"}`, "triggers[0].schedule.start_time_of_day"},
 		{"unknown day", `{"kind":"daily_time_interval","interval":"1h","start_time_of_day":"00:00","end_time_of_day":"12:00","days_of_week":["monday","funday"]}`, "triggers[0].schedule.days_of_week[1]"},
-		{"old and new interval", `{"kind":"simple","interval":"5s","repeat_interval_ms":5000}`, "triggers[0].schedule.interval"},
+		{"old and new interval", `{"kind":"simple","interval":"5s","repeat_interval_ms":5000}`, "triggers[0].schedule.repeat_interval_ms"},
+		{"unit with a duration", `{"kind":"daily_time_interval","interval":"15m","unit":"minute","start_time_of_day":"00:00","end_time_of_day":"12:00"}`, "triggers[0].schedule.unit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
