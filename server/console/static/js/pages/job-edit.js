@@ -375,6 +375,9 @@ export async function render(ctx) {
         ? await ctx.api.put(path, job, { ifMatch: etag })
         : await ctx.api.post('/jobs', job);
       toast(editing ? `Saved ${saved.group}/${saved.name}` : `Created ${saved.group}/${saved.name}`);
+      // A schedule typed as JSON in a deprecated spelling is saved, with
+      // the server's advice on what to write instead.
+      for (const w of saved.warnings || []) toast(w, 'error');
       ctx.navigate(jobRoute(saved.group, saved.name));
     } catch (err) {
       if (err instanceof ApiError && err.status === 412) {
