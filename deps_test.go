@@ -27,6 +27,7 @@ func TestDependenciesPointInward(t *testing.T) {
 		"internal/cluster":  {"clock", "internal/outage", "store"},
 		"internal/engine":   {"calendar", "clock", "internal/outage", "schedule", "store"},
 		"api":               nil,
+		"api/wire":          {"api", "calendar", "jobs", "schedule"},
 		"jobs":              nil,
 		"jobs/httpjob":      {"jobs"},
 		"jobs/shelljob":     {"jobs"},

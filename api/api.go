@@ -95,6 +95,11 @@ type Job struct {
 	Version int64 `json:"version,omitempty"`
 	// Status is computed by the server; ignored on input.
 	Status *JobStatus `json:"status,omitempty"`
+	// Warnings answer a write that used a deprecated spelling the server
+	// still accepts, each naming the field ("triggers[0].schedule: …");
+	// the same text is in the response's Warning headers. Ignored on
+	// input.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Trigger fires a job on a schedule.
@@ -102,8 +107,12 @@ type Trigger struct {
 	// Name identifies the trigger within the job's group; defaults to the
 	// job's name with its index ("nightly-0").
 	Name string `json:"name,omitempty"`
-	// Schedule is the schedule in package schedule's JSON form, for example
-	// {"kind":"cron","expression":"0 30 2 ? * MON-FRI","time_zone":"Europe/Berlin"}.
+	// Schedule says when the trigger fires: an object whose "kind" is
+	// cron, once, simple, calendar_interval or daily_time_interval, each
+	// with its own fields, as docs/api.md describes; for example
+	// {"kind":"cron","expression":"0 30 2 ? * MON-FRI","time_zone":"Europe/Berlin"}
+	// or {"kind":"simple","interval":"5m"}. Package api/wire decodes and
+	// encodes it.
 	Schedule json.RawMessage `json:"schedule"`
 	// Calendar names an exclusion calendar.
 	Calendar string `json:"calendar,omitempty"`
@@ -285,11 +294,19 @@ type Explanation struct {
 // Calendar is a named exclusion calendar.
 type Calendar struct {
 	Name string `json:"name"`
-	// Calendar is the calendar in package calendar's JSON form.
+	// Calendar is the calendar's definition: an object whose "type" is
+	// holiday, weekly, monthly, annual, daily or cron, with its
+	// "time_zone", its type's fields and an optional "base" calendar, as
+	// docs/api.md describes; for example
+	// {"type":"weekly","time_zone":"UTC","excluded_days_of_week":[1,7]}.
+	// Package api/wire decodes and encodes it.
 	Calendar json.RawMessage `json:"calendar"`
 	// UsedBy lists the triggers ("group.name") that use the calendar.
 	// Read-only.
 	UsedBy []string `json:"used_by,omitempty"`
+	// Warnings answer a write that used a deprecated spelling, as
+	// Job.Warnings do. Ignored on input.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Node is a scheduler node of the cluster.

@@ -186,7 +186,7 @@ func TestUpcomingFirings(t *testing.T) {
 		}
 	}
 	if _, err := c.PutCalendar(ctx, api.Calendar{Name: "no-mondays",
-		Calendar: json.RawMessage(`{"type":"weekly","tz":"America/New_York","excludedDaysOfWeek":[2]}`)}); err != nil {
+		Calendar: json.RawMessage(`{"type":"weekly","time_zone":"America/New_York","excluded_days_of_week":[2]}`)}); err != nil {
 		t.Fatalf("PutCalendar: %v", err)
 	}
 	jobs := []api.Job{
@@ -295,7 +295,7 @@ func TestImportCalendar(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ImportCalendar: %v", err)
 	}
-	wantCal := `{"type":"holiday","tz":"Europe/Berlin","description":"Holidays in Germany","excludedDates":["` +
+	wantCal := `{"type":"holiday","time_zone":"Europe/Berlin","description":"Holidays in Germany","excluded_dates":["` +
 		strings.Join(wantDates, `","`) + `"],"base":null}`
 	if !res.Created || res.DryRun || res.Events != 5 || !reflect.DeepEqual(res.Dates, wantDates) || string(res.Calendar.Calendar) != wantCal {
 		t.Errorf("import: %+v\n calendar %s\n want created, 5 events, dates %v, calendar %s", res, res.Calendar.Calendar, wantDates, wantCal)
@@ -315,7 +315,7 @@ func TestImportCalendar(t *testing.T) {
 		t.Errorf("second import: %+v; want replaced, 2026-10-02 and not 2026-10-03", res)
 	}
 	stored, err = c.GetCalendar(ctx, "de")
-	if err != nil || !strings.Contains(string(stored.Calendar), `"tz":"America/New_York","description":"DE in NY"`) {
+	if err != nil || !strings.Contains(string(stored.Calendar), `"time_zone":"America/New_York","description":"DE in NY"`) {
 		t.Errorf("stored after the second import: %s, %v", stored.Calendar, err)
 	}
 	audit, err := c.ListAudit(ctx, api.AuditQuery{Target: "calendars/de"})

@@ -2,10 +2,12 @@ package apiclient
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -75,8 +77,19 @@ func (c *Client) CreateJob(ctx context.Context, job api.Job) (*api.Job, error) {
 // change was made from: the server refuses the change with
 // api.CodeVersionMismatch unless it is the job's current version. 0 means
 // no precondition.
+//
+// job is the whole job: PutJob sends every field, an empty one as null,
+// so that an empty field clears the stored value (Paused false resumes
+// the job, nil Triggers removes its triggers). A PUT body that leaves a
+// field out keeps the stored value instead (docs/api.md); a Go value
+// cannot leave a field out, so read the job with GetJob and change what
+// you mean to change.
 func (c *Client) PutJob(ctx context.Context, job api.Job, ifMatch int64) (saved *api.Job, created bool, err error) {
-	req := request{method: http.MethodPut, path: path("jobs", job.Group, job.Name), body: job}
+	body, err := wholeJob(job)
+	if err != nil {
+		return nil, false, err
+	}
+	req := request{method: http.MethodPut, path: path("jobs", job.Group, job.Name), body: body}
 	if ifMatch != 0 {
 		req.header = http.Header{"If-Match": {formatETag(ifMatch)}}
 	}
@@ -86,6 +99,26 @@ func (c *Client) PutJob(ctx context.Context, job api.Job, ifMatch int64) (saved 
 		return nil, false, err
 	}
 	return &out, resp.status == http.StatusCreated, nil
+}
+
+// wholeJob is job's JSON object with every field present: those that
+// encode as nothing are null.
+func wholeJob(job api.Job) (map[string]json.RawMessage, error) {
+	raw, err := json.Marshal(job)
+	if err != nil {
+		return nil, fmt.Errorf("apiclient: encoding job %s/%s: %w", job.Group, job.Name, err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, fmt.Errorf("apiclient: encoding job %s/%s: %w", job.Group, job.Name, err)
+	}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[api.Job]()) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if _, ok := fields[name]; !ok && name != "" && name != "-" {
+			fields[name] = json.RawMessage("null")
+		}
+	}
+	return fields, nil
 }
 
 // DeleteJob deletes a job and its triggers.

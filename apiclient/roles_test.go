@@ -398,5 +398,5 @@ func roleJob(group, name, url, description string) api.Job {
 
 // holidays is a holiday calendar excluding one date.
 func holidays(name, date string) api.Calendar {
-	return api.Calendar{Name: name, Calendar: json.RawMessage(`{"type":"holiday","tz":"UTC","excludedDates":["` + date + `"]}`)}
+	return api.Calendar{Name: name, Calendar: json.RawMessage(`{"type":"holiday","time_zone":"UTC","excluded_dates":["` + date + `"]}`)}
 }

@@ -286,7 +286,7 @@ func TestCalendarsAndNodes(t *testing.T) {
 	t.Parallel()
 	c := servertest.Start(t, nil).Client
 	ctx := t.Context()
-	cal := api.Calendar{Name: "holidays", Calendar: json.RawMessage(`{"type":"holiday","tz":"Europe/Berlin","excludedDates":["2025-12-25"]}`)}
+	cal := api.Calendar{Name: "holidays", Calendar: json.RawMessage(`{"type":"holiday","time_zone":"Europe/Berlin","excluded_dates":["2025-12-25"]}`)}
 	created, err := c.PutCalendar(ctx, cal)
 	if err != nil || !created {
 		t.Fatalf("PutCalendar: created %v, %v", created, err)

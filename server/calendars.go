@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/api/wire"
 	"github.com/chime-scheduler/chime/calendar"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
 )
@@ -61,9 +63,9 @@ func (s *Server) calendar(ctx context.Context, name string, usedBy map[string][]
 	if err != nil {
 		return nil, err
 	}
-	raw, err := calendar.Marshal(cal)
+	raw, err := wire.EncodeCalendar(cal)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("server: calendar %q: %w", name, err)
 	}
 	return &api.Calendar{Name: name, Calendar: raw, UsedBy: usedBy[name]}, nil
 }
@@ -81,24 +83,31 @@ func (s *Server) GetCalendar(ctx context.Context, name string) (*api.Calendar, e
 	return c, err
 }
 
-// PutCalendar creates or replaces a calendar. Replacing one moves the next
-// fire times of the triggers that use it.
-func (s *Server) PutCalendar(ctx context.Context, actor string, c api.Calendar) (bool, error) {
+// PutCalendar creates or replaces a calendar, and returns it as stored,
+// in the API's current form, with warnings for deprecated spellings it
+// used. Replacing one moves the next fire times of the triggers that use
+// it.
+func (s *Server) PutCalendar(ctx context.Context, actor string, c api.Calendar) (*api.Calendar, bool, error) {
 	if err := checkName("name", c.Name); err != nil {
-		return false, err
+		return nil, false, err
 	}
-	if len(bytes.TrimSpace(c.Calendar)) == 0 {
-		return false, invalidf("calendar", `is required, such as {"type":"weekly","tz":"UTC","excludedDaysOfWeek":[1,7]}`)
+	if len(bytes.TrimSpace(nullAsEmpty(c.Calendar))) == 0 {
+		return nil, false, invalidf("calendar", `is required, such as {"type":"weekly","time_zone":"UTC","excluded_days_of_week":[1,7]}`)
 	}
-	cal, err := calendar.Unmarshal(c.Calendar)
+	cal, warnings, err := wire.DecodeCalendar(c.Calendar, "calendar")
 	if err != nil {
-		var fe *calendar.FieldError
-		if errors.As(err, &fe) {
-			return false, invalidf("calendar."+fe.Field, "%v", fe.Err)
-		}
-		return false, invalidf("calendar", "%v", err)
+		return nil, false, err
 	}
-	return s.saveCalendar(ctx, actor, c.Name, cal, nil, false)
+	raw, err := wire.EncodeCalendar(cal)
+	if err != nil {
+		return nil, false, fmt.Errorf("server: calendar %q: %w", c.Name, err)
+	}
+	created, err := s.saveCalendar(ctx, actor, c.Name, cal, nil, false)
+	if err != nil {
+		return nil, false, err
+	}
+	out := &api.Calendar{Name: c.Name, Calendar: raw, Warnings: s.warn(ctx, actor, "calendars/"+c.Name, warnings)}
+	return out, created, nil
 }
 
 // saveCalendar creates or replaces the calendar name with cal, moving the

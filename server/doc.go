@@ -31,9 +31,13 @@
 // that Go job types never see; its timeout and recovery are the chime
 // job's own. Writes are checked first and refused whole, with an error
 // naming the field ("triggers[0].schedule.expression"). An upsert by key
-// (PutJob) reconciles: triggers no longer listed are removed, unchanged
-// triggers keep their firing state, and an upsert that changes nothing
-// writes nothing. Every write of the job bumps its version, and an update
+// (PutJob) reconciles: fields the request left out keep their stored
+// values (its triggers included), triggers no longer listed are removed,
+// unchanged triggers keep their firing state, and an upsert that changes
+// nothing writes nothing. Schedules and calendars travel in the API's form
+// of package api/wire and are stored in the library's own encoding, so
+// the previous release's spellings, still accepted with a warning, change
+// nothing stored. Every write of the job bumps its version, and an update
 // that names the version it read (If-Match) is applied only if nobody
 // changed the job since, checked atomically by the store.
 //

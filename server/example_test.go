@@ -43,7 +43,7 @@ func Example_embedded() {
 		panic(err)
 	}
 	job := api.Job{Group: "demo", Name: "greeter", Type: "greet", Data: map[string]any{"name": "world"}}
-	if _, _, err := srv.PutJob(ctx, "example", job, 0); err != nil {
+	if _, _, err := srv.PutJob(ctx, "example", job, 0, nil); err != nil {
 		panic(err)
 	}
 

@@ -3,10 +3,12 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/api/wire"
 	"github.com/chime-scheduler/chime/calendar"
 	"github.com/chime-scheduler/chime/server/internal/ics"
 )
@@ -66,9 +68,9 @@ func (s *Server) ImportCalendar(ctx context.Context, actor, name string, req api
 		return nil, invalidf("ics", "%v", err)
 	}
 	hol = hol.WithDescription(desc)
-	raw, err := calendar.Marshal(hol)
+	raw, err := wire.EncodeCalendar(hol)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("server: calendar %q: %w", name, err)
 	}
 	created, err := s.saveCalendar(ctx, actor, name, hol, map[string]any{
 		"source": "ics import", "events": read.Events, "dates": len(read.Dates), "time_zone": read.Location.String(),

@@ -257,6 +257,7 @@ func (s *Server) CreateJob(ctx context.Context, actor string, job api.Job) (*api
 		return nil, err
 	}
 	s.audit(ctx, actor, "job.create", jobTarget(key), map[string]any{"version": stored.Version, "type": stored.Type})
+	stored.Warnings = s.warn(ctx, actor, jobTarget(key), w.warnings)
 	return stored, nil
 }
 
@@ -280,20 +281,28 @@ func (s *Server) checkTriggerKeys(ctx context.Context, job chime.JobKey, trigger
 
 // PutJob creates or replaces a job by key, reconciling its triggers:
 // triggers no longer listed are removed, unchanged ones keep their firing
-// state, and an upsert that changes nothing writes nothing. With ifMatch
+// state, and an upsert that changes nothing writes nothing. keep lists the
+// fields of job, by JSON name, that the request left out: an existing job
+// keeps its stored values of them (the triggers included, untouched), so
+// that the same PUT twice changes nothing; see keepStored. With ifMatch
 // set, the write happens only if the stored job has that version, checked
 // atomically with the write.
-func (s *Server) PutJob(ctx context.Context, actor string, job api.Job, ifMatch int64) (*api.Job, bool, error) {
-	w, err := s.jobFromAPI(ctx, job)
-	if err != nil {
-		return nil, false, err
-	}
-	key := w.detail.Key
-	if err := s.checkTriggerKeys(ctx, key, w.triggers); err != nil {
-		return nil, false, err
-	}
+func (s *Server) PutJob(ctx context.Context, actor string, job api.Job, ifMatch int64, keep []string) (*api.Job, bool, error) {
 	for range maxWriteAttempts {
-		created, changed, err := s.putJobOnce(ctx, w, ifMatch)
+		merged, base, keepTriggers, err := s.keepStored(ctx, job, keep)
+		if err != nil {
+			return nil, false, err
+		}
+		w, err := s.jobFromAPI(ctx, merged)
+		if err != nil {
+			return nil, false, err
+		}
+		w.keepTriggers = keepTriggers
+		key := w.detail.Key
+		if err := s.checkTriggerKeys(ctx, key, w.triggers); err != nil {
+			return nil, false, err
+		}
+		created, changed, err := s.putJobOnce(ctx, w, ifMatch, base)
 		if errors.Is(err, errRaced) {
 			continue
 		}
@@ -311,23 +320,85 @@ func (s *Server) PutJob(ctx context.Context, actor string, job api.Job, ifMatch 
 			}
 			s.audit(ctx, actor, action, jobTarget(key), map[string]any{"version": stored.Version, "type": stored.Type})
 		}
+		stored.Warnings = s.warn(ctx, actor, jobTarget(key), w.warnings)
 		return stored, created, nil
 	}
+	key := chime.NewJobKey(job.Group, job.Name)
 	return nil, false, httpjson.Errorf(api.CodeConflict, "", "job %s/%s changed under this request %d times; try again", key.Group, key.Name, maxWriteAttempts)
+}
+
+// keepStored fills the fields of job that keep names from the stored job
+// with its key, if there is one: description, type, http, shell, data,
+// timeout, retry, overlap, requests_recovery, alerts and paused take the
+// stored values, and triggers, when kept, are left as they are
+// (keepTriggers). group and name are the path's, and version, status and
+// warnings are read-only, so keeping them changes nothing. It returns the
+// version it read, which the write must still find, or 0 when it read
+// nothing.
+func (s *Server) keepStored(ctx context.Context, job api.Job, keep []string) (merged api.Job, version int64, keepTriggers bool, err error) {
+	if len(keep) == 0 {
+		return job, 0, false, nil
+	}
+	key := chime.NewJobKey(job.Group, job.Name)
+	d, err := s.sched.Job(ctx, key)
+	switch {
+	case errors.Is(err, chime.ErrJobNotFound):
+		return job, 0, false, nil
+	case err != nil:
+		return job, 0, false, err
+	}
+	cur, err := jobToAPI(d, nil)
+	if err != nil {
+		return job, 0, false, err
+	}
+	for _, field := range keep {
+		switch field {
+		case "description":
+			job.Description = cur.Description
+		case "type":
+			job.Type = cur.Type
+		case "http":
+			job.HTTP = cur.HTTP
+		case "shell":
+			job.Shell = cur.Shell
+		case "data":
+			job.Data = cur.Data
+		case "triggers":
+			keepTriggers = true
+		case "timeout":
+			job.Timeout = cur.Timeout
+		case "retry":
+			job.Retry = cur.Retry
+		case "overlap":
+			job.Overlap = cur.Overlap
+		case "requests_recovery":
+			job.RequestsRecovery = cur.RequestsRecovery
+		case "alerts":
+			job.Alerts = cur.Alerts
+		case "paused":
+			job.Paused = cur.Paused
+		}
+	}
+	return job, d.Version, keepTriggers, nil
 }
 
 // errRaced reports a write that lost a race with another one, which
 // PutJob tries again.
 var errRaced = errors.New("server: concurrent write")
 
-// putJobOnce makes one attempt at PutJob's write.
-func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch int64) (created, changed bool, err error) {
+// putJobOnce makes one attempt at PutJob's write. base, when not 0, is
+// the version the write was merged from: a job at another version, or a
+// missing one, lost a race.
+func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch, base int64) (created, changed bool, err error) {
 	key := w.detail.Key
 	cur, err := s.sched.Job(ctx, key)
 	switch {
 	case errors.Is(err, chime.ErrJobNotFound):
 		if ifMatch != 0 {
 			return false, false, httpjson.Errorf(api.CodeVersionMismatch, "", "job %s/%s does not exist, and If-Match named version %d", key.Group, key.Name, ifMatch)
+		}
+		if base != 0 {
+			return false, false, errRaced
 		}
 		err := s.sched.ScheduleJob(ctx, w.detail, w.triggers, nil)
 		if errors.Is(err, chime.ErrJobExists) {
@@ -346,6 +417,8 @@ func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch int64) (cr
 		return false, false, err
 	case ifMatch != 0 && cur.Version != ifMatch:
 		return false, false, versionMismatch(key, cur.Version, ifMatch)
+	case base != 0 && cur.Version != base:
+		return false, false, errRaced
 	}
 	existing, err := s.jobTriggers(ctx, key)
 	if err != nil {
@@ -353,7 +426,7 @@ func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch int64) (cr
 	}
 	stored := make(map[chime.TriggerKey]chime.TriggerInfo)
 	for _, t := range existing {
-		if !serverMade(t.Key.Group) {
+		if !serverMade(t.Key.Group) && !w.keepTriggers {
 			stored[t.Key] = t
 		}
 	}

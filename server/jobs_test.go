@@ -25,7 +25,7 @@ func TestPutJobVersionsAndReconciliation(t *testing.T) {
 		s := newServer(t, url)
 		j := httpJob(t, "reports", "nightly", "https://example.com/run")
 
-		got, created, err := s.PutJob(ctx, "alice", j, 0)
+		got, created, err := s.PutJob(ctx, "alice", j, 0, nil)
 		if err != nil || !created {
 			t.Fatalf("PutJob of a new job = created %v, %v; want created", created, err)
 		}
@@ -34,14 +34,14 @@ func TestPutJobVersionsAndReconciliation(t *testing.T) {
 			t.Fatalf("stored job = %+v, want a version and trigger nightly-0 with a next fire time", got)
 		}
 
-		again, created, err := s.PutJob(ctx, "alice", j, v1)
+		again, created, err := s.PutJob(ctx, "alice", j, v1, nil)
 		if err != nil || created || again.Version != v1 {
 			t.Fatalf("PutJob of the same job = version %d created %v, %v; want version %d unchanged", again.Version, created, err, v1)
 		}
 
 		j.Description = "every night"
 		j.Triggers = append(j.Triggers, api.Trigger{Name: "noon", Schedule: cronSchedule("0 0 12 * * ?")})
-		updated, _, err := s.PutJob(ctx, "alice", j, v1)
+		updated, _, err := s.PutJob(ctx, "alice", j, v1, nil)
 		if err != nil {
 			t.Fatalf("PutJob with the current version: %v", err)
 		}
@@ -51,14 +51,14 @@ func TestPutJobVersionsAndReconciliation(t *testing.T) {
 
 		stale := j
 		stale.Description = "stale edit"
-		_, _, err = s.PutJob(ctx, "bob", stale, v1)
+		_, _, err = s.PutJob(ctx, "bob", stale, v1, nil)
 		wantAPIError(t, err, api.CodeVersionMismatch, "")
 		if cur, _ := s.GetJob(ctx, "reports", "nightly"); cur.Version != updated.Version || cur.Description != "every night" {
 			t.Fatalf("a refused PutJob changed the job: %+v", cur)
 		}
 
 		j.Triggers = j.Triggers[1:] // drop nightly-0
-		reconciled, _, err := s.PutJob(ctx, "alice", j, 0)
+		reconciled, _, err := s.PutJob(ctx, "alice", j, 0, nil)
 		if err != nil {
 			t.Fatalf("PutJob without a precondition: %v", err)
 		}
@@ -70,7 +70,7 @@ func TestPutJobVersionsAndReconciliation(t *testing.T) {
 		wantAPIError(t, err, api.CodeConflict, "")
 
 		missing := httpJob(t, "reports", "missing", "https://example.com")
-		_, _, err = s.PutJob(ctx, "alice", missing, 3)
+		_, _, err = s.PutJob(ctx, "alice", missing, 3, nil)
 		wantAPIError(t, err, api.CodeVersionMismatch, "")
 		_, err = s.GetJob(ctx, "reports", "missing")
 		wantAPIError(t, err, api.CodeNotFound, "")
@@ -103,8 +103,23 @@ func TestBadInputIsRefusedNamingTheFieldAndChangesNothing(t *testing.T) {
 		}, api.CodeInvalidArgument, "triggers[0].schedule.time_zone"},
 		{"unknown schedule field", func(j *api.Job) {
 			j.Triggers[0].Schedule = json.RawMessage(`{"kind":"cron","expresion":"0 0 2 * * ?"}`)
-		}, api.CodeInvalidArgument, "triggers[0].schedule"},
+		}, api.CodeInvalidArgument, "triggers[0].schedule.expresion"},
 		{"missing schedule", func(j *api.Job) { j.Triggers[0].Schedule = nil }, api.CodeInvalidArgument, "triggers[0].schedule"},
+		{"interval as a number", func(j *api.Job) {
+			j.Triggers[0].Schedule = json.RawMessage(`{"kind":"simple","interval":5}`)
+		}, api.CodeInvalidArgument, "triggers[0].schedule.interval"},
+		{"interval not a duration", func(j *api.Job) {
+			j.Triggers[0].Schedule = json.RawMessage(`{"kind":"simple","interval":"5 minutes"}`)
+		}, api.CodeInvalidArgument, "triggers[0].schedule.interval"},
+		{"count without interval", func(j *api.Job) {
+			j.Triggers[0].Schedule = json.RawMessage(`{"kind":"simple","repeat_count":3}`)
+		}, api.CodeInvalidArgument, "triggers[0].schedule.interval"},
+		{"misplaced schedule field", func(j *api.Job) {
+			j.Triggers[0].Schedule = json.RawMessage(`{"kind":"simple","interval":"5s","time_zone":"UTC"}`)
+		}, api.CodeInvalidArgument, "triggers[0].schedule.time_zone"},
+		{"upper-case kind", func(j *api.Job) {
+			j.Triggers[0].Schedule = json.RawMessage(`{"kind":"CRON","expression":"0 0 2 * * ?"}`)
+		}, api.CodeInvalidArgument, "triggers[0].schedule.kind"},
 		{"bad misfire", func(j *api.Job) { j.Triggers[0].Misfire = "SOMETIMES" }, api.CodeInvalidArgument, "triggers[0].misfire"},
 		{"unknown calendar", func(j *api.Job) { j.Triggers[0].Calendar = "holidays" }, api.CodeInvalidArgument, "triggers[0].calendar"},
 		{"duplicate trigger name", func(j *api.Job) {
@@ -137,7 +152,7 @@ func TestBadInputIsRefusedNamingTheFieldAndChangesNothing(t *testing.T) {
 			tt.edit(&j)
 			_, err := s.CreateJob(ctx, "alice", j)
 			wantAPIError(t, err, tt.code, tt.field)
-			_, _, err = s.PutJob(ctx, "alice", j, 0)
+			_, _, err = s.PutJob(ctx, "alice", j, 0, nil)
 			wantAPIError(t, err, tt.code, tt.field)
 			if _, err := s.GetJob(ctx, "g", "new"); err == nil {
 				t.Fatal("a refused job was stored")
@@ -148,7 +163,7 @@ func TestBadInputIsRefusedNamingTheFieldAndChangesNothing(t *testing.T) {
 			edited := base
 			edited.Triggers = append([]api.Trigger(nil), base.Triggers...)
 			tt.edit(&edited)
-			_, _, err = s.PutJob(ctx, "alice", edited, 0)
+			_, _, err = s.PutJob(ctx, "alice", edited, 0, nil)
 			wantAPIError(t, err, tt.code, tt.field)
 			cur, err := s.GetJob(ctx, "g", "existing")
 			if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/api/wire"
 	"github.com/chime-scheduler/chime/jobs"
 	"github.com/chime-scheduler/chime/jobs/httpjob"
 	"github.com/chime-scheduler/chime/jobs/shelljob"
@@ -316,7 +317,12 @@ func compilePlan(typ string, st jobSettings, shellEnabled, goType bool) (*plan, 
 type jobWrite struct {
 	detail   chime.JobDetail
 	triggers []chime.Trigger
-	plan     *plan
+	// keepTriggers leaves the stored triggers as they are: the request
+	// did not list them.
+	keepTriggers bool
+	plan         *plan
+	// warnings report deprecated spellings the request used.
+	warnings []wire.Warning
 }
 
 // jobFromAPI checks j and translates it. Every problem is an
@@ -331,6 +337,7 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 	if j.Type == "" {
 		return nil, invalidf("type", "is required: http, shell or a Go job type this server registered")
 	}
+	j.HTTP, j.Shell = nullAsEmpty(j.HTTP), nullAsEmpty(j.Shell)
 	st := jobSettings{HTTP: j.HTTP, Shell: j.Shell, Retry: j.Retry, Overlap: j.Overlap, Alerts: j.Alerts, Paused: j.Paused}
 	p, err := compilePlan(j.Type, st, s.cfg.EnableShellJobs, s.isGoType(j.Type))
 	if err != nil {
@@ -378,10 +385,11 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 	}
 	names := make(map[string]int, len(j.Triggers))
 	for i, at := range j.Triggers {
-		t, err := s.triggerFromAPI(ctx, j, i, at)
+		t, warnings, err := s.triggerFromAPI(ctx, j, i, at)
 		if err != nil {
 			return nil, err
 		}
+		w.warnings = append(w.warnings, warnings...)
 		if first, dup := names[t.Key.Name]; dup {
 			return nil, invalidf(fmt.Sprintf("triggers[%d].name", i), "%q is also the name of triggers[%d]", t.Key.Name, first)
 		}
@@ -391,37 +399,43 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 	return w, nil
 }
 
+// nullAsEmpty returns nil for a JSON null, which decodes into a
+// json.RawMessage as the bytes "null", and raw otherwise.
+func nullAsEmpty(raw json.RawMessage) json.RawMessage {
+	if string(bytes.TrimSpace(raw)) == "null" {
+		return nil
+	}
+	return raw
+}
+
 // triggerName is the name of a job's i-th trigger when it has none.
 func triggerName(job string, i int) string { return job + "-" + strconv.Itoa(i) }
 
-// triggerFromAPI checks the i-th trigger of job j and translates it.
-func (s *Server) triggerFromAPI(ctx context.Context, j api.Job, i int, at api.Trigger) (chime.Trigger, error) {
+// triggerFromAPI checks the i-th trigger of job j and translates it,
+// reporting the deprecated spellings its schedule used.
+func (s *Server) triggerFromAPI(ctx context.Context, j api.Job, i int, at api.Trigger) (chime.Trigger, []wire.Warning, error) {
 	field := fmt.Sprintf("triggers[%d]", i)
 	name := at.Name
 	if name == "" {
 		name = triggerName(j.Name, i)
 	}
 	if err := checkName(field+".name", name); err != nil {
-		return chime.Trigger{}, err
+		return chime.Trigger{}, nil, err
 	}
-	if len(bytes.TrimSpace(at.Schedule)) == 0 || string(bytes.TrimSpace(at.Schedule)) == "null" {
-		return chime.Trigger{}, invalidf(field+".schedule", `is required, such as {"kind":"cron","expression":"0 0 2 * * ?","time_zone":"UTC"}`)
+	if len(bytes.TrimSpace(nullAsEmpty(at.Schedule))) == 0 {
+		return chime.Trigger{}, nil, invalidf(field+".schedule", `is required, such as {"kind":"cron","expression":"0 0 2 * * ?","time_zone":"UTC"}`)
 	}
-	sched, err := schedule.Unmarshal(at.Schedule)
+	sched, warnings, err := wire.DecodeSchedule(at.Schedule, field+".schedule")
 	if err != nil {
-		var se *schedule.ValidationError
-		if errors.As(err, &se) {
-			return chime.Trigger{}, fieldErr(field+".schedule", err)
-		}
-		return chime.Trigger{}, invalidf(field+".schedule", "%v", strings.TrimPrefix(err.Error(), "schedule: decode: "))
+		return chime.Trigger{}, nil, err
 	}
 	if err := checkData(field+".data", at.Data); err != nil {
-		return chime.Trigger{}, err
+		return chime.Trigger{}, nil, err
 	}
 	if n, err := dataSize(at.Data); err != nil {
-		return chime.Trigger{}, invalidf(field+".data", "cannot be encoded as JSON: %v", err)
+		return chime.Trigger{}, nil, invalidf(field+".data", "cannot be encoded as JSON: %v", err)
 	} else if n > s.cfg.MaxJobDataBytes {
-		return chime.Trigger{}, invalidf(field+".data", "encodes to %d bytes, more than this server's limit of %d", n, s.cfg.MaxJobDataBytes)
+		return chime.Trigger{}, nil, invalidf(field+".data", "encodes to %d bytes, more than this server's limit of %d", n, s.cfg.MaxJobDataBytes)
 	}
 	t := chime.Trigger{
 		Key:                chime.NewTriggerKey(j.Group, name),
@@ -445,34 +459,45 @@ func (s *Server) triggerFromAPI(ctx context.Context, j api.Job, i int, at api.Tr
 		start = s.now()
 	}
 	if !t.EndTime.IsZero() && t.EndTime.Before(start) {
-		return chime.Trigger{}, invalidf(field+".end_time", "%s is before the start time %s", t.EndTime.Format(time.RFC3339), start.Format(time.RFC3339))
+		return chime.Trigger{}, nil, invalidf(field+".end_time", "%s is before the start time %s", t.EndTime.Format(time.RFC3339), start.Format(time.RFC3339))
 	}
 	if at.Misfire != "" && !slices.Contains(schedule.MisfireInstructions(), t.MisfireInstruction) {
-		return chime.Trigger{}, invalidf(field+".misfire", "%q is not a misfire instruction; want one of %v", at.Misfire, schedule.MisfireInstructions())
+		return chime.Trigger{}, nil, invalidf(field+".misfire", "%q is not a misfire instruction; want one of %v", at.Misfire, schedule.MisfireInstructions())
 	}
 	timing := schedule.Trigger{Schedule: sched, StartTime: start, EndTime: t.EndTime, MisfireInstruction: t.MisfireInstruction}
 	if err := timing.Validate(); err != nil {
 		var se *schedule.ValidationError
 		if errors.As(err, &se) && se.Field == "misfire_instruction" {
-			return chime.Trigger{}, invalidf(field+".misfire", "%s", se.Reason)
+			return chime.Trigger{}, nil, invalidf(field+".misfire", "%s", se.Reason)
 		}
-		return chime.Trigger{}, fieldErr(field, err)
+		return chime.Trigger{}, nil, fieldErr(field, err)
 	}
 	var cal schedule.Calendar
 	if at.Calendar != "" {
 		c, err := s.sched.Calendar(ctx, at.Calendar)
 		switch {
 		case errors.Is(err, chime.ErrCalendarNotFound):
-			return chime.Trigger{}, invalidf(field+".calendar", "no calendar is named %q", at.Calendar)
+			return chime.Trigger{}, nil, invalidf(field+".calendar", "no calendar is named %q", at.Calendar)
 		case err != nil:
-			return chime.Trigger{}, err
+			return chime.Trigger{}, nil, err
 		}
 		cal = c
 	}
 	if timing.ComputeFirstFireTime(cal).IsZero() {
-		return chime.Trigger{}, invalidf(field+".schedule", "never fires after %s (within its end time and calendar)", start.Format(time.RFC3339))
+		return chime.Trigger{}, nil, invalidf(field+".schedule", "never fires after %s (within its end time and calendar)", start.Format(time.RFC3339))
 	}
-	return t, nil
+	return t, warnings, nil
+}
+
+// warn logs the deprecated spellings a write to target used, one line
+// each, and returns them as the response's warnings.
+func (s *Server) warn(ctx context.Context, actor, target string, warnings []wire.Warning) []string {
+	var out []string
+	for _, w := range warnings {
+		s.log.WarnContext(ctx, "deprecated spelling accepted", "actor", actor, "target", target, "field", w.Field, "warning", w.Message)
+		out = append(out, w.String())
+	}
+	return out
 }
 
 // dataSize returns the size of a data map's JSON encoding.
@@ -586,7 +611,7 @@ func jobToAPI(d *chime.JobDetail, triggers []chime.TriggerInfo) (*api.Job, error
 
 // triggerToAPI translates a stored trigger for the API.
 func triggerToAPI(job chime.JobKey, ti chime.TriggerInfo) (api.Trigger, error) {
-	sched, err := schedule.Marshal(ti.Schedule)
+	sched, err := wire.EncodeSchedule(ti.Schedule)
 	if err != nil {
 		return api.Trigger{}, fmt.Errorf("server: trigger %s: %w", ti.Key, err)
 	}
@@ -627,8 +652,8 @@ func formatDuration(d time.Duration) string {
 // sameTrigger reports whether the stored trigger ti already is what t asks
 // for, so that an upsert can leave it, and its firing state, alone.
 func sameTrigger(ti chime.TriggerInfo, t chime.Trigger) bool {
-	a, errA := schedule.Marshal(ti.Schedule)
-	b, errB := schedule.Marshal(t.Schedule)
+	a, errA := wire.EncodeSchedule(ti.Schedule)
+	b, errB := wire.EncodeSchedule(t.Schedule)
 	if errA != nil || errB != nil || !bytes.Equal(a, b) {
 		return false
 	}

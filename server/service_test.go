@@ -83,13 +83,13 @@ func TestCalendarsCronAndUpcoming(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db")
-	weekends := json.RawMessage(`{"type":"weekly","tz":"UTC","excludedDaysOfWeek":[1,7]}`)
-	created, err := s.PutCalendar(ctx, "alice", api.Calendar{Name: "weekdays", Calendar: weekends})
+	weekends := json.RawMessage(`{"type":"weekly","time_zone":"UTC","excluded_days_of_week":[1,7]}`)
+	_, created, err := s.PutCalendar(ctx, "alice", api.Calendar{Name: "weekdays", Calendar: weekends})
 	if err != nil || !created {
 		t.Fatalf("PutCalendar = %v, %v; want created", created, err)
 	}
-	_, err = s.PutCalendar(ctx, "alice", api.Calendar{Name: "bad", Calendar: json.RawMessage(`{"type":"weekly","tz":"Nowhere/Land"}`)})
-	wantAPIError(t, err, api.CodeInvalidArgument, "calendar.tz")
+	_, _, err = s.PutCalendar(ctx, "alice", api.Calendar{Name: "bad", Calendar: json.RawMessage(`{"type":"weekly","time_zone":"Nowhere/Land"}`)})
+	wantAPIError(t, err, api.CodeInvalidArgument, "calendar.time_zone")
 
 	j := api.Job{Group: "g", Name: "daily", Type: "http", HTTP: httpSpec(t, map[string]any{"url": "https://example.com"}),
 		Triggers: []api.Trigger{{Schedule: json.RawMessage(`{"kind":"cron","expression":"0 30 2 * * ?","time_zone":"Europe/Berlin"}`), Calendar: "weekdays"}}}

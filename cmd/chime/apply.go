@@ -63,7 +63,7 @@ The file lists calendars and jobs in the API's form (chime export writes one):
 
   calendars:
     - name: holidays
-      calendar: {type: holiday, tz: Europe/Berlin, excludedDates: ["2025-12-25"]}
+      calendar: {type: holiday, time_zone: Europe/Berlin, excluded_dates: ["2025-12-25"]}
   jobs:
     - group: reports
       name: nightly
@@ -102,6 +102,9 @@ func runApply(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, opts
 	m, err := openManifest(cmd, opts)
 	if err != nil {
 		return err
+	}
+	for _, w := range m.warnings {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
 	}
 	if opts.only == "calendars" && len(m.Jobs) > 0 {
 		return fmt.Errorf("%s lists jobs: apply it with chime apply", opts.file)
@@ -155,7 +158,7 @@ func plan(ctx context.Context, c *apiclient.Client, m *manifest) ([]change, erro
 		case err != nil:
 			return nil, fmt.Errorf("calendar %s: %w", cal.Name, err)
 		default:
-			canon, err := canonicalCalendar(*server)
+			canon, _, err := canonicalCalendar(*server)
 			if err != nil {
 				return nil, fmt.Errorf("calendar %s: the server's copy: %w", cal.Name, err)
 			}
@@ -175,7 +178,7 @@ func plan(ctx context.Context, c *apiclient.Client, m *manifest) ([]change, erro
 		case err != nil:
 			return nil, fmt.Errorf("job %s: %w", ch.key, err)
 		default:
-			canon, err := canonicalJob(*server)
+			canon, _, err := canonicalJob(*server)
 			if err != nil {
 				return nil, fmt.Errorf("job %s: the server's copy: %w", ch.key, err)
 			}

@@ -36,7 +36,7 @@ func TestCalendarsImport(t *testing.T) {
 		t.Errorf("import: %v\n%s\nwant\n%s", err, out, want)
 	}
 	cal, err := srv.Client.GetCalendar(t.Context(), "de")
-	if err != nil || !strings.Contains(string(cal.Calendar), `"description":"Feiertage","excludedDates":["2026-04-06",`) {
+	if err != nil || !strings.Contains(string(cal.Calendar), `"description":"Feiertage","excluded_dates":["2026-04-06",`) {
 		t.Errorf("stored calendar: %v, %v", cal, err)
 	}
 	// In UTC the ceremony, 23:00 to 01:00 UTC, covers two dates.

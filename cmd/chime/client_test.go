@@ -240,7 +240,7 @@ func TestApplyErrors(t *testing.T) {
 		{
 			name: "bad cron, found before asking",
 			yaml: "jobs:\n  - group: g\n    name: c\n    type: http\n    triggers:\n      - schedule: {kind: cron, expression: '0 0 25 * * ?'}\n",
-			want: []string{"jobs[0] (g/c): triggers[0].schedule: ", `hour "25"`},
+			want: []string{"jobs[0] (g/c): triggers[0].schedule.expression: ", `hour "25"`},
 		},
 		{
 			name: "unknown field, found before asking",
@@ -368,7 +368,7 @@ func TestJobAndExecutionCommands(t *testing.T) {
 		t.Errorf("chime nodes:\n%s", out)
 	}
 
-	cal := writeFile(t, "cal.yaml", "calendars:\n  - name: holidays\n    calendar: {type: holiday, tz: Europe/Berlin, excludedDates: ['2025-12-25']}\n")
+	cal := writeFile(t, "cal.yaml", "calendars:\n  - name: holidays\n    calendar: {type: holiday, time_zone: Europe/Berlin, excluded_dates: ['2025-12-25']}\n")
 	if out := chime("calendars", "apply", "-f", cal, "--yes"); !strings.Contains(out, "created calendar holidays\n") {
 		t.Errorf("chime calendars apply:\n%s", out)
 	}

@@ -78,7 +78,7 @@ func export(ctx context.Context, c *apiclient.Client, group string) (*manifest, 
 		if err != nil {
 			return nil, err
 		}
-		canon, err := canonicalJob(job)
+		canon, _, err := canonicalJob(job)
 		if err != nil {
 			return nil, fmt.Errorf("job %s/%s: %w", job.Group, job.Name, err)
 		}
@@ -96,7 +96,7 @@ func export(ctx context.Context, c *apiclient.Client, group string) (*manifest, 
 		if err != nil {
 			return nil, fmt.Errorf("calendar %s: %w", name, err)
 		}
-		canon, err := canonicalCalendar(*cal)
+		canon, _, err := canonicalCalendar(*cal)
 		if err != nil {
 			return nil, fmt.Errorf("calendar %s: %w", name, err)
 		}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -263,15 +262,17 @@ func scheduleSummary(triggers []api.Trigger) string {
 }
 
 // describeSchedule renders a schedule's JSON form briefly: the cron
-// expression and zone, or the kind and its interval.
+// expression and zone, "once", or the interval.
 func describeSchedule(raw json.RawMessage) string {
 	var s struct {
-		Kind             string `json:"kind"`
-		Expression       string `json:"expression"`
-		TimeZone         string `json:"time_zone"`
-		RepeatIntervalMs *int64 `json:"repeat_interval_ms"`
-		Unit             string `json:"unit"`
-		Interval         *int   `json:"interval"`
+		Kind        string          `json:"kind"`
+		Expression  string          `json:"expression"`
+		TimeZone    string          `json:"time_zone"`
+		Unit        string          `json:"unit"`
+		Interval    json.RawMessage `json:"interval"`
+		RepeatCount *int            `json:"repeat_count"`
+		Start       string          `json:"start_time_of_day"`
+		End         string          `json:"end_time_of_day"`
 	}
 	if err := json.Unmarshal(raw, &s); err != nil || s.Kind == "" {
 		return compactJSON(raw)
@@ -280,13 +281,25 @@ func describeSchedule(raw json.RawMessage) string {
 	if s.TimeZone != "" && s.TimeZone != "UTC" {
 		zone = " " + s.TimeZone
 	}
-	switch {
-	case s.Kind == "cron":
+	var every string
+	if err := json.Unmarshal(s.Interval, &every); err != nil && len(s.Interval) > 0 {
+		every = string(s.Interval) + " " + s.Unit // calendar_interval: a count of units
+	}
+	times := ""
+	if s.RepeatCount != nil {
+		times = fmt.Sprintf(", %d more times", *s.RepeatCount)
+	}
+	switch s.Kind {
+	case "cron":
 		return "cron " + s.Expression + zone
-	case s.RepeatIntervalMs != nil:
-		return "every " + (time.Duration(*s.RepeatIntervalMs) * time.Millisecond).String()
-	case s.Interval != nil && s.Unit != "":
-		return fmt.Sprintf("every %d %s%s", *s.Interval, strings.ToLower(s.Unit), zone)
+	case "once":
+		return "once"
+	case "simple":
+		return "every " + every + times
+	case "daily_time_interval":
+		return fmt.Sprintf("every %s from %s to %s%s%s", every, s.Start, s.End, zone, times)
+	case "calendar_interval":
+		return "every " + every + zone
 	}
 	return s.Kind
 }

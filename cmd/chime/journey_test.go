@@ -178,7 +178,7 @@ func journey(t *testing.T, databaseURL string) {
 	reportJob := map[string]any{
 		"type":     "http",
 		"http":     map[string]any{"url": broken.URL + "/report"},
-		"triggers": []any{map[string]any{"schedule": map[string]any{"kind": "simple", "repeat_count": 0, "repeat_interval_ms": 1000}}},
+		"triggers": []any{map[string]any{"schedule": map[string]any{"kind": "once"}}},
 		"retry":    map[string]any{"max_attempts": 2, "backoff": "fixed", "delay": "1s", "jitter": 0},
 	}
 	var refused api.Error

@@ -14,7 +14,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/calendar"
+	"github.com/chime-scheduler/chime/api/wire"
 	"github.com/chime-scheduler/chime/jobs"
 	"github.com/chime-scheduler/chime/schedule"
 )
@@ -27,12 +27,15 @@ const maxManifestBytes = 16 << 20
 type manifest struct {
 	Calendars []api.Calendar `json:"calendars,omitempty"`
 	Jobs      []api.Job      `json:"jobs,omitempty"`
+	// warnings report deprecated spellings the file used, each naming the
+	// entry and field; readManifest sets them.
+	warnings []string
 }
 
 // readManifest reads and checks a manifest: known fields only, every job
 // and calendar named once, every schedule and calendar valid. Errors name
 // the entry and its field. The entries come back in canonical form (see
-// canonicalJob).
+// canonicalJob), and deprecated spellings, still accepted, in m.warnings.
 func readManifest(r io.Reader, name string) (*manifest, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxManifestBytes+1))
 	if err != nil {
@@ -58,8 +61,12 @@ func readManifest(r io.Reader, name string) (*manifest, error) {
 			return nil, fmt.Errorf("%s: calendar %q is also calendars[%d]", where, c.Name, prev)
 		}
 		seen["calendar "+c.Name] = i
-		if m.Calendars[i], err = canonicalCalendar(c); err != nil {
+		var warnings []wire.Warning
+		if m.Calendars[i], warnings, err = canonicalCalendar(c); err != nil {
 			return nil, fmt.Errorf("%s (%s): %w", where, c.Name, err)
+		}
+		for _, w := range warnings {
+			m.warnings = append(m.warnings, fmt.Sprintf("%s (%s): %s", where, c.Name, w))
 		}
 	}
 	for i, j := range m.Jobs {
@@ -72,8 +79,12 @@ func readManifest(r io.Reader, name string) (*manifest, error) {
 			return nil, fmt.Errorf("%s: job %s is also jobs[%d]", where, key, prev)
 		}
 		seen["job "+key] = i
-		if m.Jobs[i], err = canonicalJob(j); err != nil {
+		var warnings []wire.Warning
+		if m.Jobs[i], warnings, err = canonicalJob(j); err != nil {
 			return nil, fmt.Errorf("%s (%s): %w", where, key, err)
+		}
+		for _, w := range warnings {
+			m.warnings = append(m.warnings, fmt.Sprintf("%s (%s): %s", where, key, w))
 		}
 	}
 	return m, nil
@@ -127,12 +138,15 @@ func untagTimestamps(n *yaml.Node) {
 
 // canonicalJob returns j as chime apply compares it: without what the
 // server computes (version, status, trigger state and fire times), with
-// trigger names defaulted as the server defaults them, schedules in
-// package schedule's canonical JSON, instants in UTC and durations in Go's
-// canonical form, so that two descriptions of the same job compare equal.
-func canonicalJob(j api.Job) (api.Job, error) {
+// trigger names defaulted as the server defaults them, schedules in the
+// API's current form (package api/wire), instants in UTC and durations in
+// Go's canonical form, so that two descriptions of the same job compare
+// equal. It reports the deprecated spellings j's schedules used.
+func canonicalJob(j api.Job) (api.Job, []wire.Warning, error) {
+	var warnings []wire.Warning
 	j.Version = 0
 	j.Status = nil
+	j.Warnings = nil
 	if j.Overlap == api.OverlapAllow {
 		j.Overlap = ""
 	}
@@ -141,10 +155,10 @@ func canonicalJob(j api.Job) (api.Job, error) {
 	}
 	var err error
 	if j.HTTP, err = canonicalRaw(j.HTTP); err != nil {
-		return j, fmt.Errorf("http: %w", err)
+		return j, nil, fmt.Errorf("http: %w", err)
 	}
 	if j.Shell, err = canonicalRaw(j.Shell); err != nil {
-		return j, fmt.Errorf("shell: %w", err)
+		return j, nil, fmt.Errorf("shell: %w", err)
 	}
 	j.Timeout = canonicalDuration(j.Timeout)
 	if r := j.Retry; r != nil {
@@ -175,36 +189,48 @@ func canonicalJob(j api.Job) (api.Job, error) {
 		t.StartTime = utc(t.StartTime)
 		t.EndTime = utc(t.EndTime)
 		if len(t.Schedule) == 0 {
-			return j, fmt.Errorf("triggers[%d].schedule: required", i)
+			return j, nil, fmt.Errorf("triggers[%d].schedule: required", i)
 		}
-		s, err := schedule.Unmarshal(t.Schedule)
+		s, w, err := wire.DecodeSchedule(t.Schedule, fmt.Sprintf("triggers[%d].schedule", i))
 		if err != nil {
-			return j, fmt.Errorf("triggers[%d].schedule: %w", i, err)
+			return j, nil, fieldError(err)
 		}
-		if t.Schedule, err = schedule.Marshal(s); err != nil {
-			return j, fmt.Errorf("triggers[%d].schedule: %w", i, err)
+		if t.Schedule, err = wire.EncodeSchedule(s); err != nil {
+			return j, nil, fmt.Errorf("triggers[%d].schedule: %w", i, err)
 		}
+		warnings = append(warnings, w...)
 		triggers[i] = t
 	}
 	j.Triggers = triggers
-	return j, nil
+	return j, warnings, nil
 }
 
 // canonicalCalendar returns c as chime apply compares it: the calendar in
-// package calendar's canonical JSON, without the read-only UsedBy.
-func canonicalCalendar(c api.Calendar) (api.Calendar, error) {
-	c.UsedBy = nil
+// the API's current form (package api/wire), without the read-only UsedBy
+// and Warnings. It reports the deprecated spellings c used.
+func canonicalCalendar(c api.Calendar) (api.Calendar, []wire.Warning, error) {
+	c.UsedBy, c.Warnings = nil, nil
 	if len(c.Calendar) == 0 {
-		return c, errors.New("calendar: required")
+		return c, nil, errors.New("calendar: required")
 	}
-	cal, err := calendar.Unmarshal(c.Calendar)
+	cal, warnings, err := wire.DecodeCalendar(c.Calendar, "calendar")
 	if err != nil {
-		return c, fmt.Errorf("calendar: %w", err)
+		return c, nil, fieldError(err)
 	}
-	if c.Calendar, err = calendar.Marshal(cal); err != nil {
-		return c, fmt.Errorf("calendar: %w", err)
+	if c.Calendar, err = wire.EncodeCalendar(cal); err != nil {
+		return c, nil, fmt.Errorf("calendar: %w", err)
 	}
-	return c, nil
+	return c, warnings, nil
+}
+
+// fieldError words an *api.Error of package api/wire as "field: message",
+// as the rest of a manifest's errors read.
+func fieldError(err error) error {
+	var apiErr *api.Error
+	if errors.As(err, &apiErr) && apiErr.Field != "" {
+		return fmt.Errorf("%s: %s", apiErr.Field, apiErr.Message)
+	}
+	return err
 }
 
 // canonicalRaw re-encodes a JSON value with sorted object keys; empty

@@ -46,7 +46,7 @@ func TestReadManifestErrors(t *testing.T) {
 		{
 			name: "bad cron",
 			yaml: "jobs:\n  - group: g\n    name: n\n    type: http\n    triggers:\n      - schedule: {kind: cron, expression: '0 0 25 * * ?'}\n",
-			want: `jobs.yaml: jobs[0] (g/n): triggers[0].schedule: `,
+			want: `jobs.yaml: jobs[0] (g/n): triggers[0].schedule.expression: cannot parse`,
 		},
 		{
 			name: "unknown zone",
@@ -93,7 +93,7 @@ func TestManifestRoundTrip(t *testing.T) {
 		Triggers: []api.Trigger{{Schedule: []byte(`{"kind":"cron","expression":"0 30 2 * * ?","time_zone":"Europe/Berlin"}`)}},
 	}}}
 	var err error
-	if in.Jobs[0], err = canonicalJob(in.Jobs[0]); err != nil {
+	if in.Jobs[0], _, err = canonicalJob(in.Jobs[0]); err != nil {
 		t.Fatal(err)
 	}
 	first, err := marshalYAML(in)
@@ -137,11 +137,11 @@ func TestCanonicalJob(t *testing.T) {
 		Triggers: []api.Trigger{{Name: "n-0", Schedule: []byte(`{"kind":"cron","expression":"@daily"}`), State: "WAITING"}},
 		Status:   &api.JobStatus{Running: 1},
 	}
-	a, err := canonicalJob(written)
+	a, _, err := canonicalJob(written)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := canonicalJob(served)
+	b, _, err := canonicalJob(served)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,5 +149,48 @@ func TestCanonicalJob(t *testing.T) {
 	yb, _ := marshalYAML(b)
 	if string(ya) != string(yb) {
 		t.Errorf("canonical forms differ:\n%s\nand\n%s", ya, yb)
+	}
+}
+
+// TestReadManifestOldSpellings checks that a manifest in the previous
+// release's spelling still reads, meaning what it meant, in the current
+// form, with one warning per schedule and calendar that names it.
+func TestReadManifestOldSpellings(t *testing.T) {
+	t.Parallel()
+	const old = `calendars:
+  - name: holidays
+    calendar: {type: holiday, tz: UTC, excludedDates: ["2030-12-25"]}
+jobs:
+  - group: g
+    name: n
+    type: http
+    http: {url: "http://127.0.0.1:9/"}
+    triggers:
+      - schedule: {kind: simple, repeat_interval_ms: 5000}
+      - schedule: {kind: simple, repeat_interval_ms: 60000, repeat_count: -1}
+      - schedule: {kind: cron, expression: "0 0 2 * * ?"}
+`
+	m, err := readManifest(strings.NewReader(old), "old.yaml")
+	if err != nil {
+		t.Fatalf("readManifest: %v", err)
+	}
+	if got, want := string(m.Calendars[0].Calendar), `{"type":"holiday","time_zone":"UTC","excluded_dates":["2030-12-25"],"base":null}`; got != want {
+		t.Errorf("calendar = %s, want %s", got, want)
+	}
+	for i, want := range []string{`{"kind":"once"}`, `{"kind":"simple","interval":"1m"}`, `{"kind":"cron","expression":"0 0 2 * * ?","time_zone":"UTC"}`} {
+		if got := string(m.Jobs[0].Triggers[i].Schedule); got != want {
+			t.Errorf("triggers[%d].schedule = %s, want %s", i, got, want)
+		}
+	}
+	want := []string{"old.yaml: calendars[0] (holidays): calendar: deprecated spelling",
+		"old.yaml: jobs[0] (g/n): triggers[0].schedule: deprecated spelling",
+		"old.yaml: jobs[0] (g/n): triggers[1].schedule: deprecated spelling"}
+	if len(m.warnings) != len(want) {
+		t.Fatalf("warnings = %q; want %d", m.warnings, len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(m.warnings[i], w) {
+			t.Errorf("warnings[%d] = %q; want it to start %q", i, m.warnings[i], w)
+		}
 	}
 }

@@ -108,7 +108,7 @@ func run(db, listen string, runFor time.Duration) error {
 		Retry:   &api.RetryPolicy{MaxAttempts: 3, Delay: "1m"},
 		Overlap: api.OverlapSkip,
 	}
-	stored, created, err := srv.PutJob(ctx, "embedded-server", job, 0)
+	stored, created, err := srv.PutJob(ctx, "embedded-server", job, 0, nil)
 	if err != nil {
 		_ = srv.Close()
 		return err

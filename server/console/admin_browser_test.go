@@ -135,7 +135,7 @@ func TestAdminUsersTokensAlertsAudit(t *testing.T) {
 
 	// Paging: with more entries than a page holds, Older shows the rest.
 	for i := range 50 {
-		cal := api.Calendar{Name: "paging", Calendar: json.RawMessage(fmt.Sprintf(`{"type":"holiday","tz":"UTC","excludedDates":["2030-01-%02d"],"base":null}`, i%28+1))}
+		cal := api.Calendar{Name: "paging", Calendar: json.RawMessage(fmt.Sprintf(`{"type":"holiday","time_zone":"UTC","excluded_dates":["2030-01-%02d"],"base":null}`, i%28+1))}
 		if _, err := srv.Client.PutCalendar(ctx, cal); err != nil {
 			t.Fatal(err)
 		}

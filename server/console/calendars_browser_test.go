@@ -32,7 +32,7 @@ func excludedDates(t *testing.T, srv *servertest.Server, name string) []string {
 	}
 	var def struct {
 		Type          string   `json:"type"`
-		ExcludedDates []string `json:"excludedDates"`
+		ExcludedDates []string `json:"excluded_dates"`
 	}
 	if err := json.Unmarshal(cal.Calendar, &def); err != nil {
 		t.Fatal(err)
@@ -56,11 +56,11 @@ func TestCalendarsCreateEditImportDelete(t *testing.T) {
 	srv := servertest.Start(t, nil)
 	ctx := context.Background()
 	if _, err := srv.Client.PutCalendar(ctx, api.Calendar{Name: "holidays",
-		Calendar: json.RawMessage(`{"type":"holiday","tz":"UTC","description":"Company holidays","excludedDates":["2026-12-25","2027-01-01"],"base":null}`)}); err != nil {
+		Calendar: json.RawMessage(`{"type":"holiday","time_zone":"UTC","description":"Company holidays","excluded_dates":["2026-12-25","2027-01-01"],"base":null}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := srv.Client.PutCalendar(ctx, api.Calendar{Name: "weekends",
-		Calendar: json.RawMessage(`{"type":"weekly","tz":"Europe/Berlin","excludedDaysOfWeek":[1,7],"base":null}`)}); err != nil {
+		Calendar: json.RawMessage(`{"type":"weekly","time_zone":"Europe/Berlin","excluded_days_of_week":[1,7],"base":null}`)}); err != nil {
 		t.Fatal(err)
 	}
 	job := cronJob(t, "etl", "nightly", "http://127.0.0.1:9/", "0 0 2 * * ?")
@@ -89,7 +89,7 @@ func TestCalendarsCreateEditImportDelete(t *testing.T) {
 	// Create a holiday calendar with two dates.
 	p.ClickText("button", "New calendar")
 	p.Fill(`dialog input[name="name"]`, "office-closed")
-	setText(p, `dialog textarea[name="calendar.excludedDates"]`, "2026-12-24, 2026-12-31")
+	setText(p, `dialog textarea[name="calendar.excluded_dates"]`, "2026-12-24, 2026-12-31")
 	p.Fill(`dialog input[name="calendar.description"]`, "Office closed")
 	p.ClickText("dialog button", "Create")
 	p.WaitText("main h1", "office-closed")
@@ -201,7 +201,7 @@ func TestCalendarsCreateEditImportDelete(t *testing.T) {
 		t.Errorf("a viewer sees %d buttons or inputs on a calendar page", n)
 	}
 	v.Route("/calendars/weekends")
-	v.WaitText("main pre", "excludedDaysOfWeek")
+	v.WaitText("main pre", "excluded_days_of_week")
 	if n := v.Count("main button, main textarea"); n != 0 {
 		t.Errorf("a viewer sees %d buttons or editors on a weekly calendar's page", n)
 	}

@@ -217,7 +217,7 @@ func TestJobLifecycle(t *testing.T) {
 	srv := servertest.Start(t, nil)
 	ctx := context.Background()
 	target := targetServer(t, http.StatusOK)
-	if _, err := srv.Client.PutCalendar(ctx, api.Calendar{Name: "holidays", Calendar: json.RawMessage(`{"type":"holiday","tz":"UTC","excludedDates":["2030-12-25"],"base":null}`)}); err != nil {
+	if _, err := srv.Client.PutCalendar(ctx, api.Calendar{Name: "holidays", Calendar: json.RawMessage(`{"type":"holiday","time_zone":"UTC","excluded_dates":["2030-12-25"],"base":null}`)}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -328,12 +328,29 @@ func TestJobLifecycle(t *testing.T) {
 	setValue(p, `select[name="triggers[1].kind"]`, "once")
 	setValue(p, `input[name="triggers[1].start_time"]`, "2030-06-03T09:00:00")
 	typeIn(p, `input[name="triggers[1].calendar"]`, "holidays")
+	// A third: every 15 minutes, four firings in all.
+	p.ClickText("button", "Add trigger")
+	setValue(p, `select[name="triggers[2].kind"]`, "interval")
+	typeIn(p, `input[name="triggers[2].schedule.interval"]`, "15")
+	setValue(p, `select[name="triggers[2].interval_unit"]`, "60000")
+	setValue(p, `input[name="triggers[2].start_time"]`, "2030-06-03T09:00:00")
+	typeIn(p, `input[name="triggers[2].schedule.repeat_count"]`, "4")
 	p.ClickText("button", "Save")
 	p.WaitText("main h1", "demo/ping")
 	p.WaitText(".job-sub", "pings it daily")
 	p.WaitText(`[data-testid="schedule-words"]`, "Once, at 2030-06-03 09:00:00")
+	p.WaitText(`[data-testid="schedule-words"]`, "Every 15 min, from 2030-06-03 09:00:00, 4 times in all")
 	if n := p.Count(`[data-testid="schedule-words"] a[href="#/calendars/holidays"]`); n != 1 {
 		t.Errorf("the schedule links the calendar %d times, want 1", n)
+	}
+	saved, err := srv.Client.GetJob(ctx, "demo", "ping")
+	if err != nil || len(saved.Triggers) != 3 {
+		t.Fatalf("after saving three triggers: %+v, %v", saved, err)
+	}
+	for i, want := range map[int]string{1: `{"kind":"once"}`, 2: `{"kind":"simple","interval":"15m","repeat_count":3}`} {
+		if got := string(saved.Triggers[i].Schedule); got != want {
+			t.Errorf("trigger %d saved with schedule %s, want %s", i, got, want)
+		}
 	}
 	waitJS(p, "10 next fire times of both triggers", `document.querySelectorAll('[data-testid="next-fire-times"] li').length === 10`)
 

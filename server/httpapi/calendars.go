@@ -25,8 +25,9 @@ func (h *handler) getCalendar(w http.ResponseWriter, r *http.Request, _ *call) e
 	return nil
 }
 
-// putCalendar answers with the calendar as stored: the body with the
-// path's name. UsedBy is read-only and left out; GET reports it.
+// putCalendar answers with the calendar as stored, in the current form,
+// with warnings for deprecated spellings the body used. UsedBy is
+// read-only and left out; GET reports it.
 func (h *handler) putCalendar(w http.ResponseWriter, r *http.Request, c *call) error {
 	var cal api.Calendar
 	if err := h.decode(w, r, &cal); err != nil {
@@ -36,8 +37,8 @@ func (h *handler) putCalendar(w http.ResponseWriter, r *http.Request, c *call) e
 	if cal.Name, err = fromPath(r, "name", cal.Name); err != nil {
 		return err
 	}
-	cal.UsedBy = nil
-	created, err := h.svc.PutCalendar(r.Context(), c.actor(), cal)
+	cal.UsedBy, cal.Warnings = nil, nil
+	stored, created, err := h.svc.PutCalendar(r.Context(), c.actor(), cal)
 	if err != nil {
 		return err
 	}
@@ -45,7 +46,8 @@ func (h *handler) putCalendar(w http.ResponseWriter, r *http.Request, c *call) e
 	if created {
 		status = http.StatusCreated
 	}
-	httpjson.Write(w, status, cal)
+	addWarnings(w.Header(), stored.Warnings)
+	httpjson.Write(w, status, stored)
 	return nil
 }
 

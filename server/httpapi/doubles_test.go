@@ -111,7 +111,7 @@ func (s *recordingService) CreateJob(_ context.Context, actor string, job api.Jo
 	return &job, nil
 }
 
-func (s *recordingService) PutJob(_ context.Context, actor string, job api.Job, ifMatch int64) (*api.Job, bool, error) {
+func (s *recordingService) PutJob(_ context.Context, actor string, job api.Job, ifMatch int64, _ []string) (*api.Job, bool, error) {
 	s.call("PutJob", actor, job, ifMatch)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -201,9 +201,9 @@ func (s *recordingService) GetCalendar(_ context.Context, name string) (*api.Cal
 	return &api.Calendar{Name: name, Calendar: []byte(`{"kind":"weekly"}`)}, nil
 }
 
-func (s *recordingService) PutCalendar(_ context.Context, actor string, cal api.Calendar) (bool, error) {
+func (s *recordingService) PutCalendar(_ context.Context, actor string, cal api.Calendar) (*api.Calendar, bool, error) {
 	s.call("PutCalendar", actor, cal)
-	return true, nil
+	return &cal, true, nil
 }
 
 func (s *recordingService) DeleteCalendar(_ context.Context, actor, name string) error {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,7 +63,8 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request, c *call) error 
 		return err
 	}
 	var job api.Job
-	if err := h.decode(w, r, &job); err != nil {
+	keys, err := httpjson.DecodeKeys(w, r, h.maxBody, &job)
+	if err != nil {
 		return err
 	}
 	if job.Group, err = fromPath(r, "group", job.Group); err != nil {
@@ -70,7 +73,7 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request, c *call) error 
 	if job.Name, err = fromPath(r, "name", job.Name); err != nil {
 		return err
 	}
-	stored, created, err := h.svc.PutJob(r.Context(), c.actor(), job, ifMatch)
+	stored, created, err := h.svc.PutJob(r.Context(), c.actor(), job, ifMatch, absentFields(keys))
 	if err != nil {
 		return err
 	}
@@ -163,7 +166,34 @@ func (h *handler) explain(w http.ResponseWriter, r *http.Request, c *call) error
 // writeJob writes a job with its version as the ETag.
 func writeJob(w http.ResponseWriter, status int, job *api.Job) {
 	w.Header().Set("ETag", etag(job.Version))
+	addWarnings(w.Header(), job.Warnings)
 	httpjson.Write(w, status, job)
+}
+
+// addWarnings adds one Warning header (RFC 9111's syntax, code 299) per
+// warning of a response.
+func addWarnings(h http.Header, warnings []string) {
+	quote := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	for _, msg := range warnings {
+		h.Add("Warning", `299 chime "`+quote.Replace(msg)+`"`)
+	}
+}
+
+// absentFields lists the fields of api.Job, by JSON name, that a body
+// whose fields are keys leaves out. Names match as encoding/json matches
+// them, ignoring case.
+func absentFields(keys []string) []string {
+	var out []string
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[api.Job]()) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		if !slices.ContainsFunc(keys, func(k string) bool { return strings.EqualFold(k, name) }) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // etag is the ETag of a job version: the version as a quoted string.

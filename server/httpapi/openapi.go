@@ -84,18 +84,30 @@ type (
 		Schema *schema `json:"schema"`
 	}
 	schema struct {
-		Ref                  string             `json:"$ref,omitempty"`
-		Type                 string             `json:"type,omitempty"`
-		Format               string             `json:"format,omitempty"`
-		Description          string             `json:"description,omitempty"`
-		Enum                 []string           `json:"enum,omitempty"`
-		Minimum              *int               `json:"minimum,omitempty"`
-		Maximum              *int               `json:"maximum,omitempty"`
-		Default              any                `json:"default,omitempty"`
-		Items                *schema            `json:"items,omitempty"`
-		Properties           map[string]*schema `json:"properties,omitempty"`
-		Required             []string           `json:"required,omitempty"`
-		AdditionalProperties *schema            `json:"additionalProperties,omitempty"`
+		Ref           string             `json:"$ref,omitempty"`
+		Type          string             `json:"type,omitempty"`
+		Format        string             `json:"format,omitempty"`
+		Description   string             `json:"description,omitempty"`
+		Enum          []string           `json:"enum,omitempty"`
+		Minimum       *int               `json:"minimum,omitempty"`
+		Maximum       *int               `json:"maximum,omitempty"`
+		Default       any                `json:"default,omitempty"`
+		Items         *schema            `json:"items,omitempty"`
+		Properties    map[string]*schema `json:"properties,omitempty"`
+		Required      []string           `json:"required,omitempty"`
+		Pattern       string             `json:"pattern,omitempty"`
+		Nullable      bool               `json:"nullable,omitempty"`
+		OneOf         []*schema          `json:"oneOf,omitempty"`
+		AllOf         []*schema          `json:"allOf,omitempty"`
+		Discriminator *discriminator     `json:"discriminator,omitempty"`
+		Example       any                `json:"example,omitempty"`
+		// AdditionalProperties is a *schema, the values' schema of a
+		// map, or false for an object that allows no other field.
+		AdditionalProperties any `json:"additionalProperties,omitempty"`
+	}
+	discriminator struct {
+		PropertyName string            `json:"propertyName"`
+		Mapping      map[string]string `json:"mapping"`
 	}
 )
 
@@ -355,7 +367,11 @@ func (b *schemaBuilder) object(t reflect.Type) *schema {
 		if name == "" {
 			name = f.Name
 		}
-		s.Properties[name] = b.of(f.Type)
+		if typed := b.rawField(t, f); typed != nil {
+			s.Properties[name] = typed
+		} else {
+			s.Properties[name] = b.of(f.Type)
+		}
 		if !slices.Contains(strings.Split(opts, ","), "omitempty") {
 			s.Required = append(s.Required, name)
 		}

@@ -157,6 +157,22 @@ func TestOpenAPISchemas(t *testing.T) {
 		{[]string{"User", "properties", "role", "enum"}, []any{"viewer", "operator", "admin"}},
 		{[]string{"Error", "required"}, []any{"code", "message"}},
 		{[]string{"ExecutionList", "properties", "executions", "items", "$ref"}, "#/components/schemas/Execution"},
+		{[]string{"Trigger", "properties", "schedule", "$ref"}, "#/components/schemas/Schedule"},
+		{[]string{"Schedule", "discriminator"}, map[string]any{"propertyName": "kind", "mapping": map[string]any{
+			"calendar_interval":   "#/components/schemas/CalendarIntervalSchedule",
+			"cron":                "#/components/schemas/CronSchedule",
+			"daily_time_interval": "#/components/schemas/DailyTimeIntervalSchedule",
+			"once":                "#/components/schemas/OnceSchedule",
+			"simple":              "#/components/schemas/SimpleSchedule",
+		}}},
+		{[]string{"SimpleSchedule", "required"}, []any{"kind", "interval"}},
+		{[]string{"SimpleSchedule", "properties", "interval", "type"}, "string"},
+		{[]string{"SimpleSchedule", "additionalProperties"}, false},
+		{[]string{"CalendarIntervalSchedule", "properties", "unit", "enum"}, []any{"second", "minute", "hour", "day", "week", "month", "year"}},
+		{[]string{"Calendar", "properties", "calendar", "$ref"}, "#/components/schemas/CalendarDefinition"},
+		{[]string{"CalendarDefinition", "discriminator", "propertyName"}, "type"},
+		{[]string{"WeeklyCalendar", "required"}, []any{"type", "time_zone"}},
+		{[]string{"HolidayCalendar", "properties", "base", "allOf"}, []any{map[string]any{"$ref": "#/components/schemas/CalendarDefinition"}}},
 	}
 	for _, c := range checks {
 		got, _ := json.Marshal(get(c.path...))

@@ -25,7 +25,9 @@ type Service interface {
 	// PutJob upserts by key (PUT /api/v1/jobs/{group}/{name}); job's Group
 	// and Name are the path's. With ifMatch set it must refuse, with
 	// version_mismatch, to change a job at another version or a missing one.
-	PutJob(ctx context.Context, actor string, job api.Job, ifMatch int64) (j *api.Job, created bool, err error) // ifMatch 0: no precondition
+	// keep lists the fields of job, by JSON name, that the request left
+	// out: an existing job keeps its stored values of them.
+	PutJob(ctx context.Context, actor string, job api.Job, ifMatch int64, keep []string) (j *api.Job, created bool, err error) // ifMatch 0: no precondition
 	// DeleteJob deletes a job and its triggers.
 	DeleteJob(ctx context.Context, actor, group, name string) error
 	// PauseJob pauses every trigger of a job.
@@ -58,8 +60,8 @@ type Service interface {
 	// GetCalendar returns one calendar; not_found when absent.
 	GetCalendar(ctx context.Context, name string) (*api.Calendar, error)
 	// PutCalendar creates or replaces a calendar, reporting which (201 or
-	// 200); cal.Name is the path's.
-	PutCalendar(ctx context.Context, actor string, cal api.Calendar) (created bool, err error)
+	// 200); cal.Name is the path's. It returns the calendar as stored.
+	PutCalendar(ctx context.Context, actor string, cal api.Calendar) (stored *api.Calendar, created bool, err error)
 	// DeleteCalendar deletes a calendar; conflict while a trigger uses it.
 	DeleteCalendar(ctx context.Context, actor, name string) error
 	// Nodes lists the cluster's nodes.

@@ -82,31 +82,52 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 // to blame, as a dotted path with indices ("triggers[0].start_time"), when
 // one is.
 func Decode(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) error {
+	_, err := decode(w, r, maxBytes, v)
+	return err
+}
+
+// DecodeKeys is Decode for a body that is a JSON object: it also returns
+// the names of the object's fields, null ones included, so that a caller
+// can tell a field left out from one given its zero value.
+func DecodeKeys(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) ([]string, error) {
+	data, err := decode(w, r, maxBytes, v)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, Errorf(api.CodeInvalidArgument, "", "request body must be a JSON object")
+	}
+	return slices.Sorted(maps.Keys(fields)), nil
+}
+
+// decode does Decode's work, returning the body it read.
+func decode(w http.ResponseWriter, r *http.Request, maxBytes int64, v any) ([]byte, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBody
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		return Errorf(api.CodeInvalidArgument, "", "Content-Type %q is not application/json", ct)
+		return nil, Errorf(api.CodeInvalidArgument, "", "Content-Type %q is not application/json", ct)
 	}
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
 	if err != nil {
-		return decodeError(err, maxBytes, nil, nil)
+		return nil, decodeError(err, maxBytes, nil, nil)
 	}
 	if err := checkJSONText(data); err != nil {
-		return err
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return decodeError(err, maxBytes, data, reflect.TypeOf(v))
+		return nil, decodeError(err, maxBytes, data, reflect.TypeOf(v))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return decodeError(err, maxBytes, nil, nil)
+			return nil, decodeError(err, maxBytes, nil, nil)
 		}
-		return Errorf(api.CodeInvalidArgument, "", "request body holds more than one JSON value")
+		return nil, Errorf(api.CodeInvalidArgument, "", "request body holds more than one JSON value")
 	}
-	return nil
+	return data, nil
 }
 
 // CheckText refuses text that no database can store or that would be

@@ -12,12 +12,12 @@ export const KINDS = ['holiday', 'weekly', 'monthly', 'annual', 'daily', 'cron']
 
 // templates are starting points for the JSON editor of each kind.
 const templates = {
-  holiday: { excludedDates: [] },
-  weekly: { excludedDaysOfWeek: [1, 7] },
-  monthly: { excludedDaysOfMonth: [] },
-  annual: { excludedDays: ['12-25', '01-01'] },
-  daily: { rangeStart: '09:00:00.000', rangeEnd: '17:00:00.000', invertTimeRange: false },
-  cron: { expr: '* * 0-5 ? * *' },
+  holiday: { excluded_dates: [] },
+  weekly: { excluded_days_of_week: [1, 7] },
+  monthly: { excluded_days_of_month: [] },
+  annual: { excluded_days: ['12-25', '01-01'] },
+  daily: { range_start: '09:00:00.000', range_end: '17:00:00.000', invert_time_range: false },
+  cron: { expression: '* * 0-5 ? * *' },
 };
 
 const dayNames = ['', 'Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
@@ -49,16 +49,16 @@ export function summarize(def) {
   let s;
   switch (def.type) {
     case 'holiday': {
-      const n = (def.excludedDates || []).length;
+      const n = (def.excluded_dates || []).length;
       s = `${n} date${n === 1 ? '' : 's'}`;
-      if (n) s += ` (${def.excludedDates[0]} … ${def.excludedDates[n - 1]})`;
+      if (n) s += ` (${def.excluded_dates[0]} … ${def.excluded_dates[n - 1]})`;
       break;
     }
-    case 'weekly': s = 'every ' + ((def.excludedDaysOfWeek || []).map(d => dayNames[d] || d).join(', ') || 'no day'); break;
-    case 'monthly': s = 'days ' + ((def.excludedDaysOfMonth || []).join(', ') || 'none') + ' of each month'; break;
-    case 'annual': s = 'every year on ' + ((def.excludedDays || []).join(', ') || 'no day'); break;
-    case 'daily': s = `${def.invertTimeRange ? 'outside' : 'from'} ${def.rangeStart} ${def.invertTimeRange ? '–' : 'to'} ${def.rangeEnd}`; break;
-    case 'cron': s = `cron ${def.expr}`; break;
+    case 'weekly': s = 'every ' + ((def.excluded_days_of_week || []).map(d => dayNames[d] || d).join(', ') || 'no day'); break;
+    case 'monthly': s = 'days ' + ((def.excluded_days_of_month || []).join(', ') || 'none') + ' of each month'; break;
+    case 'annual': s = 'every year on ' + ((def.excluded_days || []).join(', ') || 'no day'); break;
+    case 'daily': s = `${def.invert_time_range ? 'outside' : 'from'} ${def.range_start} ${def.invert_time_range ? '–' : 'to'} ${def.range_end}`; break;
+    case 'cron': s = `cron ${def.expression}`; break;
     default: s = def.type;
   }
   if (def.base) s += ', on top of a ' + def.base.type + ' calendar';
@@ -123,13 +123,13 @@ function weekday(date) {
  */
 export function newCalendarDialog(ctx) {
   return formDialog('New calendar', form => {
-    const json = field('calendar', 'Definition (JSON)', { type: 'textarea', rows: 8, hint: 'Fields of this kind; type, tz and description come from above.' });
-    const dates = field('calendar.excludedDates', 'Dates', { type: 'textarea', rows: 4, placeholder: '2026-12-25\n2026-12-26', hint: 'YYYY-MM-DD, one per line or separated by commas. You can add more later.' });
+    const json = field('calendar', 'Definition (JSON)', { type: 'textarea', rows: 8, hint: 'Fields of this kind; type, time_zone and description come from above.' });
+    const dates = field('calendar.excluded_dates', 'Dates', { type: 'textarea', rows: 4, placeholder: '2026-12-25\n2026-12-26', hint: 'YYYY-MM-DD, one per line or separated by commas. You can add more later.' });
     const kind = field('calendar.type', 'Kind', { type: 'select', value: 'holiday', options: KINDS.map(k => [k, k === 'holiday' ? 'holiday (dates)' : k]) });
     form.append(
       field('name', 'Name', { required: true, autocomplete: 'off', hint: 'Letters, digits, dots, dashes and underscores.' }),
       kind,
-      field('calendar.tz', 'Time zone', { value: browserZone(), list: 'new-cal-zones', autocomplete: 'off' }),
+      field('calendar.time_zone', 'Time zone', { value: browserZone(), list: 'new-cal-zones', autocomplete: 'off' }),
       zoneList('new-cal-zones'),
       field('calendar.description', 'Description'),
       dates, json);
@@ -149,9 +149,9 @@ export function newCalendarDialog(ctx) {
     if (!name) throw { field: 'name', message: 'A calendar needs a name.' };
     let def;
     if (type === 'holiday') {
-      const { ok, bad } = parseDates(v('calendar.excludedDates'));
-      if (bad.length) throw { field: 'calendar.excludedDates', message: `Not a YYYY-MM-DD date: ${bad.join(', ')}` };
-      def = { excludedDates: [...new Set(ok)].sort() };
+      const { ok, bad } = parseDates(v('calendar.excluded_dates'));
+      if (bad.length) throw { field: 'calendar.excluded_dates', message: `Not a YYYY-MM-DD date: ${bad.join(', ')}` };
+      def = { excluded_dates: [...new Set(ok)].sort() };
     } else {
       try {
         def = JSON.parse(v('calendar') || '{}');
@@ -159,7 +159,7 @@ export function newCalendarDialog(ctx) {
         throw { field: 'calendar', message: 'Not valid JSON: ' + err.message };
       }
     }
-    const body = { name, calendar: { type, tz: v('calendar.tz'), description: v('calendar.description') || undefined, ...def, base: def.base ?? null } };
+    const body = { name, calendar: { type, time_zone: v('calendar.time_zone'), description: v('calendar.description') || undefined, ...def, base: def.base ?? null } };
     await ctx.api.put(calPath(name), body);
     toast(`Calendar ${name} created.`);
     return name;
@@ -235,7 +235,7 @@ export function importDialog(ctx, name = '') {
       replace(preview,
         h('p', { 'data-testid': 'import-summary' },
           h('strong', null, `${res.events} event${res.events === 1 ? '' : 's'} → ${res.dates.length} date${res.dates.length === 1 ? '' : 's'}`),
-          ` in ${def ? def.tz : 'UTC'}; `, res.created ? `creates calendar ${target()}.` : `replaces calendar ${target()}.`),
+          ` in ${def ? def.time_zone : 'UTC'}; `, res.created ? `creates calendar ${target()}.` : `replaces calendar ${target()}.`),
         def && def.description ? h('p', { class: 'muted' }, def.description) : null,
         h('ul', { class: 'chips' }, shown.map(d => h('li', { class: 'chip' }, d))),
         res.dates.length > shown.length ? h('p', { class: 'muted' }, `… and ${res.dates.length - shown.length} more.`) : null);
@@ -326,7 +326,7 @@ export async function render(ctx) {
     h('div', { class: 'grid' },
       panel('About', facts([
         ['Kind', def.type],
-        ['Time zone', def.tz],
+        ['Time zone', def.time_zone],
         ['Description', def.description || h('span', { class: 'muted' }, 'none')],
         ['Excludes', summarize(def)],
       ])),
@@ -337,7 +337,7 @@ export async function render(ctx) {
 
 /** holidayEditor lists a holiday calendar's dates and, for operators, edits them. */
 function holidayEditor(ctx, name, def, operator) {
-  let dates = new Set(def.excludedDates || []);
+  let dates = new Set(def.excluded_dates || []);
   let dirty = false;
   const list = h('div', { 'data-testid': 'dates' });
   const count = h('span', { class: 'muted' });
@@ -371,9 +371,9 @@ function holidayEditor(ctx, name, def, operator) {
   async function save() {
     clearErrors(form);
     error.hidden = true;
-    const tz = form.elements['calendar.tz'].value.trim();
+    const tz = form.elements['calendar.time_zone'].value.trim();
     const description = form.elements['calendar.description'].value.trim();
-    const body = { name, calendar: { ...def, tz, description: description || undefined, excludedDates: [...dates].sort(), base: def.base ?? null } };
+    const body = { name, calendar: { ...def, time_zone: tz, description: description || undefined, excluded_dates: [...dates].sort(), base: def.base ?? null } };
     saveBtn.disabled = true;
     try {
       await ctx.api.put(calPath(name), body);
@@ -416,15 +416,15 @@ function holidayEditor(ctx, name, def, operator) {
   form.addEventListener('submit', ev => { ev.preventDefault(); save(); });
   form.append(error,
     h('div', { class: 'row' },
-      field('calendar.tz', 'Time zone', { value: def.tz, list: 'cal-zones', autocomplete: 'off' }),
+      field('calendar.time_zone', 'Time zone', { value: def.time_zone, list: 'cal-zones', autocomplete: 'off' }),
       field('calendar.description', 'Description', { value: def.description || '' })),
     zoneList('cal-zones'),
-    h('div', { class: 'field', dataset: { field: 'calendar.excludedDates' } },
+    h('div', { class: 'field', dataset: { field: 'calendar.excluded_dates' } },
       h('span', { class: 'label' }, 'Excluded dates', count), list, h('div', { class: 'error', role: 'alert', hidden: true })),
     h('div', { class: 'row narrow' }, addInput, h('div', { class: 'actions' }, addBtn)),
     h('div', { class: 'row narrow' }, paste, h('div', { class: 'actions' }, pasteBtn)),
     h('div', { class: 'actions' }, saveBtn, dirtyNote));
-  form.addEventListener('input', ev => { if (['calendar.tz', 'calendar.description'].includes(ev.target.name)) changed(); });
+  form.addEventListener('input', ev => { if (['calendar.time_zone', 'calendar.description'].includes(ev.target.name)) changed(); });
   // Leaving with unsaved dates asks first.
   const beforeUnload = ev => { if (dirty) { ev.preventDefault(); ev.returnValue = ''; } };
   window.addEventListener('beforeunload', beforeUnload);

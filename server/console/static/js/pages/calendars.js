@@ -37,7 +37,7 @@ export async function render(ctx) {
       { label: 'Name', value: c => link(calendarRoute(c.name), c.name, { class: 'job-link' }) },
       { label: 'Kind', value: c => badge(defOf(c).type || '?', 'info') },
       { label: 'Description', value: c => defOf(c).description || h('span', { class: 'muted' }, '—') },
-      { label: 'Excludes', value: c => h('span', null, summarize(defOf(c)), h('span', { class: 'muted' }, ` (${defOf(c).tz})`)) },
+      { label: 'Excludes', value: c => h('span', null, summarize(defOf(c)), h('span', { class: 'muted' }, ` (${defOf(c).time_zone})`)) },
       { label: 'Used by', value: c => usedByLinks(c.used_by, byTrigger) },
       operator ? { label: h('span', { class: 'visually-hidden' }, 'Actions'), value: c => button('Delete', async () => {
         if (await deleteCalendar(ctx, c)) render(ctx);

@@ -9,7 +9,7 @@ import { h, replace, pageHead, panel, field, button, link, toast, clearErrors, s
   toLocalInput, fromLocalInput } from '../ui.js';
 import { jobPath, ApiError } from '../api.js';
 import { jobRoute } from './jobs.js';
-import { schedOf, fireTimesList, browserZone } from './jobutil.js';
+import { schedOf, fireTimesList, browserZone, durationMs, goDuration } from './jobutil.js';
 
 const DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
 const UNITS = [['1000', 'seconds'], ['60000', 'minutes'], ['3600000', 'hours']];
@@ -66,7 +66,7 @@ const checks = [
     try { const o = JSON.parse(v); return o && typeof o === 'object' && !Array.isArray(o) ? '' : 'must be a JSON object'; } catch (err) { return 'not JSON: ' + err.message; }
   }],
   [/^retry\.max_attempts$/, v => !v || (Number.isInteger(Number(v)) && Number(v) >= 1) ? '' : 'want a whole number, 1 or more'],
-  [/\.schedule\.repeat_interval_ms$/, v => Number(v) > 0 ? '' : 'want a number greater than 0'],
+  [/\.schedule\.interval$/, v => Number(v) > 0 ? '' : 'want a number greater than 0'],
   [/^triggers\[\d+\]\.start_time$/, (v, el) => el.required && !v ? 'is required' : ''],
 ];
 
@@ -375,6 +375,9 @@ export async function render(ctx) {
         ? await ctx.api.put(path, job, { ifMatch: etag })
         : await ctx.api.post('/jobs', job);
       toast(editing ? `Saved ${saved.group}/${saved.name}` : `Created ${saved.group}/${saved.name}`);
+      // A schedule typed as JSON in a deprecated spelling is saved, with
+      // the server's advice on what to write instead.
+      for (const w of saved.warnings || []) toast(w, 'error');
       ctx.navigate(jobRoute(saved.group, saved.name));
     } catch (err) {
       if (err instanceof ApiError && err.status === 412) {
@@ -407,7 +410,7 @@ function triggerEditor(ctx, trigger, i, onRemove) {
   const p = `triggers[${i}]`;
   let cur = { ...trigger };
   const s = schedOf(trigger);
-  let kind = s.kind === 'cron' ? 'cron' : s.kind === 'simple' ? (s.repeat_count ? 'interval' : 'once') : s.kind ? 'json' : 'cron';
+  let kind = s.kind === 'cron' || s.kind === 'once' ? s.kind : s.kind === 'simple' ? 'interval' : s.kind ? 'json' : 'cron';
   const kindSel = field(`${p}.kind`, 'Kind', { type: 'select', value: kind,
     options: [['cron', 'Cron expression'], ['interval', 'Every … (interval)'], ['once', 'Once, at a time'], ['json', 'Other (schedule as JSON)']] });
   const part = h('div', { class: 'stack' });
@@ -454,11 +457,11 @@ function triggerEditor(ctx, trigger, i, onRemove) {
       replace(part, h('div', { class: 'row' }, wide(exprF), tzF), explain);
       run();
     } else if (kind === 'interval') {
-      const ms = sc.kind === 'simple' && sc.repeat_interval_ms ? sc.repeat_interval_ms : 300000;
+      const ms = sc.kind === 'simple' && durationMs(sc.interval) > 0 ? durationMs(sc.interval) : 300000;
       const unit = ['3600000', '60000', '1000'].find(u => ms % Number(u) === 0) || '1000';
-      const count = sc.kind === 'simple' && sc.repeat_count > 0 ? sc.repeat_count + 1 : '';
+      const count = sc.kind === 'simple' && sc.repeat_count != null ? sc.repeat_count + 1 : '';
       replace(part, h('div', { class: 'row' },
-        field(`${p}.schedule.repeat_interval_ms`, 'Every', { type: 'number', min: 1, step: 'any', value: ms / Number(unit) }),
+        field(`${p}.schedule.interval`, 'Every', { type: 'number', min: 1, step: 'any', value: ms / Number(unit) }),
         field(`${p}.interval_unit`, 'Unit', { type: 'select', value: unit, options: UNITS }),
         field(`${p}.start_time`, 'Starting at', { type: 'datetime-local', step: 1, value: cur.start_time ? toLocalInput(cur.start_time) : '', hint: 'Empty: now.' }),
         field(`${p}.schedule.repeat_count`, 'Stop after', { type: 'number', min: 1, value: count, placeholder: 'never', hint: 'Firings in all; empty for no end.' })));
@@ -467,7 +470,7 @@ function triggerEditor(ctx, trigger, i, onRemove) {
       replace(part, field(`${p}.start_time`, 'At', { type: 'datetime-local', step: 1, value: at, required: true, hint: 'In your browser\'s time zone.' }));
     } else {
       replace(part, field(`${p}.schedule`, 'Schedule (JSON)', { type: 'textarea', rows: 4, value: JSON.stringify(sc.kind ? sc : { kind: 'calendar_interval', unit: 'day', interval: 1, time_zone: browserZone() }, null, 2),
-        hint: 'Any schedule the API accepts: cron, simple, calendar_interval, daily_time_interval.' }));
+        hint: 'Any schedule the API accepts: cron, once, simple, calendar_interval, daily_time_interval.' }));
     }
   };
   kindSel.querySelector('select').addEventListener('change', ev => {
@@ -489,12 +492,13 @@ function triggerEditor(ctx, trigger, i, onRemove) {
       const expr = q(`${p}.schedule.expression`);
       if (expr) t.schedule = { kind: 'cron', expression: expr.value.trim(), time_zone: q(`${p}.schedule.time_zone`).value.trim() || 'UTC' };
     } else if (kind === 'interval') {
-      const every = q(`${p}.schedule.repeat_interval_ms`);
+      const every = q(`${p}.schedule.interval`);
       if (every) {
         const ms = Math.round(Number(every.value) * Number(q(`${p}.interval_unit`).value));
-        if (strict && !(ms > 0)) throw invalid(`${p}.schedule.repeat_interval_ms`, 'want a number greater than 0');
+        if (strict && !(ms > 0)) throw invalid(`${p}.schedule.interval`, 'want a number greater than 0');
         const n = q(`${p}.schedule.repeat_count`).value;
-        t.schedule = { kind: 'simple', repeat_interval_ms: ms, repeat_count: n ? Math.max(Number(n) - 1, 0) : -1 };
+        t.schedule = { kind: 'simple', interval: goDuration(ms) };
+        if (n) t.schedule.repeat_count = Math.max(Number(n) - 1, 0);
         const st = fromLocalInput(q(`${p}.start_time`).value);
         if (st) t.start_time = st; else delete t.start_time;
       }
@@ -502,7 +506,7 @@ function triggerEditor(ctx, trigger, i, onRemove) {
       const at = q(`${p}.start_time`);
       if (at) {
         if (strict && !at.value) throw invalid(`${p}.start_time`, 'is required');
-        t.schedule = { kind: 'simple' };
+        t.schedule = { kind: 'once' };
         if (at.value) t.start_time = fromLocalInput(at.value);
       }
     } else {

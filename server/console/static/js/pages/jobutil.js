@@ -28,6 +28,27 @@ export function schedOf(trigger) {
   return s;
 }
 
+/**
+ * durationMs reads a Go duration string ("5m", "1h30m", "250ms"), the
+ * API's form of an interval, as milliseconds; NaN when it is not one.
+ */
+export function durationMs(text) {
+  const units = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60000, h: 3600000 };
+  const str = String(text || '').trim();
+  if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(str)) return NaN;
+  let ms = 0;
+  for (const [, n, , unit] of str.matchAll(/(\d+(\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) ms += Number(n) * units[unit];
+  return ms;
+}
+
+/** goDuration writes milliseconds as a Go duration string: "5m", "90s". */
+export function goDuration(ms) {
+  if (ms % 3600000 === 0) return `${ms / 3600000}h`;
+  if (ms % 60000 === 0) return `${ms / 60000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
 /** everyMs says a period in milliseconds as "5 min", "90 s", "1 h". */
 export function everyMs(ms) {
   ms = Number(ms) || 0;
@@ -58,19 +79,19 @@ export async function describeSchedule(api, trigger, signal) {
         if (err.name === 'AbortError') throw err;
         return `cron ${s.expression} (${s.time_zone || 'UTC'})`;
       }
+    case 'once':
     case 'simple': {
       const start = trigger.start_time ? fmtTime(trigger.start_time) : 'when created';
-      const count = s.repeat_count || 0;
-      if (count === 0) return `Once, at ${start}`;
-      const every = everyMs(s.repeat_interval_ms);
-      if (count < 0) return `Every ${every}, from ${start}`;
-      return `Every ${every}, from ${start}, ${plural(count + 1, 'time')} in all`;
+      if (s.kind === 'once') return `Once, at ${start}`;
+      const every = everyMs(durationMs(s.interval));
+      if (s.repeat_count == null) return `Every ${every}, from ${start}`;
+      return `Every ${every}, from ${start}, ${plural(s.repeat_count + 1, 'time')} in all`;
     }
     case 'calendar_interval':
-      return `Every ${plural(s.interval || 1, (s.unit || 'unit').toLowerCase())} by the calendar (${s.time_zone || 'UTC'})`;
+      return `Every ${plural(s.interval || 1, s.unit || 'unit')} by the calendar (${s.time_zone || 'UTC'})`;
     case 'daily_time_interval': {
-      const days = (s.days_of_week || []).length ? ` on ${s.days_of_week.join(', ')}` : ' every day';
-      return `Every ${plural(s.interval || 1, (s.unit || 'unit').toLowerCase())} from ${s.start_time_of_day} to ${s.end_time_of_day}${days} (${s.time_zone || 'UTC'})`;
+      const days = (s.days_of_week || []).length === 7 ? ' every day' : ` on ${s.days_of_week.join(', ')}`;
+      return `Every ${everyMs(durationMs(s.interval))} from ${s.start_time_of_day} to ${s.end_time_of_day}${days} (${s.time_zone || 'UTC'})`;
     }
     default:
       return JSON.stringify(s);
@@ -82,7 +103,8 @@ export function scheduleText(trigger) {
   const s = schedOf(trigger);
   switch (s.kind) {
     case 'cron': return `${s.expression}  ${s.time_zone || 'UTC'}`;
-    case 'simple': return s.repeat_count ? `every ${everyMs(s.repeat_interval_ms)}` : 'once';
+    case 'once': return 'once';
+    case 'simple': return `every ${everyMs(durationMs(s.interval))}`;
     default: return s.kind || '?';
   }
 }
