@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"text/template"
 	tmplparse "text/template/parse"
@@ -114,16 +115,20 @@ func parse(name, text string) (*template.Template, error) {
 // expand in a time its timeout cannot notice. Lists are rendered with the
 // json function instead. Errors are *FieldError values naming name.
 func CheckBounded(name string, t *template.Template) error {
+	var defined []string
 	for _, tt := range t.Templates() {
 		if tt.Name() != name {
-			return &FieldError{Field: name, Message: fmt.Sprintf("template: {{define %q}} is not allowed: job templates cannot call templates", tt.Name())}
+			defined = append(defined, tt.Name())
 		}
-		if tt.Tree == nil {
-			continue
-		}
-		if what := unboundedNode(tt.Tree.Root); what != "" {
-			return &FieldError{Field: name, Message: "template: " + what + " is not allowed: job templates have no loops or template calls, so that expanding one is always quick; render lists with json"}
-		}
+	}
+	if len(defined) > 0 {
+		return &FieldError{Field: name, Message: fmt.Sprintf("template: {{define %q}} is not allowed: job templates cannot call templates", slices.Min(defined))}
+	}
+	if t.Tree == nil {
+		return nil
+	}
+	if what := unboundedNode(t.Tree.Root); what != "" {
+		return &FieldError{Field: name, Message: "template: " + what + " is not allowed: job templates have no loops or template calls, so that expanding one is always quick; render lists with json"}
 	}
 	return nil
 }
