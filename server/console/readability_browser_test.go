@@ -142,6 +142,13 @@ func TestListsTimesNamesAndCharts(t *testing.T) {
 	// with the whole text on hover, and each full ID on hover and to copy.
 	p.Route("/executions?outcome=failed")
 	row := fmt.Sprintf(`tr[data-id=%q]`, failed.ID)
+	// At 1280 px every column is in sight, the error's included.
+	if inSight := browsertest.Get(p, "measuring the Error column", chromedp.Evaluate[bool](`(() => {
+		const th = [...document.querySelectorAll('main thead th')].find(th => th.innerText.trim() === 'Error');
+		return !!th && th.getBoundingClientRect().right <= th.closest('.table-wrap').getBoundingClientRect().right + 1;
+	})()`)); !inSight {
+		t.Error("the executions' Error column is out of sight at 1280 px")
+	}
 	if len(failed.Error) < 50 {
 		t.Fatalf("the failure's error %q is too short to be cut", failed.Error)
 	}

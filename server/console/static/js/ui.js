@@ -172,10 +172,16 @@ export function fmtTime(t, { date = true, seconds = true, zone = true, ms = fals
   return s;
 }
 
-/** timeEl is a <time> element showing fmtTime and, on hover, how long ago. */
+/**
+ * timeEl is a <time> element showing fmtTime and, on hover, how long ago.
+ * Squeezed, it wraps between the date and the time, nowhere else.
+ */
 export function timeEl(t, opts) {
   if (!t) return '—';
-  return h('time', { datetime: t instanceof Date ? t.toISOString() : t, title: relTime(t) }, fmtTime(t, opts));
+  const text = fmtTime(t, opts);
+  const cut = opts && opts.date === false ? -1 : text.indexOf(' ');
+  return h('time', { datetime: t instanceof Date ? t.toISOString() : t, title: relTime(t) },
+    cut < 0 ? text : [h('span', { class: 'nowrap' }, text.slice(0, cut)), ' ', h('span', { class: 'nowrap' }, text.slice(cut + 1))]);
 }
 
 /**

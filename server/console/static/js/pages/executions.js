@@ -35,8 +35,8 @@ export function executionsTable(execs, { showJob = true, empty = 'No execution m
     { label: 'Execution', value: e => h('span', { class: 'id-cell' },
       link(executionRoute(e.id), clipText(e.id, { class: 'mono id' }), { 'aria-label': `Execution ${e.id}` }), copyButton(e.id, 'execution ID')) },
     showJob ? { label: 'Job', cls: 'name-col', value: e => link(jobRoute(e.job_group, e.job_name), nameText(`${e.job_group}/${e.job_name}`)) } : null,
-    { label: 'Scheduled', value: e => h('span', { class: 'nowrap' }, timeEl(e.scheduled_time)) },
-    { label: 'Started', value: e => h('span', { class: 'nowrap' }, timeEl(e.started_time)) },
+    { label: 'Scheduled', value: e => timeEl(e.scheduled_time) },
+    { label: 'Started', value: e => timeEl(e.started_time) },
     { label: 'Duration', num: true, value: e => e.outcome === 'running' ? h('span', { class: 'muted' }, fmtDuration(durationOf(e)) + '…') : fmtDuration(durationOf(e)) },
     { label: 'Lag', num: true, value: e => {
       const lag = lagOf(e);
@@ -46,7 +46,7 @@ export function executionsTable(execs, { showJob = true, empty = 'No execution m
     { label: 'Outcome', value: e => outcomeBadge(e.outcome) },
     { label: 'Attempt', num: true, value: e => String(e.attempt) },
     { label: 'Node', cls: 'node-col', value: e => e.node_id ? nameText(e.node_id, { class: 'mono' }) : '—' },
-    { label: 'Error', value: e => e.error ? clipText(e.error, { class: 'err-text', 'data-testid': 'exec-error' }) : '' },
+    { label: 'Error', cls: 'err-col', value: e => e.error ? clipText(e.error, { class: 'err-text', 'data-testid': 'exec-error' }) : '' },
   ].filter(Boolean), execs, { empty, caption: 'Executions', rowAttrs: e => ({ dataset: { outcome: e.outcome, id: e.id } }) });
 }
 
