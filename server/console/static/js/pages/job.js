@@ -251,9 +251,12 @@ function runsPanel(runs) {
   const sorted = [...durations].sort((a, b) => a - b);
   const p95 = sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.95) - 1)] : null;
 
-  // Oldest first, for the charts.
+  // Oldest first, for the charts. Their times carry seconds when the runs
+  // span less than ten minutes, where minutes alone would repeat.
+  const at = e => new Date(e.started_time || e.scheduled_time).getTime();
+  const seconds = runs.length > 0 && at(runs[0]) - at(runs[runs.length - 1]) < 600000;
   const chrono = [...runs].reverse().map(e => ({
-    label: fmtTime(e.started_time || e.scheduled_time, { date: false, seconds: false, zone: false }),
+    label: fmtTime(e.started_time || e.scheduled_time, { date: false, seconds, zone: false }),
     duration: between(e.started_time, e.finished_time),
     ok: e.outcome === 'succeeded' ? 1 : 0,
     bad: ['failed', 'timed_out', 'node_lost'].includes(e.outcome) ? 1 : 0,
