@@ -322,6 +322,16 @@ type Node struct {
 	ClockOffset string `json:"clock_offset,omitempty"`
 	// Self marks the node that answered.
 	Self bool `json:"self,omitempty"`
+	// Version is the chime version the node runs ("v1.4.0", or "devel"
+	// and a VCS revision for a build from source), and Workers the size
+	// of its worker pool: as the node last reported them (every
+	// DeadAfter/3), and kept after it dies. Empty and zero until the
+	// node has reported.
+	Version string `json:"version,omitempty"`
+	Workers int    `json:"workers,omitempty"`
+	// Running counts the executions the node runs now, from the
+	// execution history.
+	Running int `json:"running"`
 }
 
 // Role is what a user or token may do.

@@ -44,7 +44,8 @@ func (c *Client) DeleteCalendar(ctx context.Context, name string) error {
 	return err
 }
 
-// Nodes returns the cluster's nodes, alive or not.
+// Nodes returns the cluster's nodes, alive or not, with each node's
+// version, worker count and running executions.
 func (c *Client) Nodes(ctx context.Context) ([]api.Node, error) {
 	var out []api.Node
 	if _, err := c.do(ctx, request{method: http.MethodGet, path: path("nodes")}, &out); err != nil {

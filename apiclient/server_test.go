@@ -317,8 +317,8 @@ func TestCalendarsAndNodes(t *testing.T) {
 	}
 
 	nodes, err := c.Nodes(ctx)
-	if err != nil || len(nodes) != 1 || !nodes[0].Self || nodes[0].ID == "" {
-		t.Errorf("Nodes = %+v, %v; want this node", nodes, err)
+	if err != nil || len(nodes) != 1 || !nodes[0].Self || nodes[0].ID == "" || nodes[0].Version == "" || nodes[0].Workers < 1 {
+		t.Errorf("Nodes = %+v, %v; want this node with its version and workers", nodes, err)
 	}
 	if err := c.Health(ctx); err != nil {
 		t.Errorf("Health: %v", err)

@@ -296,3 +296,70 @@ func TestNodesReportTheirClockOffsets(t *testing.T) {
 		})
 	}
 }
+
+// TestNodesShowVersionWorkersAndRunning checks, on every database, that
+// each node's Nodes shows every node's version and worker count (its own
+// as it knows them, the other's as that node reported them) and the
+// executions each node runs now.
+func TestNodesShowVersionWorkersAndRunning(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, url string) {
+		b := newBlocker()
+		workers := map[string]int{"node-a": 2, "node-b": 3}
+		var nodes []*Server
+		for _, id := range []string{"node-a", "node-b"} {
+			s := newServer(t, url, func(c *Config) { c.NodeID, c.Workers = id, workers[id] })
+			if err := s.RegisterJobType("block", b); err != nil {
+				t.Fatalf("RegisterJobType: %v", err)
+			}
+			nodes = append(nodes, s)
+		}
+		for _, s := range nodes {
+			start(t, s)
+		}
+		ctx := t.Context()
+		if _, err := nodes[0].CreateJob(ctx, "alice", api.Job{Group: "g", Name: "hold", Type: "block"}); err != nil {
+			t.Fatalf("CreateJob: %v", err)
+		}
+		if _, err := nodes[0].RunJob(ctx, "alice", "g", "hold", api.RunRequest{}); err != nil {
+			t.Fatalf("RunJob: %v", err)
+		}
+		b.waitStarted(t)
+		held := running(t, nodes[0], "g", "hold")
+
+		// check waits until asker's Nodes lists both nodes with their
+		// reports, then wants runningOn to run one execution and the
+		// other node none.
+		check := func(asker *Server, runningOn string) {
+			t.Helper()
+			waitFor(t, asker.NodeID()+" to list both nodes' reports", func() bool {
+				got, err := asker.Nodes(ctx)
+				if err != nil {
+					t.Fatalf("Nodes: %v", err)
+				}
+				if len(got) != 2 || got[0].Workers == 0 || got[1].Workers == 0 {
+					return false // the other node has not reported yet
+				}
+				for _, n := range got {
+					want := 0
+					if n.ID == runningOn {
+						want = 1
+					}
+					if n.Version != buildVersion() || n.Workers != workers[n.ID] || n.Running != want {
+						t.Errorf("%s lists %s with version %q, %d workers, %d running; want %q, %d, %d",
+							asker.NodeID(), n.ID, n.Version, n.Workers, n.Running, buildVersion(), workers[n.ID], want)
+					}
+				}
+				return true
+			})
+		}
+		for _, asker := range nodes {
+			check(asker, held.NodeID)
+		}
+		close(b.release)
+		waitExecution(t, nodes[0], held.ID)
+		for _, asker := range nodes {
+			check(asker, "")
+		}
+	})
+}

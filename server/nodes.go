@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/chime-scheduler/chime"
@@ -32,26 +33,36 @@ func (s *Server) alive(n store.NodeRecord, now time.Time) bool {
 	return !n.Dead && now.Sub(n.LastCheckIn) < s.cfg.DeadAfter
 }
 
-// Nodes returns the cluster's nodes, alive or not.
+// Nodes returns the cluster's nodes, alive or not, with what each last
+// reported about itself and the executions each runs now.
 func (s *Server) Nodes(ctx context.Context) ([]api.Node, error) {
 	nodes, now, err := s.nodeList(ctx)
 	if err != nil {
 		return nil, err
 	}
-	clocks, err := s.state.clocks(ctx)
+	reports, err := s.state.reports(ctx)
 	if err != nil {
 		return nil, err
 	}
+	running, err := s.history.RunningByNode(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	out := make([]api.Node, 0, len(nodes))
 	for _, n := range nodes {
-		an := api.Node{ID: n.ID, Epoch: n.Epoch, LastCheckIn: n.LastCheckIn, Alive: s.alive(n, now)}
+		an := api.Node{ID: n.ID, Epoch: n.Epoch, LastCheckIn: n.LastCheckIn, Alive: s.alive(n, now), Running: running[n.ID]}
+		r, reported := reports[n.ID]
+		if reported {
+			an.Version, an.Workers = r.Version, r.Workers
+		}
 		if n.ID == s.NodeID() {
 			an.Self = true
 			an.ClockOffset = s.clockOffset().String()
-		} else if c, ok := clocks[n.ID]; ok && an.Alive && now.Sub(c.Reported) <= s.cfg.DeadAfter {
+			an.Version, an.Workers = s.version, s.cfg.Workers
+		} else if reported && an.Alive && now.Sub(r.Reported) <= s.cfg.DeadAfter {
 			// A live node reports its offset every DeadAfter/3; an older
 			// report is of no use.
-			an.ClockOffset = c.Offset.String()
+			an.ClockOffset = r.Offset.String()
 		}
 		out = append(out, an)
 	}
@@ -61,10 +72,52 @@ func (s *Server) Nodes(ctx context.Context) ([]api.Node, error) {
 // clockOffset is this node's clock minus the database's.
 func (s *Server) clockOffset() time.Duration { return -s.sched.ClockOffset() }
 
-// reportClock stores this node's clock offset for the other nodes' Nodes.
-func (s *Server) reportClock(ctx context.Context, now time.Time) error {
-	return s.state.reportClock(ctx, s.NodeID(), s.clockOffset(), now)
+// report stores this node's clock offset, version and worker count for
+// the other nodes' Nodes.
+func (s *Server) report(ctx context.Context, now time.Time) error {
+	return s.state.report(ctx, s.NodeID(), nodeReport{
+		Offset: s.clockOffset(), Reported: now, Version: s.version, Workers: s.cfg.Workers,
+	})
 }
+
+// buildVersion is the version of chime in this binary: the chime module's
+// version as the build recorded it, or "devel" and the VCS revision for a
+// build of chime's own source tree without a version.
+func buildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if bi.Main.Path != chimeModule {
+		for _, m := range bi.Deps {
+			if m.Path == chimeModule {
+				if m.Replace != nil && m.Replace.Version != "" {
+					return m.Replace.Version
+				}
+				return m.Version
+			}
+		}
+		return "unknown"
+	}
+	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	v := "devel"
+	for _, kv := range bi.Settings {
+		switch kv.Key {
+		case "vcs.revision":
+			v += " " + kv.Value[:min(12, len(kv.Value))]
+		case "vcs.modified":
+			if kv.Value == "true" {
+				v += "+dirty"
+			}
+		}
+	}
+	return v
+}
+
+// chimeModule is the path of chime's Go module.
+const chimeModule = "github.com/chime-scheduler/chime"
 
 // leader reports whether this node is the live node with the smallest ID:
 // the one that sends the alerts that must not come from every node
@@ -95,8 +148,8 @@ func (s *Server) watchNodes(ctx context.Context) {
 		if err := s.checkNodes(ctx, wasAlive); err != nil && ctx.Err() == nil {
 			s.log.Warn("cannot check the cluster's nodes", "error", err)
 		}
-		if err := s.reportClock(ctx, s.now()); err != nil && ctx.Err() == nil {
-			s.log.Warn("cannot report the node's clock offset", "error", err)
+		if err := s.report(ctx, s.now()); err != nil && ctx.Err() == nil {
+			s.log.Warn("cannot report the node's clock offset, version and workers", "error", err)
 		}
 	}
 }

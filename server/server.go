@@ -56,6 +56,7 @@ type Server struct {
 	shell   *shelljob.Runner
 	local   *localRuns
 	deadMan *alert.DeadManChecker
+	version string // of chime, as buildVersion reads it
 
 	mu        sync.Mutex
 	goTypes   map[string]chime.Job
@@ -108,6 +109,7 @@ func (s *Server) init(ctx context.Context) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	s.history = h
+	s.version = buildVersion()
 	s.deadMan = alert.NewDeadManChecker(h)
 	s.pruner, err = history.NewPruner(h, &history.PrunerOptions{
 		MaxAge:     cfg.Retention.MaxAge,

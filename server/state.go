@@ -66,6 +66,24 @@ func stateMigrations() []sqlstore.Migration {
 			},
 			Primary: "sched_name, node_id",
 		}},
+	}, {
+		Version:     3,
+		Description: "the version and worker count the nodes report",
+		Tables: []sqlstore.Table{{
+			// Each node's build and worker pool, as it last reported
+			// them with its clock offset. A table of its own rather than
+			// columns of runner_node_clocks: creating a table is
+			// idempotent on every dialect, an ALTER TABLE is not on
+			// MySQL.
+			Name: "runner_node_info",
+			Columns: []string{
+				"sched_name {key} NOT NULL",
+				"node_id {key} NOT NULL",
+				"version {key} NOT NULL",
+				"workers INTEGER NOT NULL",
+			},
+			Primary: "sched_name, node_id",
+		}},
 	}}
 }
 
@@ -77,7 +95,7 @@ type stateStore struct {
 	q     struct {
 		markerInsert, markerGet, markerDelete, markerCancel, cancelled string
 		settingGet, settingInsert, settingUpdate                       string
-		clockInsert, clockUpdate, clocks                               string
+		clockInsert, clockUpdate, infoInsert, infoUpdate, reports      string
 	}
 }
 
@@ -101,7 +119,10 @@ func newStateStore(ctx context.Context, st *sqlstore.Store) (*stateStore, error)
 	s.q.settingUpdate = st.SQL("UPDATE {p}runner_settings SET value = ? WHERE sched_name = ? AND name = ?")
 	s.q.clockInsert = st.SQL("INSERT INTO {p}runner_node_clocks (sched_name, node_id, offset_ns, reported_time) VALUES (?, ?, ?, ?)")
 	s.q.clockUpdate = st.SQL("UPDATE {p}runner_node_clocks SET offset_ns = ?, reported_time = ? WHERE sched_name = ? AND node_id = ?")
-	s.q.clocks = st.SQL("SELECT node_id, offset_ns, reported_time FROM {p}runner_node_clocks WHERE sched_name = ?")
+	s.q.infoInsert = st.SQL("INSERT INTO {p}runner_node_info (sched_name, node_id, version, workers) VALUES (?, ?, ?, ?)")
+	s.q.infoUpdate = st.SQL("UPDATE {p}runner_node_info SET version = ?, workers = ? WHERE sched_name = ? AND node_id = ?")
+	s.q.reports = st.SQL("SELECT c.node_id, c.offset_ns, c.reported_time, i.version, i.workers FROM {p}runner_node_clocks c " +
+		"LEFT JOIN {p}runner_node_info i ON i.sched_name = c.sched_name AND i.node_id = c.node_id WHERE c.sched_name = ?")
 	return s, nil
 }
 
@@ -225,50 +246,70 @@ func (s *stateStore) setSetting(ctx context.Context, name string, v any) error {
 	return nil
 }
 
-// nodeClock is a node's clock offset as it last reported it.
-type nodeClock struct {
+// nodeReport is what a node reports about itself every DeadAfter/3.
+type nodeReport struct {
 	Offset   time.Duration // the node's clock minus the database's
 	Reported time.Time     // on the database's clock
+	// Version is the chime version the node runs, and Workers the size
+	// of its worker pool; empty and zero when the node's binary predates
+	// them.
+	Version string
+	Workers int
 }
 
-// reportClock stores node's clock offset, reported at at.
-func (s *stateStore) reportClock(ctx context.Context, node string, offset time.Duration, at time.Time) error {
-	res, err := s.db.ExecContext(ctx, s.q.clockUpdate, int64(offset), at.UnixNano(), s.sched, node)
-	if err != nil {
-		return fmt.Errorf("server: reporting the clock offset of node %s: %w", node, err)
-	}
-	if n, err := res.RowsAffected(); err == nil && n > 0 {
-		return nil
-	}
-	_, err = s.db.ExecContext(ctx, s.q.clockInsert, s.sched, node, int64(offset), at.UnixNano())
-	if s.st.IsUniqueViolation(err) {
-		// MySQL counts an update that changes nothing as no row.
-		return nil
+// report stores what node reports about itself at at: its clock offset,
+// version and worker count.
+func (s *stateStore) report(ctx context.Context, node string, r nodeReport) error {
+	err := s.upsert(ctx, s.q.clockUpdate, []any{int64(r.Offset), r.Reported.UnixNano(), s.sched, node},
+		s.q.clockInsert, []any{s.sched, node, int64(r.Offset), r.Reported.UnixNano()})
+	if err == nil {
+		err = s.upsert(ctx, s.q.infoUpdate, []any{r.Version, r.Workers, s.sched, node},
+			s.q.infoInsert, []any{s.sched, node, r.Version, r.Workers})
 	}
 	if err != nil {
-		return fmt.Errorf("server: reporting the clock offset of node %s: %w", node, err)
+		return fmt.Errorf("server: reporting the state of node %s: %w", node, err)
 	}
 	return nil
 }
 
-// clocks returns the clock offsets the nodes reported, by node ID.
-func (s *stateStore) clocks(ctx context.Context) (map[string]nodeClock, error) {
-	rows, err := s.db.QueryContext(ctx, s.q.clocks, s.sched)
+// upsert runs update, and insert when update changed no row. A unique
+// violation of the insert means the row exists: MySQL counts an update
+// that changes nothing as no row.
+func (s *stateStore) upsert(ctx context.Context, update string, updateArgs []any, insert string, insertArgs []any) error {
+	res, err := s.db.ExecContext(ctx, update, updateArgs...)
 	if err != nil {
-		return nil, fmt.Errorf("server: reading the nodes' clock offsets: %w", err)
+		return err
+	}
+	if n, err := res.RowsAffected(); err == nil && n > 0 {
+		return nil
+	}
+	if _, err := s.db.ExecContext(ctx, insert, insertArgs...); err != nil && !s.st.IsUniqueViolation(err) {
+		return err
+	}
+	return nil
+}
+
+// reports returns what the nodes last reported about themselves, by node
+// ID.
+func (s *stateStore) reports(ctx context.Context) (map[string]nodeReport, error) {
+	rows, err := s.db.QueryContext(ctx, s.q.reports, s.sched)
+	if err != nil {
+		return nil, fmt.Errorf("server: reading the nodes' reports: %w", err)
 	}
 	defer rows.Close()
-	out := make(map[string]nodeClock)
+	out := make(map[string]nodeReport)
 	for rows.Next() {
 		var id string
 		var offset, at int64
-		if err := rows.Scan(&id, &offset, &at); err != nil {
-			return nil, fmt.Errorf("server: reading the nodes' clock offsets: %w", err)
+		var version sql.NullString
+		var workers sql.NullInt64
+		if err := rows.Scan(&id, &offset, &at, &version, &workers); err != nil {
+			return nil, fmt.Errorf("server: reading the nodes' reports: %w", err)
 		}
-		out[id] = nodeClock{Offset: time.Duration(offset), Reported: time.Unix(0, at)}
+		out[id] = nodeReport{Offset: time.Duration(offset), Reported: time.Unix(0, at), Version: version.String, Workers: int(workers.Int64)}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("server: reading the nodes' clock offsets: %w", err)
+		return nil, fmt.Errorf("server: reading the nodes' reports: %w", err)
 	}
 	return out, nil
 }

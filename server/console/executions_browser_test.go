@@ -192,8 +192,12 @@ func TestExecutionsFailureRetryAndExplain(t *testing.T) {
 	if n := v.Count(`[data-testid="retry"]`); n != 0 {
 		t.Errorf("a viewer sees %d Retry buttons", n)
 	}
-	if n := v.Count("main button"); n != 0 {
-		t.Errorf("a viewer sees %d buttons on an execution page", n)
+	// The one button a viewer has copies the execution's ID.
+	if n := v.Count("main button:not(.copy)"); n != 0 {
+		t.Errorf("a viewer sees %d buttons other than Copy on an execution page", n)
+	}
+	if n := v.Count("main button.copy"); n != 1 {
+		t.Errorf("a viewer sees %d Copy buttons on an execution page, want 1", n)
 	}
 	if !strings.Contains(v.Text("main"), "Attempts of this firing") {
 		t.Error("the viewer's page lacks the attempts")

@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/servertest"
 )
 
 // The browser tests' shared fixtures: HTTP targets for the server's jobs
@@ -42,6 +44,16 @@ func cronJob(t *testing.T, group, name, url, expr string) api.Job {
 		j.Triggers = []api.Trigger{{Schedule: sched}}
 	}
 	return j
+}
+
+// createJobs creates jobs on srv, failing the test on an error.
+func createJobs(t *testing.T, srv *servertest.Server, jobs ...api.Job) {
+	t.Helper()
+	for _, j := range jobs {
+		if _, err := srv.Client.CreateJob(context.Background(), j); err != nil {
+			t.Fatalf("creating job %s/%s: %v", j.Group, j.Name, err)
+		}
+	}
 }
 
 // slowServer is an HTTP target whose answers wait until release is

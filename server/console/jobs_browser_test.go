@@ -103,16 +103,11 @@ func TestJobsListSearchAndFilter(t *testing.T) {
 	ctx := context.Background()
 	ok := targetServer(t, http.StatusOK)
 	broken := targetServer(t, http.StatusBadGateway)
-	for _, j := range []api.Job{
+	createJobs(t, srv,
 		cronJob(t, "etl", "nightly", ok.URL, "0 0 2 * * ?"),
 		cronJob(t, "etl", "hourly", ok.URL, "0 0 * * * ?"),
 		cronJob(t, "reports", "weekly", ok.URL, "0 0 8 ? * MON"),
-		cronJob(t, "reports", "flaky", broken.URL, "*/2 * * * * ?"),
-	} {
-		if _, err := srv.Client.CreateJob(ctx, j); err != nil {
-			t.Fatal(err)
-		}
-	}
+		cronJob(t, "reports", "flaky", broken.URL, "*/2 * * * * ?"))
 	if err := srv.Client.PauseJob(ctx, "reports", "weekly"); err != nil {
 		t.Fatal(err)
 	}

@@ -373,6 +373,30 @@ func (h *History) List(ctx context.Context, q *Query) (*Page, error) {
 	return p, nil
 }
 
+// RunningByNode counts the executions running now, by the ID of the node
+// that runs them; nodes running nothing are absent.
+func (h *History) RunningByNode(ctx context.Context) (map[string]int, error) {
+	rows, err := h.db.QueryContext(ctx, h.st.SQL(`SELECT node_id, COUNT(*) FROM {p}server_executions
+		WHERE outcome = 'running' AND sched_name = ? GROUP BY node_id`), h.sched)
+	if err != nil {
+		return nil, dbErr("counting running executions by node", err)
+	}
+	defer rows.Close()
+	out := make(map[string]int)
+	for rows.Next() {
+		var node string
+		var n int
+		if err := rows.Scan(&node, &n); err != nil {
+			return nil, dbErr("counting running executions by node", err)
+		}
+		out[node] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbErr("counting running executions by node", err)
+	}
+	return out, nil
+}
+
 // LastSuccess returns when the job's latest successful execution
 // finished, or the zero time if none is recorded.
 func (h *History) LastSuccess(ctx context.Context, group, name string) (time.Time, error) {

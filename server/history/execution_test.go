@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -425,6 +426,29 @@ func testMarkNodeLost(t *testing.T, open opener) {
 	wantInvalid(t, "MarkNodeLost without node", err, "nodeID")
 	_, err = h.MarkNodeLost(ctx, "n2", time.Time{})
 	wantInvalid(t, "MarkNodeLost without time", err, "at")
+}
+
+func testRunningByNode(t *testing.T, open opener) {
+	h := open(nil)
+	ctx := t.Context()
+	if got, err := h.RunningByNode(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("RunningByNode with no execution = %v, %v; want none", got, err)
+	}
+	onN2 := execution("r3", "g", "job", t0)
+	onN2.NodeID = "n2"
+	start(t, h, execution("r1", "g", "job", t0), execution("r2", "g", "other", t0), onN2, execution("r4", "g", "job", t0))
+	finish(t, h, "r4", history.OutcomeSucceeded, t0.Add(time.Second))
+	want := map[string]int{"n1": 2, "n2": 1}
+	if got, err := h.RunningByNode(ctx); err != nil || !maps.Equal(got, want) {
+		t.Errorf("RunningByNode = %v, %v; want %v", got, err, want)
+	}
+	if _, err := h.MarkNodeLost(ctx, "n1", t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]int{"n2": 1}
+	if got, err := h.RunningByNode(ctx); err != nil || !maps.Equal(got, want) {
+		t.Errorf("RunningByNode after n1 was lost = %v, %v; want %v", got, err, want)
+	}
 }
 
 func testLastSuccess(t *testing.T, open opener) {

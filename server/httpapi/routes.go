@@ -196,7 +196,7 @@ func (h *handler) table() []route {
 		// Cluster and schedules.
 		{
 			method: http.MethodGet, path: v1 + "/nodes", role: viewer, operationID: "listNodes",
-			summary: "The cluster's nodes, alive or not, with clock offsets.", responses: ok([]api.Node{}),
+			summary: "The cluster's nodes, alive or not, with clock offsets, versions, worker counts and running executions.", responses: ok([]api.Node{}),
 			handle: h.nodes,
 		},
 		{

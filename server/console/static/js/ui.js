@@ -56,7 +56,8 @@ export function facts(pairs) {
 }
 
 /**
- * table renders rows under columns [{label, value: row => node|string, num}].
+ * table renders rows under columns [{label, value: row => node|string, num,
+ * cls}]: num aligns figures right, cls is a class for the column's cells.
  * empty is shown when there are no rows.
  */
 export function table(columns, rows, { empty = 'Nothing to show.', caption, rowAttrs } = {}) {
@@ -66,7 +67,7 @@ export function table(columns, rows, { empty = 'Nothing to show.', caption, rowA
       caption ? h('caption', { class: 'visually-hidden' }, caption) : null,
       h('thead', null, h('tr', null, columns.map(c => h('th', { class: c.num ? 'num' : null, scope: 'col' }, c.label)))),
       h('tbody', null, rows.map(r => h('tr', rowAttrs ? rowAttrs(r) : null,
-        columns.map(c => h('td', { class: c.num ? 'num' : null }, c.value(r))))))));
+        columns.map(c => h('td', { class: [c.num ? 'num' : '', c.cls || ''].join(' ').trim() || null }, c.value(r))))))));
 }
 
 /** badge is a small coloured label; kind picks the colour (an outcome, "ok", "warn"…). */
@@ -84,39 +85,133 @@ export function link(route, text, attrs = {}) {
   return h('a', { href: '#' + route, ...attrs }, text);
 }
 
+/**
+ * nameText shows a name (a job's group/name, a node ID…) so that it wraps
+ * only at its own boundaries, after "/", ".", "-", "_" or ":", never
+ * inside a word; a part too long for its box is cut with an ellipsis (the
+ * full name is in the title).
+ */
+export function nameText(name, attrs = {}) {
+  const { class: cls, ...rest } = attrs;
+  const parts = String(name).split(/(?<=[/._:-])/);
+  return h('span', { class: cls ? `name ${cls}` : 'name', title: String(name), ...rest },
+    parts.map((p, i) => [i ? h('wbr') : null, h('span', { class: 'name-part' }, p)]));
+}
+
+/**
+ * clipText shows text cut to one line with an ellipsis; the title holds
+ * the whole text, shown on hover.
+ */
+export function clipText(text, attrs = {}) {
+  const { class: cls, ...rest } = attrs;
+  return h('span', { class: cls ? `clip ${cls}` : 'clip', title: text, ...rest }, text);
+}
+
+/**
+ * copyButton copies text to the clipboard when pressed; what names what
+ * is copied ("execution ID") for its label and the message.
+ */
+export function copyButton(text, what) {
+  return h('button', { type: 'button', class: 'copy', title: `Copy the ${what}: ${text}`, 'aria-label': `Copy the ${what}`, dataset: { copy: text },
+    onclick: async () => {
+      if (await copyText(text)) toast(`Copied the ${what}.`);
+      else toast(`The browser refused to copy; the ${what} is ${text}`, 'error');
+    } }, 'Copy');
+}
+
+// copyText puts text on the clipboard: through the Clipboard API where
+// the page may use it (HTTPS, localhost), else through a selected
+// text area. It reports whether either worked.
+async function copyText(text) {
+  try {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text);
+      return true;
+    }
+  } catch { /* try the other way */ }
+  const ta = h('textarea', { class: 'visually-hidden', readonly: true, 'aria-hidden': 'true' });
+  ta.value = text;
+  document.body.append(ta);
+  ta.select();
+  let ok = false;
+  try { ok = document.execCommand('copy'); } catch { ok = false; }
+  ta.remove();
+  return ok;
+}
+
 // Times and durations.
 
-/** fmtTime formats an RFC 3339 time (or Date) in the browser's zone, to the second. */
-export function fmtTime(t) {
+// zoneName names a time zone for people at an instant ("UTC", "CET",
+// "BST", "GMT-5"): the abbreviation in effect then, DST included.
+const zoneName = new Intl.DateTimeFormat('en-GB', { timeZoneName: 'short' });
+
+/** zoneLabel is the browser's zone's short name at d ("UTC", "CEST"). */
+export function zoneLabel(d = new Date()) {
+  const part = zoneName.formatToParts(d).find(p => p.type === 'timeZoneName');
+  return part ? part.value : '';
+}
+
+/**
+ * fmtTime formats an RFC 3339 time (or Date) in the browser's zone, in the
+ * console's one clock format: 24-hour, "2026-11-25 14:05:09 CET". Every
+ * time the console shows goes through it. Options leave parts out or add
+ * milliseconds: date (false: "14:05:09 CET"), seconds (false: "14:05"),
+ * zone (false: no zone label, where the zone is said nearby), ms (true:
+ * "14:05:09.012").
+ */
+export function fmtTime(t, { date = true, seconds = true, zone = true, ms = false } = {}) {
   if (!t) return '—';
   const d = t instanceof Date ? t : new Date(t);
   if (Number.isNaN(d.getTime())) return String(t);
-  const p = n => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+  const p = (n, w = 2) => String(n).padStart(w, '0');
+  let s = `${p(d.getHours())}:${p(d.getMinutes())}`;
+  if (seconds) s += `:${p(d.getSeconds())}`;
+  if (seconds && ms) s += `.${p(d.getMilliseconds(), 3)}`;
+  if (date) s = `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${s}`;
+  if (zone) s += ` ${zoneLabel(d)}`;
+  return s;
 }
 
-/** timeEl is a <time> element showing fmtTime and, on hover, how long ago. */
-export function timeEl(t) {
+/**
+ * timeEl is a <time> element showing fmtTime and, on hover, how long ago.
+ * Squeezed, it wraps between the date and the time, nowhere else.
+ */
+export function timeEl(t, opts) {
   if (!t) return '—';
-  return h('time', { datetime: t instanceof Date ? t.toISOString() : t, title: relTime(t) }, fmtTime(t));
+  const text = fmtTime(t, opts);
+  const cut = opts && opts.date === false ? -1 : text.indexOf(' ');
+  return h('time', { datetime: t instanceof Date ? t.toISOString() : t, title: relTime(t) },
+    cut < 0 ? text : [h('span', { class: 'nowrap' }, text.slice(0, cut)), ' ', h('span', { class: 'nowrap' }, text.slice(cut + 1))]);
 }
 
-/** fmtDuration formats milliseconds: 850 ms, 12.3 s, 4 min 5 s, 2 h 3 min. */
-export function fmtDuration(ms) {
+/**
+ * fmtDuration formats milliseconds: 850 ms, 12.3 s, 4 min 5 s, 2 h 3 min;
+ * with fine, durations under 10 ms keep two decimals (0.42 ms). A
+ * negative duration takes a minus sign, unless it rounds to zero: never
+ * "−0 ms".
+ */
+export function fmtDuration(ms, { fine = false } = {}) {
   if (ms === null || ms === undefined || Number.isNaN(ms)) return '—';
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  const s = ms / 1000;
-  if (s < 60) return `${s.toFixed(s < 10 ? 2 : 1)} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${Math.round(s % 60)} s`;
-  const hours = Math.floor(m / 60);
-  if (hours < 48) return `${hours} h ${m % 60} min`;
-  return `${Math.floor(hours / 24)} d ${hours % 24} h`;
+  const abs = Math.abs(ms);
+  let s;
+  if (Math.round(abs) < 1000) {
+    s = fine && abs < 10 ? `${Number(abs.toFixed(2))} ms` : `${Math.round(abs)} ms`;
+  } else if (abs < 59950) {
+    const sec = abs / 1000;
+    s = `${sec.toFixed(sec < 10 ? 2 : 1)} s`;
+  } else {
+    const m = Math.floor(abs / 60000);
+    const hours = Math.floor(m / 60);
+    if (m < 60) s = `${m} min ${Math.round((abs % 60000) / 1000)} s`;
+    else if (hours < 48) s = `${hours} h ${m % 60} min`;
+    else s = `${Math.floor(hours / 24)} d ${hours % 24} h`;
+  }
+  return ms < 0 && /[1-9]/.test(s) ? '−' + s : s;
 }
 
 /**
  * fmtGoDuration rounds a duration as Go prints it ("-13.828253ms",
- * "1.5s", "2m3.1s") for reading: "-14 ms", "1.50 s". Other text is
+ * "1.5s", "2m3.1s") for reading: "−14 ms", "1.50 s". Other text is
  * returned as is.
  */
 export function fmtGoDuration(s) {
@@ -126,7 +221,7 @@ export function fmtGoDuration(s) {
   if (!m) return s;
   let ms = 0;
   for (const [, n, u] of m[2].matchAll(/([\d.]+)(ns|us|µs|ms|s|m|h)/g)) ms += Number(n) * units[u];
-  return (m[1] && ms > 0 ? '−' : '') + fmtDuration(ms);
+  return fmtDuration(m[1] ? -ms : ms);
 }
 
 /** between is the duration from a to b (RFC 3339 times) in ms, or null. */
@@ -149,6 +244,20 @@ export function toLocalInput(t) {
   const d = t instanceof Date ? t : new Date(t);
   const p = n => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+/**
+ * instantEcho is a hint that repeats the instant a datetime-local input
+ * holds in the console's one clock format: the browser draws the input in
+ * its own locale's format, 12-hour in some.
+ */
+export function instantEcho(input) {
+  const echo = h('div', { class: 'hint', 'data-testid': 'instant-echo' });
+  const show = () => { echo.textContent = input.value ? `= ${fmtTime(new Date(input.value))}` : ''; };
+  input.addEventListener('input', show);
+  input.addEventListener('change', show);
+  show();
+  return echo;
 }
 
 /** fromLocalInput turns a datetime-local input's value into RFC 3339, or '' if empty. */

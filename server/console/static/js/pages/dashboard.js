@@ -2,7 +2,7 @@
 // lag, the next firings across all jobs, failing jobs and what runs now.
 // It refreshes every 20 s; the window (1 h, 6 h, 24 h) is in the
 // fragment's query (#/?window=6h).
-import { h, replace, panel, table, stat, link, timeEl, relTime, fmtTime, fmtDuration, outcomeBadge, errorBox } from '../ui.js';
+import { h, replace, panel, table, stat, link, timeEl, relTime, fmtTime, fmtDuration, outcomeBadge, errorBox, nameText, zoneLabel } from '../ui.js';
 import { barChart, lineChart } from '../chart.js';
 import { nodesTable } from './cluster.js';
 import { jobRoute, stateBadges } from './jobs.js';
@@ -13,9 +13,7 @@ const WINDOWS = [['1h', 1, '1m'], ['6h', 6, '5m'], ['24h', 24, '15m']];
 const REFRESH_MS = 20000;
 
 function fmtLag(ms) {
-  if (ms === null || ms === undefined) return '—';
-  if (ms < 1) return `${ms.toFixed(2)} ms`;
-  return fmtDuration(ms);
+  return fmtDuration(ms, { fine: true });
 }
 
 export async function render(ctx) {
@@ -76,25 +74,26 @@ export async function render(ctx) {
       activity = a;
       const width = a.bucket_seconds >= 60 ? `${a.bucket_seconds / 60} min` : `${a.bucket_seconds} s`;
       const rows = a.buckets.map(b => ({
-        label: fmtTime(b.start).slice(11, 16),
+        label: fmtTime(b.start, { date: false, seconds: false, zone: false }),
         succeeded: b.succeeded,
         failed: b.failed,
         other: Math.max(0, b.fires - b.succeeded - b.failed),
         lag_avg: b.fires ? b.lag_avg_ms : null,
         lag_max: b.fires ? b.lag_max_ms : null,
       }));
+      const note = `times in ${zoneLabel()}`;
       replace(charts,
         h('div', { class: 'grid charts' },
           h('div', null, h('h3', null, `Fires per ${width}`),
             barChart(`Fires per ${width}, last ${win[0]}`, rows,
               [{ key: 'succeeded', label: 'succeeded', color: 2 }, { key: 'failed', label: 'failed', color: 1 }, { key: 'other', label: 'running or other', color: 0 }],
-              { label: r => r.label })),
+              { label: r => r.label, note })),
           h('div', null, h('h3', null, `Failures per ${width}`),
-            barChart(`Failures per ${width}, last ${win[0]}`, rows, [{ key: 'failed', label: 'failed, timed out or lost', color: 1 }], { label: r => r.label })),
+            barChart(`Failures per ${width}, last ${win[0]}`, rows, [{ key: 'failed', label: 'failed, timed out or lost', color: 1 }], { label: r => r.label, note })),
           h('div', null, h('h3', null, 'Fire lag'),
             lineChart(`Fire lag per ${width}, last ${win[0]}`, rows,
               [{ key: 'lag_avg', label: 'mean', color: 0 }, { key: 'lag_max', label: 'max', color: 3 }],
-              { label: r => r.label, fmtY: v => fmtLag(v) }))),
+              { label: r => r.label, fmtY: v => fmtLag(v), note }))),
         h('p', { class: 'muted small' }, `Fire lag is the start minus the scheduled time of scheduled firings: p50 ${fmtLag(a.lag_p50_ms)}, p95 ${fmtLag(a.lag_p95_ms)}, p99 ${fmtLag(a.lag_p99_ms)} over the window's ${a.lag_sampled} runs.`));
     } catch (err) {
       if (err.name === 'AbortError') return;
@@ -118,8 +117,8 @@ export async function render(ctx) {
       replace(upcoming, table([
         { label: 'When', value: f => h('div', { class: f.dst ? 'dst' : null }, h('span', { class: 'nowrap' }, timeEl(f.time)), ' ', h('span', { class: 'muted small nowrap' }, fromNow(f.time)),
           f.dst ? h('span', { class: 'dst-note' }, ' (daylight-saving change)') : null) },
-        { label: 'Job', value: f => link(jobRoute(f.job_group, f.job_name), `${f.job_group}/${f.job_name}`) },
-        { label: 'Trigger', value: f => h('span', { class: 'mono' }, f.trigger_name) },
+        { label: 'Job', cls: 'name-col', value: f => link(jobRoute(f.job_group, f.job_name), nameText(`${f.job_group}/${f.job_name}`)) },
+        { label: 'Trigger', value: f => nameText(f.trigger_name, { class: 'mono' }) },
       ], list, { empty: 'Nothing is scheduled.', caption: 'Next firings' }));
     } catch (err) {
       if (err.name !== 'AbortError') replace(upcoming, errorBox(err));
@@ -130,7 +129,7 @@ export async function render(ctx) {
     try {
       const page = await ctx.api.get('/jobs', { failing: true, limit: 20 }, opts);
       replace(failing, table([
-        { label: 'Job', value: j => link(jobRoute(j.group, j.name), `${j.group}/${j.name}`) },
+        { label: 'Job', cls: 'name-col', value: j => link(jobRoute(j.group, j.name), nameText(`${j.group}/${j.name}`)) },
         { label: 'Last run', value: j => h('span', null, outcomeBadge(j.status && j.status.last_outcome), ' ', h('span', { class: 'muted small' }, relTime(j.status && j.status.last_run))) },
         { label: 'Last success', value: j => j.status && j.status.last_success ? relTime(j.status.last_success) : 'never' },
         { label: 'State', value: j => stateBadges(j) },
@@ -145,9 +144,9 @@ export async function render(ctx) {
     try {
       const page = await ctx.api.get('/executions', { outcome: 'running', limit: 10 }, opts);
       replace(running, table([
-        { label: 'Job', value: e => link(jobRoute(e.job_group, e.job_name), `${e.job_group}/${e.job_name}`) },
+        { label: 'Job', cls: 'name-col', value: e => link(jobRoute(e.job_group, e.job_name), nameText(`${e.job_group}/${e.job_name}`)) },
         { label: 'Started', value: e => link('/executions/' + encodeURIComponent(e.id), relTime(e.started_time)) },
-        { label: 'Node', value: e => h('span', { class: 'mono' }, e.node_id) },
+        { label: 'Node', value: e => nameText(e.node_id, { class: 'mono' }) },
       ], page.executions || [], { empty: 'Nothing is running.', caption: 'Running executions' }));
     } catch (err) {
       if (err.name !== 'AbortError') replace(running, errorBox(err));
@@ -156,7 +155,7 @@ export async function render(ctx) {
 
   const loadAll = async () => {
     await Promise.all([loadNodes(), loadActivity(), loadUpcoming(), loadFailing(), loadRunning()]);
-    if (ctx.current()) updated.textContent = `Updated ${new Date().toLocaleTimeString()}; refreshes every ${REFRESH_MS / 1000} s.`;
+    if (ctx.current()) updated.textContent = `Updated ${fmtTime(new Date(), { date: false })}; refreshes every ${REFRESH_MS / 1000} s.`;
   };
 
   figures();

@@ -3,7 +3,7 @@
 // the same firing. Operators may retry a finished execution: the page
 // waits for the new attempt to start and opens it. A running execution
 // refreshes itself every 2 s.
-import { h, replace, pageHead, panel, table, facts, outcomeBadge, badge, timeEl, fmtDuration, link, button, toast, errorBox, showError } from '../ui.js';
+import { h, replace, pageHead, panel, table, facts, outcomeBadge, badge, timeEl, fmtDuration, link, button, toast, errorBox, showError, nameText, clipText, copyButton } from '../ui.js';
 import { jobRoute } from './explain.js';
 import { executionRoute, lagOf, durationOf } from './executions.js';
 
@@ -86,7 +86,7 @@ export async function render(ctx) {
       : e.trigger_name ? `${e.trigger_group}.${e.trigger_name}` : '—';
 
     replace(ctx.main,
-      pageHead(h('span', null, 'Execution of ', link(jobRoute(e.job_group, e.job_name), key), ' ', outcomeBadge(e.outcome)), ...actions),
+      pageHead(h('span', null, 'Execution of ', link(jobRoute(e.job_group, e.job_name), nameText(key)), ' ', outcomeBadge(e.outcome)), ...actions),
       retryNote,
       h('div', { class: 'stats' },
         statBox('lag', lag === null ? '—' : fmtDuration(lag), lag === null ? 'no lag for retries and manual runs' : 'started − scheduled'),
@@ -101,13 +101,13 @@ export async function render(ctx) {
           ['Duration', fmtDuration(durationOf(e))],
         ])),
         panel('Run', facts([
-          ['Job', link(jobRoute(e.job_group, e.job_name), key)],
+          ['Job', link(jobRoute(e.job_group, e.job_name), nameText(key))],
           ['Trigger', trigger],
-          ['Node', h('span', { class: 'mono' }, e.node_id || '—')],
+          ['Node', e.node_id ? nameText(e.node_id, { class: 'mono' }) : '—'],
           ['Attempt', `${e.attempt} of ${total}`],
           ['Outcome', h('span', { 'data-testid': 'outcome' }, outcomeBadge(e.outcome))],
           e.recovering ? ['Recovery', 'a re-run after its node was lost'] : null,
-          ['ID', h('span', { class: 'mono' }, e.id)],
+          ['ID', h('span', { class: 'id-cell' }, clipText(e.id, { class: 'mono', 'data-testid': 'execution-id' }), copyButton(e.id, 'execution ID'))],
         ]))),
       e.error ? panel('Error', h('pre', { class: 'exec-error', 'data-testid': 'error' }, e.error)) : null,
       panel('Output',
@@ -129,7 +129,7 @@ export async function render(ctx) {
           { label: 'Duration', num: true, value: a => fmtDuration(durationOf(a)) },
           { label: 'Node', value: a => h('span', { class: 'mono' }, a.node_id || '—') },
           { label: 'Kind', value: a => a.manual ? 'manual' : a.recovering ? 'recovery' : a.attempt > 1 ? 'retry' : 'scheduled' },
-          { label: 'Error', value: a => a.error ? h('span', { class: 'clip', title: a.error }, a.error) : '' },
+          { label: 'Error', value: a => a.error ? clipText(a.error, { class: 'err-text' }) : '' },
         ], attempts, { caption: 'Attempts', rowAttrs: a => ({ 'aria-current': a.id === e.id ? 'true' : null, 'data-testid': 'attempt' }) }))));
   }
 

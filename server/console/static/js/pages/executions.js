@@ -3,8 +3,10 @@
 // and the page's cursor live in the fragment's query, so a filtered view
 // can be bookmarked and the browser's Back button returns to newer pages.
 // The newest page refreshes itself every 5 s.
-import { h, replace, pageHead, panel, table, outcomeBadge, timeEl, fmtDuration, between, link, field, errorBox, toLocalInput, fromLocalInput } from '../ui.js';
-import { jobDatalist, jobRoute } from './explain.js';
+import { h, replace, pageHead, panel, table, outcomeBadge, timeEl, fmtTime, fmtDuration, between, link, field, errorBox, toLocalInput, fromLocalInput,
+  nameText, clipText, copyButton } from '../ui.js';
+import { jobRoute } from './explain.js';
+import { jobPicker } from '../picker.js';
 
 /** OUTCOMES are the outcomes GET /executions?outcome= accepts. */
 export const OUTCOMES = ['running', 'succeeded', 'failed', 'timed_out', 'cancelled', 'skipped', 'node_lost'];
@@ -29,10 +31,12 @@ export function durationOf(e) {
 /** executionsTable renders api.Execution rows; the job page may show it too. */
 export function executionsTable(execs, { showJob = true, empty = 'No execution matches.' } = {}) {
   return table([
-    { label: 'Execution', value: e => link(executionRoute(e.id), e.id.length > 12 ? e.id.slice(0, 12) + '…' : e.id, { class: 'mono', title: e.id }) },
-    showJob ? { label: 'Job', value: e => link(jobRoute(e.job_group, e.job_name), `${e.job_group}/${e.job_name}`) } : null,
-    { label: 'Scheduled', value: e => h('span', { class: 'nowrap' }, timeEl(e.scheduled_time)) },
-    { label: 'Started', value: e => h('span', { class: 'nowrap' }, timeEl(e.started_time)) },
+    // The ID is cut to fit; its title and the copy button hold all of it.
+    { label: 'Execution', value: e => h('span', { class: 'id-cell' },
+      link(executionRoute(e.id), clipText(e.id, { class: 'mono id' }), { 'aria-label': `Execution ${e.id}` }), copyButton(e.id, 'execution ID')) },
+    showJob ? { label: 'Job', cls: 'name-col', value: e => link(jobRoute(e.job_group, e.job_name), nameText(`${e.job_group}/${e.job_name}`)) } : null,
+    { label: 'Scheduled', value: e => timeEl(e.scheduled_time) },
+    { label: 'Started', value: e => timeEl(e.started_time) },
     { label: 'Duration', num: true, value: e => e.outcome === 'running' ? h('span', { class: 'muted' }, fmtDuration(durationOf(e)) + '…') : fmtDuration(durationOf(e)) },
     { label: 'Lag', num: true, value: e => {
       const lag = lagOf(e);
@@ -41,7 +45,8 @@ export function executionsTable(execs, { showJob = true, empty = 'No execution m
     } },
     { label: 'Outcome', value: e => outcomeBadge(e.outcome) },
     { label: 'Attempt', num: true, value: e => String(e.attempt) },
-    { label: 'Node', value: e => h('span', { class: 'mono' }, e.node_id || '—') },
+    { label: 'Node', cls: 'node-col', value: e => e.node_id ? nameText(e.node_id, { class: 'mono' }) : '—' },
+    { label: 'Error', cls: 'err-col', value: e => e.error ? clipText(e.error, { class: 'err-text', 'data-testid': 'exec-error' }) : '' },
   ].filter(Boolean), execs, { empty, caption: 'Executions', rowAttrs: e => ({ dataset: { outcome: e.outcome, id: e.id } }) });
 }
 
@@ -57,7 +62,7 @@ export async function render(ctx) {
   const cursor = q.get('cursor') || '';
 
   const form = h('form', { class: 'filters', role: 'search', 'aria-label': 'Filter executions' },
-    field('job', 'Job', { value: filters.job, placeholder: 'group/name', list: 'exec-jobs', autocomplete: 'off' }),
+    jobPicker(ctx, 'job', 'Job', { value: filters.job }),
     field('outcome', 'Outcome', { type: 'select', value: filters.outcome, options: [['', 'any'], ...OUTCOMES.map(o => [o, o.replace('_', ' ')])] }),
     field('node', 'Node', { value: filters.node, placeholder: 'node ID' }),
     field('from', 'Started from', { type: 'datetime-local', step: 1, value: filters.from ? toLocalInput(filters.from) : '' }),
@@ -65,7 +70,6 @@ export async function render(ctx) {
     h('div', { class: 'actions' },
       h('button', { type: 'submit', class: 'btn-primary' }, 'Filter'),
       h('button', { type: 'button', onclick: () => ctx.navigate('/executions') }, 'Clear')));
-  form.append(jobDatalist(ctx, 'exec-jobs'));
   // Choosing an outcome applies at once; text fields apply on submit.
   form.elements.outcome.addEventListener('change', () => form.requestSubmit());
   form.addEventListener('submit', ev => {
@@ -112,7 +116,7 @@ export async function render(ctx) {
     replace(body, panel(null, executionsTable(list.executions), nav));
     replace(status, cursor
       ? 'An older page: it does not refresh itself.'
-      : `Newest first; refreshes every 5 s. Updated ${new Date().toLocaleTimeString()}.`);
+      : `Newest first; refreshes every 5 s. Updated ${fmtTime(new Date(), { date: false })}.`);
   };
   await load();
   if (!cursor) ctx.every(5000, load);

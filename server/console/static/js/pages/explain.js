@@ -3,24 +3,14 @@
 // (GET /jobs/{group}/{name}/explain?at=…). The question lives in the
 // fragment's query (?job=group/name&at=RFC3339), so an execution page can
 // link straight to the answer for its firing.
-import { h, replace, pageHead, panel, table, badge, outcomeBadge, timeEl, fmtTime, fmtDuration, between, link, field, showError, clearErrors, toLocalInput, fromLocalInput } from '../ui.js';
+import { h, replace, pageHead, panel, table, badge, outcomeBadge, timeEl, fmtTime, fmtDuration, between, link, field, showError, clearErrors, toLocalInput, fromLocalInput,
+  nameText, zoneLabel, clipText, instantEcho } from '../ui.js';
 import { jobPath } from '../api.js';
+import { jobPicker } from '../picker.js';
 
 /** jobRoute is the console route of a job. */
 export function jobRoute(group, name) {
   return '/jobs/' + encodeURIComponent(group) + '/' + encodeURIComponent(name);
-}
-
-/**
- * jobDatalist is a <datalist id=id> of every job's "group/name", filled
- * in the background, for a job picker's text input (list=id).
- */
-export function jobDatalist(ctx, id) {
-  const dl = h('datalist', { id });
-  ctx.api.get('/jobs', { limit: 500 }, { signal: ctx.signal })
-    .then(list => replace(dl, list.jobs.map(j => h('option', { value: `${j.group}/${j.name}` }, j.description || null))))
-    .catch(() => { /* the picker still takes typed keys */ });
-  return dl;
 }
 
 /** splitJob splits "group/name" at its first slash; null if either part is empty. */
@@ -38,17 +28,17 @@ export async function render(ctx) {
   const at = ctx.query.get('at') || '';
   const error = h('p', { class: 'form-error', role: 'alert', hidden: true });
   const form = h('form', { class: 'row', 'aria-label': 'Question' },
-    field('job', 'Job', { value: jobKey, placeholder: 'group/name', list: 'explain-jobs', autocomplete: 'off', required: true }),
-    field('at', 'At (your time)', { type: 'datetime-local', step: 1, value: toLocalInput(at || new Date()), required: true }),
+    jobPicker(ctx, 'job', 'Job', { value: jobKey, required: true }),
+    field('at', `At (your time, ${zoneLabel()})`, { type: 'datetime-local', step: 1, value: toLocalInput(at || new Date()), required: true }),
     h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'btn-primary' }, 'Explain')));
-  form.append(jobDatalist(ctx, 'explain-jobs'));
+  form.elements.at.after(instantEcho(form.elements.at));
   form.addEventListener('submit', ev => {
     ev.preventDefault();
     clearErrors(form);
     error.hidden = true;
     const key = form.elements.job.value.trim();
     if (!splitJob(key)) {
-      showError(form, { field: 'job', message: 'Name the job as group/name.' }, null);
+      showError(form, { field: 'job', message: 'Choose a job from the list, or type its key as group/name.' }, null);
       return;
     }
     const when = form.elements.at.value;
@@ -64,7 +54,7 @@ export async function render(ctx) {
   const result = h('div', { 'aria-live': 'polite' });
   replace(ctx.main,
     pageHead('Why did it (not) fire?'),
-    panel(null, h('p', { class: 'muted' }, 'Pick a job and an instant: the server looks at the job\'s schedule around it and what the scheduler recorded.'), form, error),
+    panel(null, h('p', { class: 'muted' }, 'Choose a job (search by group, name or description) and an instant: the server looks at the job\'s schedule around it and what the scheduler recorded.'), form, error),
     result);
 
   async function answer() {
@@ -101,10 +91,7 @@ function localTimes(text) {
   let last = 0;
   for (const m of text.matchAll(rfc3339)) {
     out.push(text.slice(last, m.index));
-    const d = new Date(m[0]);
-    let shown = fmtTime(d);
-    if (m[1]) shown += '.' + String(d.getMilliseconds()).padStart(3, '0');
-    out.push(h('time', { datetime: m[0], title: m[0] }, shown));
+    out.push(h('time', { datetime: m[0], title: m[0] }, fmtTime(new Date(m[0]), { ms: !!m[1] })));
     last = m.index + m[0].length;
   }
   out.push(text.slice(last));
@@ -121,7 +108,7 @@ function renderExplanation(ex, [group, name]) {
     h('section', { class: 'panel verdict', 'aria-label': 'Verdict', 'data-testid': 'verdict' },
       h('h2', null, 'Verdict'),
       h('p', { class: 'verdict-text' }, localTimes(ex.summary)),
-      h('p', { class: 'muted' }, 'Job ', link(jobRoute(group, name), `${group}/${name}`), ' at ', timeEl(ex.at), '.')),
+      h('p', { class: 'muted' }, 'Job ', link(jobRoute(group, name), nameText(`${group}/${name}`)), ' at ', timeEl(ex.at), '.')),
     h('div', { class: 'grid' },
       panel('Fire times around the instant',
         ex.fire_times && ex.fire_times.length
@@ -149,7 +136,7 @@ function renderExplanation(ex, [group, name]) {
         { label: 'Started', value: e => timeEl(e.started_time) },
         { label: 'Lag', num: true, value: e => e.attempt === 1 && !e.manual ? fmtDuration(between(e.scheduled_time, e.started_time)) : '—' },
         { label: 'Node', value: e => h('span', { class: 'mono' }, e.node_id || '—') },
-        { label: 'Error', value: e => e.error || '' },
+        { label: 'Error', value: e => e.error ? clipText(e.error, { class: 'err-text' }) : '' },
       ], ex.executions, { empty: 'No execution ran for that fire time.', caption: 'Executions' })),
   ];
 }

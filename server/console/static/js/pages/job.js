@@ -2,7 +2,7 @@
 // the next 10 fire times with DST instants marked, triggers and their
 // calendars, recent executions and a duration / outcome chart.
 import { h, replace, pageHead, panel, table, facts, badge, outcomeBadge, timeEl, fmtTime, fmtDuration, between,
-  link, button, toast, confirmDialog, formDialog, field, toLocalInput, fromLocalInput, stat, errorBox } from '../ui.js';
+  link, button, toast, confirmDialog, formDialog, field, toLocalInput, fromLocalInput, stat, errorBox, nameText, clipText, zoneLabel } from '../ui.js';
 import { jobPath, ApiError } from '../api.js';
 import { barChart, lineChart } from '../chart.js';
 import { jobRoute, stateBadges } from './jobs.js';
@@ -172,7 +172,7 @@ export async function render(ctx) {
     if (sig !== headSig) {
       headSig = sig;
       replace(head,
-        pageHead(key, ...actions()),
+        pageHead(nameText(key), ...actions()),
         h('div', { class: 'job-sub' }, stateBadges(job), ' ', h('span', { class: 'muted' }, job.type, ' job'),
           job.description ? h('span', null, ' · ', job.description) : null));
     }
@@ -251,9 +251,12 @@ function runsPanel(runs) {
   const sorted = [...durations].sort((a, b) => a - b);
   const p95 = sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.95) - 1)] : null;
 
-  // Oldest first, for the charts.
+  // Oldest first, for the charts. Their times carry seconds when the runs
+  // span less than ten minutes, where minutes alone would repeat.
+  const at = e => new Date(e.started_time || e.scheduled_time).getTime();
+  const seconds = runs.length > 0 && at(runs[0]) - at(runs[runs.length - 1]) < 600000;
   const chrono = [...runs].reverse().map(e => ({
-    label: fmtTime(e.started_time || e.scheduled_time).slice(11, 16),
+    label: fmtTime(e.started_time || e.scheduled_time, { date: false, seconds, zone: false }),
     duration: between(e.started_time, e.finished_time),
     ok: e.outcome === 'succeeded' ? 1 : 0,
     bad: ['failed', 'timed_out', 'node_lost'].includes(e.outcome) ? 1 : 0,
@@ -268,18 +271,18 @@ function runsPanel(runs) {
       stat('p95 duration', fmtDuration(p95))),
     runs.length ? h('div', { class: 'grid charts' },
       lineChart(`Duration of the last ${chrono.length} executions`, chrono, [{ key: 'duration', label: 'duration', color: 0 }],
-        { label: r => r.label, fmtY: v => fmtDuration(v), height: 160 }),
+        { label: r => r.label, fmtY: v => fmtDuration(v, { fine: true }), height: 160, note: `times in ${zoneLabel()}` }),
       barChart(`Outcome of the last ${chrono.length} executions`, chrono,
         [{ key: 'ok', label: 'succeeded', color: 2 }, { key: 'bad', label: 'failed', color: 1 }, { key: 'other', label: 'other', color: 3 }],
-        { label: r => r.label, fmtY: () => '', height: 160 })) : null,
+        { label: r => r.label, fmtY: () => '', height: 160, note: `times in ${zoneLabel()}` })) : null,
     table([
       { label: 'Started', value: e => link('/executions/' + encodeURIComponent(e.id), fmtTime(e.started_time || e.scheduled_time), { class: 'nowrap' }) },
       { label: 'Outcome', value: e => outcomeBadge(e.outcome) },
       { label: 'Attempt', value: e => String(e.attempt), num: true },
       { label: 'Duration', value: e => fmtDuration(between(e.started_time, e.finished_time)), num: true },
       { label: 'Trigger', value: e => e.manual ? h('span', { class: 'muted' }, 'manual') : (e.trigger_name || '—') },
-      { label: 'Node', value: e => h('span', { class: 'mono' }, e.node_id) },
-      { label: 'Error', value: e => e.error ? h('span', { class: 'err-text', title: e.error }, e.error.length > 80 ? e.error.slice(0, 80) + '…' : e.error) : '' },
+      { label: 'Node', value: e => nameText(e.node_id, { class: 'mono' }) },
+      { label: 'Error', value: e => e.error ? clipText(e.error, { class: 'err-text' }) : '' },
     ], runs.slice(0, TABLE_RUNS), { empty: 'No executions yet.', caption: 'Recent executions', rowAttrs: () => ({ 'data-testid': 'execution-row' }) }),
     runs.length ? h('p', null, link('/executions?job=' + encodeURIComponent(runs[0].job_group + '/' + runs[0].job_name), 'All executions of this job')) : null);
 }

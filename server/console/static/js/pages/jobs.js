@@ -1,8 +1,8 @@
 // The jobs list: search as you type, filters by group, state and failing,
 // cursor paging. The filters live in the fragment's query (#/jobs?q=…), so
 // a link or the back button shows the same list.
-import { fromNow } from './jobutil.js';
-import { h, replace, pageHead, panel, table, badge, outcomeBadge, timeEl, relTime, link, field, debounce, moreButton, errorBox } from '../ui.js';
+import { fromNow, schedOf, scheduleText, describeSchedule } from './jobutil.js';
+import { h, replace, pageHead, panel, table, badge, outcomeBadge, timeEl, relTime, link, field, debounce, moreButton, errorBox, nameText } from '../ui.js';
 
 const PAGE = 50;
 
@@ -39,6 +39,26 @@ export async function render(ctx) {
   let next = '';
   let seq = 0;
 
+  // words caches the schedules in words that the API explains (cron
+  // expressions), by schedule, for as long as the page is shown.
+  const words = new Map();
+  const scheduleCell = j => {
+    const triggers = j.triggers || [];
+    if (triggers.length === 0) return h('span', { class: 'muted' }, 'on demand');
+    // A cron expression shows with its meaning under it; a simple
+    // schedule says its interval; the other kinds say themselves in words.
+    return h('ul', { class: 'plain-list', 'data-testid': 'schedule' }, triggers.map(t => {
+      const kind = schedOf(t).kind;
+      const li = h('li', null, kind === 'cron' || kind === 'simple' ? h('span', { class: kind === 'cron' ? 'mono' : null }, scheduleText(t)) : null);
+      if (kind !== 'simple') {
+        const key = JSON.stringify([t.schedule, t.start_time]);
+        if (!words.has(key)) words.set(key, describeSchedule(ctx.api, t, ctx.signal).catch(() => ''));
+        words.get(key).then(text => { if (text) li.append(h('div', { class: kind === 'cron' ? 'muted small' : null }, text)); });
+      }
+      return li;
+    }));
+  };
+
   const current = () => {
     const f = filters.elements;
     return {
@@ -53,8 +73,9 @@ export async function render(ctx) {
     const more = next ? moreButton(() => load(true)) : null;
     replace(results,
       table([
-        { label: 'Job', value: j => h('div', null, link(jobRoute(j.group, j.name), `${j.group}/${j.name}`, { class: 'job-link' }),
+        { label: 'Job', cls: 'name-col', value: j => h('div', null, link(jobRoute(j.group, j.name), nameText(`${j.group}/${j.name}`), { class: 'job-link' }),
           j.description ? h('div', { class: 'muted small' }, j.description) : null) },
+        { label: 'Schedule', value: j => scheduleCell(j) },
         { label: 'Type', value: j => j.type },
         { label: 'State', value: j => stateBadges(j) },
         { label: 'Last outcome', value: j => j.status && j.status.last_outcome
