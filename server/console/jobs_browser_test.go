@@ -334,7 +334,7 @@ func TestJobLifecycle(t *testing.T) {
 	p.WaitText("main h1", "demo/ping")
 	p.WaitText(".job-sub", "pings it daily")
 	p.WaitText(`[data-testid="schedule-words"]`, "Once, at 2030-06-03 09:00:00")
-	p.WaitText(`[data-testid="schedule-words"]`, "Every 15 min, from 2030-06-03 09:00:00, 4 times in all")
+	p.WaitText(`[data-testid="schedule-words"]`, "Every 15 min, from 2030-06-03 09:00:00 UTC, 4 times in all")
 	if n := p.Count(`[data-testid="schedule-words"] a[href="#/calendars/holidays"]`); n != 1 {
 		t.Errorf("the schedule links the calendar %d times, want 1", n)
 	}
