@@ -236,7 +236,7 @@ func New(cfg Config) (*Scheduler, error) {
 		Clock:              member.Clock(),
 		Logger:             s.log,
 		Lease:              member.Lease,
-		LeaseValid:         member.LeaseValid,
+		LeaseValid:         member.LeaseHeld,
 		OnFenced:           member.LeaseRefused,
 		Jitter:             equalJitter,
 		Execute:            s.execute,

@@ -174,7 +174,34 @@ func (m *Member) LeaseValid() bool {
 	now := m.cfg.Clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.lease.Epoch != 0 && !m.lost && now.Sub(m.renewedAt) < m.cfg.DeadAfter
+	return m.validLocked(now)
+}
+
+// LeaseHeld reports whether lease is the node's current lease and
+// LeaseValid holds, both read at once. The engine asks it right before a
+// job starts, with the lease the job was fired under: a job fired under a
+// lease that lapsed since, or that the node replaced, must not start. The
+// answer rests on the lease's expiry on the local monotonic clock, computed
+// when the lease was last renewed, so it holds even when the check-in loop
+// has not run since (the node was starved of CPU or stopped).
+func (m *Member) LeaseHeld(lease store.Lease) bool {
+	now := m.cfg.Clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return lease == m.lease && m.validLocked(now)
+}
+
+// validLocked is LeaseValid at now; m.mu is held.
+func (m *Member) validLocked(now time.Time) bool {
+	return m.lease.Epoch != 0 && !m.lost && now.Before(m.expiresLocked())
+}
+
+// expiresLocked returns the instant, on the local clock, until which the
+// lease is known to be valid: DeadAfter after the last renewal that
+// succeeded was sent. The store stamped that renewal after it was sent, so
+// no node can declare this one dead before then. m.mu is held.
+func (m *Member) expiresLocked() time.Time {
+	return m.renewedAt.Add(m.cfg.DeadAfter)
 }
 
 // LeaseRefused reports that the store refused a write under lease with
@@ -374,7 +401,7 @@ func (m *Member) checkIn(ctx context.Context) (registered bool) {
 // so that a slow store still gets a fair chance.
 func (m *Member) checkInTimeout(now time.Time) time.Duration {
 	m.mu.Lock()
-	left := m.renewedAt.Add(m.cfg.DeadAfter).Sub(now)
+	left := m.expiresLocked().Sub(now)
 	m.mu.Unlock()
 	return max(left, m.cfg.CheckInInterval)
 }
