@@ -225,7 +225,9 @@ func New(cfg Config) (*Scheduler, error) {
 		OnRecovered:       func([]store.NodeRecovery) { s.engine.WakeRecovery() },
 		OnReconciled:      s.reconciled,
 		OnLeaseLost:       func() { s.engine.CancelAll(engine.ErrLeaseLost) },
-		OnLeaseRestored:   func() { s.engine.Wake() },
+		// Registering again recovered the executions of the old lease, and
+		// jobs held while the lease lapsed start or are dropped: look at once.
+		OnLeaseRestored: func() { s.engine.WakeRecovery() },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("chime: %w", err)

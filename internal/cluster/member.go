@@ -364,7 +364,9 @@ func (m *Member) checkIn(ctx context.Context) (registered bool) {
 	switch {
 	case err == nil:
 		m.mu.Lock()
-		lapsed := sent.Sub(m.renewedAt) >= m.cfg.DeadAfter
+		// The lease had lapsed when the answer came, although no failure
+		// said so: the node was starved, or the store slow to answer.
+		lapsed := !received.Before(m.expiresLocked())
 		m.mu.Unlock()
 		m.renewed(sent, received, storeTime)
 		m.storeAnswered(received)
