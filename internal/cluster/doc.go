@@ -43,8 +43,24 @@
 // node sent it, so no other node can have declared this one dead while
 // LeaseValid holds, as long as both clocks tick at the same rate (their
 // readings may differ by any amount). The engine claims and fires nothing
-// while LeaseValid does not hold. Fencing in the store stays the guarantee;
-// this only keeps a cut-off node from doing work the store will refuse.
+// while LeaseValid does not hold. Fencing in the store stays the guarantee
+// for writes; this keeps a cut-off node from doing work the store will
+// refuse.
+//
+// Fencing cannot protect a job whose execution the store accepted while the
+// lease was good, but which starts after it lapsed: a node starved of CPU or
+// stopped (SIGSTOP) between the fire transaction and the job's start would
+// run it while another node re-runs it. So the engine asks LeaseHeld, with
+// the lease the job was fired under, right before the job starts. LeaseHeld
+// compares the local monotonic clock with the expiry the node computed when
+// the lease was last renewed (DeadAfter after that renewal was sent),
+// together with the lease's identity, in one reading: it does not wait for
+// the check-in loop to notice the lapse and set the lost flag, which a
+// starved loop does late. A renewal whose answer comes after the lease
+// lapsed, without a failure (the node was starved, the store slow),
+// restores the lease under the same epoch: the store accepted it, so no
+// node had declared this one dead, and OnLeaseRestored lets the engine
+// start the jobs it held.
 //
 // # Logs
 //

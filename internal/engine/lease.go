@@ -55,6 +55,11 @@ func (e *Engine) settleHeld(lease store.Lease) {
 		e.log.Info("lease renewed; starting the held job", "execution_id", x.ID, "job_key", x.JobKey.String(), "scheduled_fire_time", x.ScheduledTime)
 	}
 	e.startWorkers(start)
+	if len(dropped) > 0 {
+		// Registering again made their executions recoverable: this pass
+		// may re-run them.
+		e.recoverNow.Store(true)
+	}
 	e.drop(dropped, "the node registered again under a new lease")
 }
 
