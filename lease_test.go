@@ -26,6 +26,7 @@ const (
 	stallFireSend      = "the fire transaction not yet sent"
 	stallRecoverAnswer = "a recovered execution claimed, the answer not yet read"
 	stallWorker        = "the only worker busy, the job queued behind it"
+	stallListener      = "a trigger listener running before the job"
 )
 
 // starvedStore is the starved node's view of the shared store. The first
@@ -161,6 +162,7 @@ func TestStarvedNodeStartsNoJobAfterItsLeaseLapsed(t *testing.T) {
 		{name: "fire sent after the lease lapsed, committed before the node was declared dead", step: stallFireSend, resume: 4200 * time.Millisecond, checkIns: 6 * time.Second, survivor: true},
 		{name: "recovered execution answered after the node was declared dead", step: stallRecoverAnswer, resume: 5 * time.Second, checkIns: 6 * time.Second, survivor: true},
 		{name: "job queued for a worker while the node was declared dead", step: stallWorker, resume: 5 * time.Second, checkIns: 6 * time.Second, survivor: true},
+		{name: "listener running when the node was declared dead", step: stallListener, resume: 5 * time.Second, checkIns: 6 * time.Second, survivor: true},
 		{name: "fire answered after the lease lapsed, lease renewed under the same epoch", step: stallFireAnswer, resume: 4200 * time.Millisecond, checkIns: 4600 * time.Millisecond},
 	}
 	for _, tt := range tests {
@@ -180,6 +182,9 @@ func TestStarvedNodeStartsNoJobAfterItsLeaseLapsed(t *testing.T) {
 				if tt.survivor {
 					a, aRuns = newScheduler(t, chime.Config{NodeID: "a", Store: shared, CheckInInterval: checkIn, DeadAfter: deadAfter})
 				}
+				c.AddTriggerListener(chime.TriggerListener{Name: "starved", Fired: func(context.Context, *chime.JobContext) {
+					st.stall(stallListener)
+				}})
 				cRuns.run = func(ctx context.Context, jc *chime.JobContext) error {
 					if jc.Job.Key.Name == "stall" {
 						st.stall(stallWorker)

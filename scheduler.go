@@ -1278,6 +1278,11 @@ func (s *Scheduler) execute(ctx context.Context, f *engine.Firing) engine.Outcom
 		}
 	}
 
+	if !f.LeaseValid() {
+		// The node's lease lapsed while the listeners ran: another node
+		// may be running this execution by now. The engine holds it.
+		return engine.Outcome{NotStarted: true}
+	}
 	runCtx := ctx
 	if jc.Job.Timeout > 0 {
 		var cancel context.CancelFunc

@@ -93,7 +93,9 @@
 //     node, a calendar read that waited on the store) fires nothing once
 //     the lease lapsed; the claims wait in the heap.
 //  3. Right before a job starts, on its worker, with the lease the job was
-//     fired or claimed for re-running under. This is the check that counts:
+//     fired or claimed for re-running under: before Execute, and again
+//     inside Execute (Firing.LeaseValid) after the listeners it runs first
+//     and right before the job itself. This is the check that counts:
 //     a node can be starved or stopped at any point between the fire
 //     transaction's commit and the job's start (reading the store's
 //     answer, waiting in the workers' queue), and meanwhile another node

@@ -96,6 +96,20 @@ type Firing struct {
 	RefireCount int
 	// Schedule is the trigger's decoded schedule; nil when Trigger is nil.
 	Schedule schedule.Schedule
+
+	leaseValid func(store.Lease) bool // Config.LeaseValid, set by dispatch
+}
+
+// LeaseValid reports whether the lease the execution runs under is still
+// known to be valid (Config.LeaseValid). The engine asks before it calls
+// Execute; Execute asks again last thing before it starts the job itself,
+// after whatever it runs first (listeners), and when the answer is false
+// returns an Outcome with NotStarted set without starting the job.
+func (f *Firing) LeaseValid() bool {
+	if f.leaseValid == nil {
+		return true
+	}
+	return f.leaseValid(f.lease())
 }
 
 // Outcome is what came of one run of a job.
@@ -112,6 +126,10 @@ type Outcome struct {
 	UnscheduleAllTriggers bool
 	// JobData, when not nil, is stored as the job's data map.
 	JobData []byte
+	// NotStarted reports that Execute did not start the job because
+	// Firing.LeaseValid reported false. The engine holds the execution, as
+	// it holds one whose lease lapsed before Execute was called.
+	NotStarted bool
 }
 
 // Running describes an execution in progress on this node.

@@ -291,6 +291,7 @@ func (e *Engine) fireBatch(ctx context.Context, lease store.Lease, firings []sto
 func (e *Engine) dispatch(f *Firing) {
 	jobCtx, cancel := context.WithCancelCause(e.jobsCtx)
 	r := &runningJob{run: Running{Firing: *f, Started: e.cfg.Clock.Now()}, ctx: jobCtx, cancel: cancel}
+	r.run.Firing.leaseValid = e.cfg.LeaseValid
 	e.mu.Lock()
 	e.busy++
 	e.running[f.Execution.ID] = r
@@ -348,10 +349,16 @@ func (e *Engine) run(r *runningJob) {
 	var out Outcome
 	for {
 		out = e.cfg.Execute(r.ctx, f)
-		if !out.RefireImmediately || r.ctx.Err() != nil {
+		if out.NotStarted || !out.RefireImmediately || r.ctx.Err() != nil {
 			break
 		}
 		f.RefireCount++
+	}
+	if out.NotStarted {
+		// The lease lapsed while Execute prepared the job (its listeners
+		// ran long, or the node was starved).
+		e.hold(r, f.lease())
+		return
 	}
 	e.took(e.cfg.Clock.Now().Sub(began))
 	e.mu.Lock()
