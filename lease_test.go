@@ -36,11 +36,14 @@ const (
 // and when the store next accepted a check-in or registration of the node.
 type starvedStore struct {
 	store.Store
-	batch    store.Batcher
-	step     string
-	stalled  chan struct{} // closed when the step stalls
-	resume   chan struct{} // closed by the test: the step goes on
-	checkIns chan struct{} // closed by the test: check-ins go on
+	batch store.Batcher
+	step  string
+	// failCheckIns makes the stalled node's check-ins fail rather than
+	// hang, so that its check-in loop notices the lapse.
+	failCheckIns bool
+	stalled      chan struct{} // closed when the step stalls
+	resume       chan struct{} // closed by the test: the step goes on
+	checkIns     chan struct{} // closed by the test: check-ins go on
 
 	mu          sync.Mutex
 	starved     bool
@@ -74,7 +77,14 @@ func (s *starvedStore) renewal(ctx context.Context, call func(context.Context) e
 	s.mu.Lock()
 	starved := s.starved
 	s.mu.Unlock()
-	if starved {
+	switch {
+	case starved && s.failCheckIns:
+		select {
+		case <-s.checkIns:
+		default:
+			return errRefused
+		}
+	case starved:
 		// The answer is read late, as by a starved process: the call's
 		// deadline may have passed, but the store did answer.
 		<-s.checkIns
@@ -157,6 +167,9 @@ func TestStarvedNodeStartsNoJobAfterItsLeaseLapsed(t *testing.T) {
 		// survivor: node a runs, declares c dead and re-runs j; otherwise c
 		// is alone and renews its lease under the same epoch.
 		survivor bool
+		// failCheckIns: c's check-ins fail while it is starved, rather
+		// than hang (see starvedStore).
+		failCheckIns bool
 	}{
 		{name: "fire answered after the node was declared dead", step: stallFireAnswer, resume: 5 * time.Second, checkIns: 6 * time.Second, survivor: true},
 		{name: "fire sent after the lease lapsed, committed before the node was declared dead", step: stallFireSend, resume: 4200 * time.Millisecond, checkIns: 6 * time.Second, survivor: true},
@@ -164,6 +177,7 @@ func TestStarvedNodeStartsNoJobAfterItsLeaseLapsed(t *testing.T) {
 		{name: "job queued for a worker while the node was declared dead", step: stallWorker, resume: 5 * time.Second, checkIns: 6 * time.Second, survivor: true},
 		{name: "listener running when the node was declared dead", step: stallListener, resume: 5 * time.Second, checkIns: 6 * time.Second, survivor: true},
 		{name: "fire answered after the lease lapsed, lease renewed under the same epoch", step: stallFireAnswer, resume: 4200 * time.Millisecond, checkIns: 4600 * time.Millisecond},
+		{name: "fire answered after the lease lapsed and the node noticed, lease renewed under the same epoch", step: stallFireAnswer, resume: 4200 * time.Millisecond, checkIns: 4600 * time.Millisecond, failCheckIns: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,6 +186,7 @@ func TestStarvedNodeStartsNoJobAfterItsLeaseLapsed(t *testing.T) {
 				begin := time.Now()
 				shared := memstore.New(nil)
 				st := newStarvedStore(shared, tt.step)
+				st.failCheckIns = tt.failCheckIns
 				cfg := chime.Config{NodeID: "c", Store: st, CheckInInterval: checkIn, DeadAfter: deadAfter}
 				if tt.step == stallWorker {
 					cfg.Workers = 1

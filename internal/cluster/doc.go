@@ -30,9 +30,12 @@
 //     call that hangs, as behind a silent network partition, cannot delay
 //     this), the
 //     node must assume it has been declared dead: it reports the lease lost
-//     once (the engine cancels its running jobs with ErrLeaseLost) and
-//     registers again under a new epoch, at its next check-in or at once
-//     after a refusal.
+//     once (the engine cancels its running jobs with ErrLeaseLost). After a
+//     refusal it registers again under a new epoch at once. A lease that
+//     only lapsed by the local clock is renewed at the next check-in if the
+//     store accepts it (no node declared this one dead: recovery and
+//     check-in lock the same node row), and replaced by registering again
+//     if the store refuses it.
 //  6. Stop unregisters the node, so its claims return at once.
 //
 // # Lease validity
