@@ -178,6 +178,7 @@ func TestStarvedNodeStartsNoJobAfterItsLeaseLapsed(t *testing.T) {
 		{name: "listener running when the node was declared dead", step: stallListener, resume: 5 * time.Second, checkIns: 6 * time.Second, survivor: true},
 		{name: "fire answered after the lease lapsed, lease renewed under the same epoch", step: stallFireAnswer, resume: 4200 * time.Millisecond, checkIns: 4600 * time.Millisecond},
 		{name: "fire answered after the lease lapsed and the node noticed, lease renewed under the same epoch", step: stallFireAnswer, resume: 4200 * time.Millisecond, checkIns: 4600 * time.Millisecond, failCheckIns: true},
+		{name: "job queued for a worker when the lease lapsed and the node noticed, lease renewed under the same epoch", step: stallWorker, resume: 4200 * time.Millisecond, checkIns: 4600 * time.Millisecond, failCheckIns: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -204,7 +205,9 @@ func TestStarvedNodeStartsNoJobAfterItsLeaseLapsed(t *testing.T) {
 					if jc.Job.Key.Name == "stall" {
 						st.stall(stallWorker)
 					}
-					return nil
+					// A job that starts once the lease was renewed starts
+					// with a live context.
+					return context.Cause(ctx)
 				}
 
 				j := job("j")

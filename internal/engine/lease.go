@@ -1,6 +1,11 @@
 package engine
 
-import "github.com/chime-scheduler/chime/store"
+import (
+	"context"
+	"errors"
+
+	"github.com/chime-scheduler/chime/store"
+)
 
 // lease returns the lease the execution was fired, or claimed for a re-run,
 // under.
@@ -39,11 +44,17 @@ func (e *Engine) settleHeld(lease store.Lease) {
 	}
 	var resumed, dropped []*runningJob
 	for _, r := range e.held {
-		if r.run.Firing.lease() == lease {
-			resumed = append(resumed, r)
-		} else {
+		if r.run.Firing.lease() != lease {
 			dropped = append(dropped, r)
+			continue
 		}
+		if errors.Is(context.Cause(r.ctx), ErrLeaseLost) {
+			// Cancelled when the node assumed its lease lost, before the
+			// job started; the store has renewed the lease since, so the
+			// job starts with a context of its own.
+			r.ctx, r.cancel = context.WithCancelCause(e.jobsCtx)
+		}
+		resumed = append(resumed, r)
 	}
 	e.held = nil
 	// Held jobs were fired before those queued since: they go first.

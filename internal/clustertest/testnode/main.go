@@ -250,11 +250,19 @@ func stopOnFire(s *chime.Scheduler, key string, log *slog.Logger) {
 				return
 			}
 			once.Do(func() {
+				// kill does not stop the calling thread before it returns:
+				// the listener waits for the SIGCONT that resumes the
+				// process, so that nothing after it runs before the stop.
+				cont := make(chan os.Signal, 1)
+				signal.Notify(cont, syscall.SIGCONT)
+				defer signal.Stop(cont)
 				log.Info("stopping with SIGSTOP before the job starts", "trigger_key", key, "execution_id", jc.ExecutionID)
 				fmt.Println(StoppingLine)
 				if err := syscall.Kill(os.Getpid(), syscall.SIGSTOP); err != nil {
 					log.Error("cannot stop", "error", err)
+					return
 				}
+				<-cont
 			})
 		},
 	})
