@@ -49,9 +49,11 @@ type Config struct {
 	CheckInInterval time.Duration
 	// DeadAfter is how long a node may miss check-ins before the others
 	// recover its work. A node that could not renew its lease for that long
-	// stops claiming triggers, cancels its running jobs (their context's
-	// cause is ErrLeaseLost) and joins again under a new lease. Defaults to
-	// 3 × CheckInInterval.
+	// stops claiming triggers, starts none of the jobs it fired, cancels its
+	// running jobs (their context's cause is ErrLeaseLost), and renews its
+	// lease if no node declared it dead meanwhile, or joins again under a
+	// new lease. A killed node's work is recovered within DeadAfter +
+	// CheckInInterval of its death. Defaults to 3 × CheckInInterval.
 	DeadAfter time.Duration
 	// ReconcileInterval is how often the node asks the store to repair
 	// states no live node explains: triggers claimed or executions running
