@@ -278,7 +278,7 @@ func (c *checkInCut) TriggersAcquire(ctx context.Context, p *store.TriggersAcqui
 	return c.Store.TriggersAcquire(ctx, p)
 }
 
-func TestNodeThatCannotRenewItsLeaseStopsClaimingUntilItRegistersAgain(t *testing.T) {
+func TestNodeThatCannotRenewItsLeaseStopsClaimingUntilItRenewsIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := &checkInCut{Store: memstore.New(nil)}
 		s, rec := newScheduler(t, chime.Config{Store: st, NodeID: "a", CheckInInterval: time.Second, DeadAfter: 3 * time.Second})
@@ -300,7 +300,8 @@ func TestNodeThatCannotRenewItsLeaseStopsClaimingUntilItRegistersAgain(t *testin
 		time.Sleep(2500 * time.Millisecond)
 		// Check-ins at 1s and 2s went through; from now on they fail. The
 		// lease lapses at 5s (2s + DeadAfter); at 8.5s check-ins work again
-		// and the node registers anew at its check-in at 9s.
+		// and the node renews its lease at its check-in at 9s (no node
+		// declared it dead).
 		st.setCut(true)
 		time.Sleep(6 * time.Second)
 		st.setCut(false)
@@ -317,7 +318,7 @@ func TestNodeThatCannotRenewItsLeaseStopsClaimingUntilItRegistersAgain(t *testin
 			}
 		}
 		if !slices.ContainsFunc(st.acquiredAt, begin.Add(9*time.Second).Equal) {
-			t.Errorf("no TriggersAcquire at 9s, when the node registered again: %v", st.acquiredAt)
+			t.Errorf("no TriggersAcquire at 9s, when the node renewed its lease: %v", st.acquiredAt)
 		}
 		st.mu.Unlock()
 		// Every second fired exactly once, from the start to the stop at
