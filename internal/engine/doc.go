@@ -128,6 +128,9 @@
 //     workers fed by a queue, outcomes are recorded by their own goroutine.
 //   - A trigger fires only after the store accepted its firing; a refused
 //     firing (claim lost, already fired, lease fenced) runs nothing.
+//   - A job starts only while the lease it was fired under is valid by the
+//     node's monotonic clock; otherwise it is held until that lease is
+//     renewed, or dropped for the store to recover once it is replaced.
 //   - Completion is recorded with a context that outlives Stop, and Stop
 //     waits for it as for the jobs, so a job's outcome is never lost to
 //     shutdown.
