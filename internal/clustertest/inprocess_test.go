@@ -130,7 +130,9 @@ func testInProcess(t *testing.T, d dialect) {
 	// triggers and before their jobs started: it must not start them then,
 	// and they are re-run by a survivor, marked recovering (or, for jobs
 	// that do not request recovery, recorded FAILED "node lost", which this
-	// test would count as missing).
+	// test would count as missing). The jobs are durable: a non-durable job
+	// is deleted when its trigger completes, and an execution of it still
+	// waiting for recovery then fails with "job not found".
 	load := Load{
 		Group:            "load",
 		Triggers:         d.inProcessTriggers,
@@ -139,6 +141,7 @@ func testInProcess(t *testing.T, d dialect) {
 		Spread:           time.Second,
 		Start:            time.Now().Add(3 * time.Second),
 		RequestsRecovery: true,
+		Durable:          true,
 	}
 	if err := load.Seed(ctx, a); err != nil {
 		t.Fatal(err)
