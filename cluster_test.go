@@ -278,7 +278,7 @@ func (c *checkInCut) TriggersAcquire(ctx context.Context, p *store.TriggersAcqui
 	return c.Store.TriggersAcquire(ctx, p)
 }
 
-func TestNodeThatCannotRenewItsLeaseStopsClaimingUntilItRegistersAgain(t *testing.T) {
+func TestNodeThatCannotRenewItsLeaseStopsClaimingUntilItRenewsIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := &checkInCut{Store: memstore.New(nil)}
 		s, rec := newScheduler(t, chime.Config{Store: st, NodeID: "a", CheckInInterval: time.Second, DeadAfter: 3 * time.Second})
@@ -300,7 +300,8 @@ func TestNodeThatCannotRenewItsLeaseStopsClaimingUntilItRegistersAgain(t *testin
 		time.Sleep(2500 * time.Millisecond)
 		// Check-ins at 1s and 2s went through; from now on they fail. The
 		// lease lapses at 5s (2s + DeadAfter); at 8.5s check-ins work again
-		// and the node registers anew at its check-in at 9s.
+		// and the node renews its lease at its check-in at 9s (no node
+		// declared it dead).
 		st.setCut(true)
 		time.Sleep(6 * time.Second)
 		st.setCut(false)
@@ -317,7 +318,7 @@ func TestNodeThatCannotRenewItsLeaseStopsClaimingUntilItRegistersAgain(t *testin
 			}
 		}
 		if !slices.ContainsFunc(st.acquiredAt, begin.Add(9*time.Second).Equal) {
-			t.Errorf("no TriggersAcquire at 9s, when the node registered again: %v", st.acquiredAt)
+			t.Errorf("no TriggersAcquire at 9s, when the node renewed its lease: %v", st.acquiredAt)
 		}
 		st.mu.Unlock()
 		// Every second fired exactly once, from the start to the stop at
@@ -592,4 +593,82 @@ func TestClusterConfigValidation(t *testing.T) {
 			t.Errorf("New with a negative %s = %v, want a ValidationError naming it", cfg.field, err)
 		}
 	}
+}
+
+// recoveryClock records when NodesRecover first declared a node dead.
+type recoveryClock struct {
+	store.Store
+	mu        sync.Mutex
+	recovered time.Time
+}
+
+func (r *recoveryClock) NodesRecover(ctx context.Context, p *store.NodesRecoverParams) ([]store.NodeRecovery, error) {
+	out, err := r.Store.NodesRecover(ctx, p)
+	r.mu.Lock()
+	if len(out) > 0 && r.recovered.IsZero() {
+		r.recovered = time.Now()
+	}
+	r.mu.Unlock()
+	return out, err
+}
+
+func (r *recoveryClock) at() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.recovered
+}
+
+// TestKilledNodeIsRecoveredWithinDeadAfterPlusOneCheckIn kills a node at
+// different points of its check-in interval, with a survivor checking in at
+// different points of its own, under the default CheckInInterval (2s) and
+// DeadAfter (6s). The killed node's last check-in is at most one interval
+// before the kill, and the survivor declares it dead at its first check-in
+// at least DeadAfter after that last check-in: recovery comes between
+// DeadAfter − CheckInInterval and DeadAfter + CheckInInterval after the kill
+// (4s to 8s), as README.md and docs/cluster.md state.
+func TestKilledNodeIsRecoveredWithinDeadAfterPlusOneCheckIn(t *testing.T) {
+	const (
+		checkIn   = 2 * time.Second // the default
+		deadAfter = 3 * checkIn     // the default
+	)
+	var worst, best time.Duration
+	for _, survivorPhase := range []time.Duration{100 * time.Millisecond, time.Second, 1900 * time.Millisecond} {
+		for _, killPhase := range []time.Duration{time.Millisecond, time.Second, 1999 * time.Millisecond} {
+			t.Run(fmt.Sprintf("survivor_at_%s/kill_at_%s", survivorPhase, killPhase), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					shared := memstore.New(nil)
+					killed := &unreachable{Store: shared}
+					survivorStore := &recoveryClock{Store: shared}
+					k, _ := newScheduler(t, chime.Config{NodeID: "k", Store: killed})
+					a, _ := newScheduler(t, chime.Config{NodeID: "a", Store: survivorStore})
+					begin := time.Now()
+					start(t, k)
+					time.Sleep(survivorPhase)
+					start(t, a)
+					// k checks in at 2s and 4s; it dies killPhase after the
+					// one at 4s.
+					time.Sleep(begin.Add(4*time.Second + killPhase).Sub(time.Now()))
+					killed.setCut(true)
+					killedAt := time.Now()
+					time.Sleep(3 * deadAfter)
+					stop(t, a)
+					_ = k.Stop(context.Background()) // its store is gone: unregistering fails
+
+					recovered := survivorStore.at()
+					if recovered.IsZero() {
+						t.Fatal("k was never declared dead")
+					}
+					took := recovered.Sub(killedAt)
+					if took < deadAfter-checkIn || took > deadAfter+checkIn {
+						t.Errorf("k declared dead %s after it was killed, want between %s and %s", took, deadAfter-checkIn, deadAfter+checkIn)
+					}
+					worst = max(worst, took)
+					if best == 0 || took < best {
+						best = took
+					}
+				})
+			})
+		}
+	}
+	t.Logf("recovery after the kill: %s to %s (bound %s)", best, worst, deadAfter+checkIn)
 }

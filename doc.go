@@ -45,8 +45,9 @@
 // (Config.ClockOffsetWarning says when an offset is worth a warning).
 //
 // A node that cannot renew its lease for Config.DeadAfter stops claiming
-// triggers and cancels its running jobs (ErrLeaseLost) until it joined
-// again under a new lease. A store outage delays work and loses none: the
+// triggers, starts no job it fired, and cancels its running jobs
+// (ErrLeaseLost) until the store renews its lease (no node declared it
+// dead) or it joined again under a new lease. A store outage delays work and loses none: the
 // node retries with a backoff, logs the outage once when it starts and
 // once when it ends, and fires what became due in between. Every
 // Config.ReconcileInterval each node asks the store to repair what no live

@@ -22,7 +22,10 @@ type JobListener struct {
 // TriggerListener is told about the firings of the triggers its Matcher
 // selects, and may veto them. Fired, VetoExecution and Completed run on the
 // worker that runs the job; Misfired runs on the scheduler's event
-// goroutine. Nil functions are skipped.
+// goroutine. Nil functions are skipped. When the node's lease lapses while
+// Fired, VetoExecution or a JobListener's ToBeExecuted runs, the job does
+// not start; if the lease is then renewed, the listeners are called again
+// for the same firing before the job runs.
 type TriggerListener struct {
 	// Name identifies the listener for RemoveTriggerListener.
 	Name string

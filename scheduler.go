@@ -50,9 +50,11 @@ type Config struct {
 	CheckInInterval time.Duration
 	// DeadAfter is how long a node may miss check-ins before the others
 	// recover its work. A node that could not renew its lease for that long
-	// stops claiming triggers, cancels its running jobs (their context's
-	// cause is ErrLeaseLost) and joins again under a new lease. Defaults to
-	// 3 × CheckInInterval.
+	// stops claiming triggers, starts none of the jobs it fired, cancels its
+	// running jobs (their context's cause is ErrLeaseLost), and renews its
+	// lease if no node declared it dead meanwhile, or joins again under a
+	// new lease. A killed node's work is recovered within DeadAfter +
+	// CheckInInterval of its death. Defaults to 3 × CheckInInterval.
 	DeadAfter time.Duration
 	// ReconcileInterval is how often the node asks the store to repair
 	// states no live node explains: triggers claimed or executions running
@@ -226,7 +228,9 @@ func New(cfg Config) (*Scheduler, error) {
 		OnRecovered:       func([]store.NodeRecovery) { s.engine.WakeRecovery() },
 		OnReconciled:      s.reconciled,
 		OnLeaseLost:       func() { s.engine.CancelAll(engine.ErrLeaseLost) },
-		OnLeaseRestored:   func() { s.engine.Wake() },
+		// Registering again recovered the executions of the old lease, and
+		// jobs held while the lease lapsed start or are dropped: look at once.
+		OnLeaseRestored: func() { s.engine.WakeRecovery() },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("chime: %w", err)
@@ -237,7 +241,7 @@ func New(cfg Config) (*Scheduler, error) {
 		Clock:              member.Clock(),
 		Logger:             s.log,
 		Lease:              member.Lease,
-		LeaseValid:         member.LeaseValid,
+		LeaseValid:         member.LeaseHeld,
 		OnFenced:           member.LeaseRefused,
 		Jitter:             equalJitter,
 		Execute:            s.execute,
@@ -1281,6 +1285,11 @@ func (s *Scheduler) execute(ctx context.Context, f *engine.Firing) engine.Outcom
 		}
 	}
 
+	if !f.LeaseValid() {
+		// The node's lease lapsed while the listeners ran: another node
+		// may be running this execution by now. The engine holds it.
+		return engine.Outcome{NotStarted: true}
+	}
 	runCtx := ctx
 	if jc.Job.Timeout > 0 {
 		var cancel context.CancelFunc

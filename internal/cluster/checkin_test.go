@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -66,10 +67,22 @@ func (s *cutStore) Reconcile(ctx context.Context, l store.Lease) (*store.Reconci
 	return s.reconcilingStore.Reconcile(ctx, l)
 }
 
-func TestUnreachableStoreLapsesTheLeaseLogsOnceAndRegistersAgain(t *testing.T) {
+// A node cut off from the store for longer than its lease renews that lease
+// when the store answers again and no node declared it dead meanwhile, and
+// registers again under a new epoch when one did.
+func TestUnreachableStoreLapsesTheLeaseLogsOnceAndRenewsOrReplacesIt(t *testing.T) {
+	for _, declaredDead := range []bool{false, true} {
+		t.Run(fmt.Sprintf("declared_dead_%v", declaredDead), func(t *testing.T) {
+			testUnreachableStore(t, declaredDead)
+		})
+	}
+}
+
+func testUnreachableStore(t *testing.T, declaredDead bool) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		st := &cutStore{reconcilingStore: reconcilingStore{Store: memstore.New(nil)}}
+		raw := memstore.New(nil)
+		st := &cutStore{reconcilingStore: reconcilingStore{Store: raw}}
 		logs, logger := logtest.New(slog.LevelInfo)
 		var mu sync.Mutex
 		var lostAt, restoredAt []time.Time
@@ -94,8 +107,10 @@ func TestUnreachableStoreLapsesTheLeaseLogsOnceAndRegistersAgain(t *testing.T) {
 		}
 		first := m.Lease()
 		// Check-ins at 1s and 2s succeed; the store is cut from 2.5s to
-		// 7.5s: check-ins at 3s, 4s and 5s fail, the lease lapses at 5s
-		// (2s + DeadAfter), registering fails at 6s and 7s and works at 8s.
+		// 7.5s: check-ins at 3s to 7s fail, the lease lapses at 5s (2s +
+		// DeadAfter), and the check-in at 8s renews it, or is refused and
+		// the node registers again at once when node "b" declared it dead
+		// at 6.5s.
 		var validAt []time.Duration
 		for step := range 100 {
 			at := time.Duration(step)*100*time.Millisecond + 50*time.Millisecond
@@ -103,6 +118,17 @@ func TestUnreachableStoreLapsesTheLeaseLogsOnceAndRegistersAgain(t *testing.T) {
 			switch at {
 			case 2550 * time.Millisecond:
 				st.setCut(true)
+			case 6550 * time.Millisecond:
+				if declaredDead {
+					b, err := raw.NodeRegister(ctx, "b")
+					if err != nil {
+						t.Fatal(err)
+					}
+					r, err := raw.NodesRecover(ctx, &store.NodesRecoverParams{Lease: store.Lease{NodeID: b.ID, Epoch: b.Epoch}, DeadAfter: 3 * time.Second})
+					if err != nil || len(r) != 1 {
+						t.Fatalf("b recovered %+v, %v; want node n", r, err)
+					}
+				}
 			case 7550 * time.Millisecond:
 				st.setCut(false)
 			}
@@ -129,13 +155,21 @@ func TestUnreachableStoreLapsesTheLeaseLogsOnceAndRegistersAgain(t *testing.T) {
 		if want := []time.Time{begin.Add(8 * time.Second)}; !slices.Equal(restoredAt, want) {
 			t.Errorf("OnLeaseRestored at %v, want once at %v", restoredAt, want)
 		}
-		if got := m.Lease(); got.Epoch <= first.Epoch {
+		got := m.Lease()
+		if declaredDead && got.Epoch <= first.Epoch {
 			t.Errorf("epoch after registering again %d, want > %d", got.Epoch, first.Epoch)
+		}
+		if !declaredDead && got != first {
+			t.Errorf("lease after the outage %+v, want %+v renewed", got, first)
 		}
 		// Reconciled at the start and at once after registering again;
 		// never while the store was cut.
-		if got, want := st.callTimes(), []time.Time{begin, begin.Add(8 * time.Second)}; !slices.Equal(got, want) {
-			t.Errorf("Reconcile called at %v, want %v", got, want)
+		wantReconciled := []time.Time{begin}
+		if declaredDead {
+			wantReconciled = append(wantReconciled, begin.Add(8*time.Second))
+		}
+		if got := st.callTimes(); !slices.Equal(got, wantReconciled) {
+			t.Errorf("Reconcile called at %v, want %v", got, wantReconciled)
 		}
 		if got := logs.Messages("check-ins failing: store unreachable"); len(got) != 1 || got[0].Level != slog.LevelWarn {
 			t.Errorf("outage start logged as %+v, want one Warn", got)
@@ -282,8 +316,9 @@ func TestSilentPartitionLapsesTheLeaseOnTime(t *testing.T) {
 		}
 		// Check-ins at 1s and 2s succeed; the partition lasts from 2.5s
 		// to 7.5s. The check-in sent at 3s hangs until the lease would
-		// end, at 5s (2s + DeadAfter); registering again, from 6s, goes
-		// through when the network heals.
+		// end, at 5s (2s + DeadAfter); the one sent at 6s hangs for one
+		// check-in interval; the one sent at 8s renews the lease (no node
+		// declared this one dead).
 		time.Sleep(2500 * time.Millisecond)
 		st.partition()
 		time.Sleep(5 * time.Second)
@@ -298,7 +333,7 @@ func TestSilentPartitionLapsesTheLeaseOnTime(t *testing.T) {
 		if want := []time.Time{begin.Add(5 * time.Second)}; !slices.Equal(lostAt, want) {
 			t.Errorf("OnLeaseLost at %v, want once at %v", lostAt, want)
 		}
-		if want := []time.Time{begin.Add(7500 * time.Millisecond)}; !slices.Equal(restoredAt, want) {
+		if want := []time.Time{begin.Add(8 * time.Second)}; !slices.Equal(restoredAt, want) {
 			t.Errorf("OnLeaseRestored at %v, want once at %v", restoredAt, want)
 		}
 	})

@@ -30,9 +30,12 @@
 //     call that hangs, as behind a silent network partition, cannot delay
 //     this), the
 //     node must assume it has been declared dead: it reports the lease lost
-//     once (the engine cancels its running jobs with ErrLeaseLost) and
-//     registers again under a new epoch, at its next check-in or at once
-//     after a refusal.
+//     once (the engine cancels its running jobs with ErrLeaseLost). After a
+//     refusal it registers again under a new epoch at once. A lease that
+//     only lapsed by the local clock is renewed at the next check-in if the
+//     store accepts it (no node declared this one dead: recovery and
+//     check-in lock the same node row), and replaced by registering again
+//     if the store refuses it.
 //  6. Stop unregisters the node, so its claims return at once.
 //
 // # Lease validity
@@ -43,8 +46,24 @@
 // node sent it, so no other node can have declared this one dead while
 // LeaseValid holds, as long as both clocks tick at the same rate (their
 // readings may differ by any amount). The engine claims and fires nothing
-// while LeaseValid does not hold. Fencing in the store stays the guarantee;
-// this only keeps a cut-off node from doing work the store will refuse.
+// while LeaseValid does not hold. Fencing in the store stays the guarantee
+// for writes; this keeps a cut-off node from doing work the store will
+// refuse.
+//
+// Fencing cannot protect a job whose execution the store accepted while the
+// lease was good, but which starts after it lapsed: a node starved of CPU or
+// stopped (SIGSTOP) between the fire transaction and the job's start would
+// run it while another node re-runs it. So the engine asks LeaseHeld, with
+// the lease the job was fired under, right before the job starts. LeaseHeld
+// compares the local monotonic clock with the expiry the node computed when
+// the lease was last renewed (DeadAfter after that renewal was sent),
+// together with the lease's identity, in one reading: it does not wait for
+// the check-in loop to notice the lapse and set the lost flag, which a
+// starved loop does late. A renewal whose answer comes after the lease
+// lapsed, without a failure (the node was starved, the store slow),
+// restores the lease under the same epoch: the store accepted it, so no
+// node had declared this one dead, and OnLeaseRestored lets the engine
+// start the jobs it held.
 //
 // # Logs
 //

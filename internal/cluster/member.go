@@ -68,6 +68,7 @@ type Member struct {
 	mu        sync.Mutex
 	lease     store.Lease
 	lost      bool // the node must assume it was declared dead
+	fenced    bool // the store refused the lease: it was declared dead
 	offset    time.Duration
 	renewedAt time.Time // local clock when the last renewal that succeeded was sent
 	// Offset warnings: whether the offset is above the threshold, and the
@@ -174,7 +175,34 @@ func (m *Member) LeaseValid() bool {
 	now := m.cfg.Clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.lease.Epoch != 0 && !m.lost && now.Sub(m.renewedAt) < m.cfg.DeadAfter
+	return m.validLocked(now)
+}
+
+// LeaseHeld reports whether lease is the node's current lease and
+// LeaseValid holds, both read at once. The engine asks it right before a
+// job starts, with the lease the job was fired under: a job fired under a
+// lease that lapsed since, or that the node replaced, must not start. The
+// answer rests on the lease's expiry on the local monotonic clock, computed
+// when the lease was last renewed, so it holds even when the check-in loop
+// has not run since (the node was starved of CPU or stopped).
+func (m *Member) LeaseHeld(lease store.Lease) bool {
+	now := m.cfg.Clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return lease == m.lease && m.validLocked(now)
+}
+
+// validLocked is LeaseValid at now; m.mu is held.
+func (m *Member) validLocked(now time.Time) bool {
+	return m.lease.Epoch != 0 && !m.lost && now.Before(m.expiresLocked())
+}
+
+// expiresLocked returns the instant, on the local clock, until which the
+// lease is known to be valid: DeadAfter after the last renewal that
+// succeeded was sent. The store stamped that renewal after it was sent, so
+// no node can declare this one dead before then. m.mu is held.
+func (m *Member) expiresLocked() time.Time {
+	return m.renewedAt.Add(m.cfg.DeadAfter)
 }
 
 // LeaseRefused reports that the store refused a write under lease with
@@ -187,7 +215,7 @@ func (m *Member) LeaseRefused(lease store.Lease) {
 		return
 	}
 	m.log.Error("store refused the node's lease; cancelling its jobs and registering again", "epoch", lease.Epoch)
-	m.markLost()
+	m.markLost(true)
 	select {
 	case m.poke <- struct{}{}:
 	default:
@@ -224,7 +252,7 @@ func (m *Member) register(ctx context.Context) error {
 	received := m.cfg.Clock.Now()
 	m.mu.Lock()
 	m.lease = store.Lease{NodeID: rec.ID, Epoch: rec.Epoch}
-	m.lost = false
+	m.lost, m.fenced = false, false
 	m.mu.Unlock()
 	m.renewed(sent, received, rec.LastCheckIn)
 	m.log.Info("node registered", "epoch", rec.Epoch)
@@ -263,11 +291,13 @@ func (m *Member) renewed(sent, received, storeTime time.Time) {
 }
 
 // markLost records that the node must assume it was declared dead, and
-// tells OnLeaseLost the first time.
-func (m *Member) markLost() {
+// tells OnLeaseLost the first time. fenced reports that the store refused
+// the lease, so that it is known dead rather than only lapsed.
+func (m *Member) markLost(fenced bool) {
 	m.mu.Lock()
 	already := m.lost
 	m.lost = true
+	m.fenced = m.fenced || fenced
 	m.mu.Unlock()
 	if !already && m.cfg.OnLeaseLost != nil {
 		m.cfg.OnLeaseLost()
@@ -278,6 +308,12 @@ func (m *Member) isLost() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.lost
+}
+
+func (m *Member) isFenced() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.fenced
 }
 
 // loop checks in every CheckInInterval and reconciles at start and every
@@ -322,10 +358,14 @@ func (m *Member) loop(ctx context.Context, done chan<- struct{}) {
 	}
 }
 
-// checkIn renews the lease, or registers again when it was lost, then
-// recovers dead nodes. It reports whether the node registered again.
+// checkIn renews the lease, or registers again when the store refused it,
+// then recovers dead nodes. It reports whether the node registered again.
+// A lease that only lapsed by the local clock is renewed rather than
+// replaced: if the store accepts the renewal, no node declared this one
+// dead, and the executions fired under the lease and not started yet can
+// still run (see the package documentation, Lease validity).
 func (m *Member) checkIn(ctx context.Context) (registered bool) {
-	if m.isLost() {
+	if m.isFenced() {
 		return m.registerAgain(ctx)
 	}
 	lease := m.Lease()
@@ -337,17 +377,25 @@ func (m *Member) checkIn(ctx context.Context) (registered bool) {
 	switch {
 	case err == nil:
 		m.mu.Lock()
-		lapsed := sent.Sub(m.renewedAt) >= m.cfg.DeadAfter
+		// The lease had lapsed when the answer came, whether the loop
+		// noticed (lost) or not: the node was starved, or the store slow
+		// to answer or unreachable for a while.
+		wasLost := m.lost
+		lapsed := wasLost || !received.Before(m.expiresLocked())
+		m.lost = false
 		m.mu.Unlock()
 		m.renewed(sent, received, storeTime)
 		m.storeAnswered(received)
+		if wasLost {
+			m.log.Info("lease renewed after it lapsed: no node had declared this one dead", "epoch", lease.Epoch)
+		}
 		if lapsed && m.cfg.OnLeaseRestored != nil {
 			m.cfg.OnLeaseRestored()
 		}
 	case errors.Is(err, store.ErrFenced), errors.Is(err, store.ErrNodeNotFound):
 		m.storeAnswered(received)
 		m.log.Error("node was declared dead by the cluster; cancelling its jobs and registering again", "epoch", lease.Epoch, "error", err)
-		m.markLost()
+		m.markLost(true)
 		return m.registerAgain(ctx)
 	default:
 		if ctx.Err() != nil {
@@ -359,7 +407,7 @@ func (m *Member) checkIn(ctx context.Context) (registered bool) {
 		m.storeFailed(received, "check in", err, since)
 		if since >= m.cfg.DeadAfter && !m.isLost() {
 			m.log.Error("lease not renewed in time; assuming this node was declared dead", "since_last_check_in", since, "dead_after", m.cfg.DeadAfter)
-			m.markLost()
+			m.markLost(false)
 		}
 		return false
 	}
@@ -374,7 +422,7 @@ func (m *Member) checkIn(ctx context.Context) (registered bool) {
 // so that a slow store still gets a fair chance.
 func (m *Member) checkInTimeout(now time.Time) time.Duration {
 	m.mu.Lock()
-	left := m.renewedAt.Add(m.cfg.DeadAfter).Sub(now)
+	left := m.expiresLocked().Sub(now)
 	m.mu.Unlock()
 	return max(left, m.cfg.CheckInInterval)
 }

@@ -28,6 +28,10 @@
 //     the known gap documented at the partition variable: the node cancels
 //     its jobs only once the network heals, and the "overlap" figure says
 //     how long a recovered job ran on two nodes at once.
+//   - TestSIGSTOP: a node stops itself with SIGSTOP after it fired a job and
+//     before the job starts, and is resumed with SIGCONT once a survivor
+//     declared it dead and re-ran the job; it must not start the job
+//     (PostgreSQL and MariaDB).
 //   - TestClockSkew: nodes five minutes ahead and behind fire on true time.
 //   - TestDatabaseRestart: the database server restarts mid-run. It
 //     disrupts every other test using the server, so it runs only with

@@ -32,6 +32,9 @@ type Load struct {
 	JobType            string
 	RequestsRecovery   bool
 	DisallowConcurrent bool
+	// Durable keeps each job once its trigger has completed, so that an
+	// execution waiting for recovery still finds its job.
+	Durable bool
 	// Data is each job's data map.
 	Data chime.JobData
 }
@@ -110,6 +113,7 @@ func (l Load) Seed(ctx context.Context, s *chime.Scheduler) error {
 			Type:                        jobType,
 			RequestsRecovery:            l.RequestsRecovery,
 			DisallowConcurrentExecution: l.DisallowConcurrent,
+			Durable:                     l.Durable,
 			Data:                        l.Data,
 		}
 		t := chime.Trigger{

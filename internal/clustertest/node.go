@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +18,10 @@ import (
 // testnodePackage is the import path of the node binary, which
 // nodeproc.Binary builds once per test run, without -race.
 const testnodePackage = "github.com/chime-scheduler/chime/internal/clustertest/testnode"
+
+// stoppingLine is what a testnode prints before it stops itself (testnode's
+// StoppingLine).
+const stoppingLine = "stopping"
 
 // NodeConfig configures a testnode process; zero durations leave the
 // scheduler's defaults.
@@ -30,12 +36,18 @@ type NodeConfig struct {
 	IdleWait         time.Duration
 	MisfireThreshold time.Duration
 	JobDuration      time.Duration
+	// StopOnFire names a trigger (GROUP.NAME) whose first firing on the
+	// node stops it with SIGSTOP before the job starts.
+	StopOnFire string
 }
 
 func (c NodeConfig) args(out string) []string {
 	args := []string{"-database-url", c.DatabaseURL, "-node-id", c.ID, "-out", out}
 	if c.Workers > 0 {
 		args = append(args, "-workers", strconv.Itoa(c.Workers))
+	}
+	if c.StopOnFire != "" {
+		args = append(args, "-stop-on-fire", c.StopOnFire)
 	}
 	for _, d := range []struct {
 		flag string
@@ -153,4 +165,18 @@ func Records(nodes ...*Node) ([]firelog.Record, error) {
 		out = append(out, recs...)
 	}
 	return out, nil
+}
+
+// Stopped reports whether the node printed that it stops itself
+// (NodeConfig.StopOnFire).
+func (n *Node) Stopped() bool {
+	return slices.Contains(n.proc.Output(), stoppingLine)
+}
+
+// Continue resumes a node stopped with SIGSTOP.
+func (n *Node) Continue(t testing.TB) {
+	t.Helper()
+	if err := syscall.Kill(n.proc.PID(), syscall.SIGCONT); err != nil {
+		t.Fatalf("node %s: SIGCONT: %v", n.ID, err)
+	}
 }

@@ -28,7 +28,7 @@ const maxRecordBatch = 1024
 func (e *Engine) complete(f *Firing, out Outcome) {
 	item := finished{
 		firing: f,
-		lease:  store.Lease{NodeID: f.Execution.NodeID, Epoch: f.Execution.Epoch},
+		lease:  f.lease(),
 		c: store.ExecutionCompletion{
 			ID:           f.Execution.ID,
 			State:        store.ExecutionSucceeded,

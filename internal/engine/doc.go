@@ -82,9 +82,45 @@
 //
 // # Lease
 //
-// The loop claims and fires only while Config.LeaseValid holds. When the
-// node registers again under a new epoch, the claims of the old one are
-// dropped: the store returned them to the pool when the node re-registered.
+// Config.LeaseValid tells whether a lease is the node's current one and is
+// known to be valid now, judged on the node's monotonic clock against the
+// expiry the node computed when it last renewed the lease. The engine asks
+// it at each step where the node could act on a lease that lapsed:
+//
+//  1. At the start of each pass: the loop claims and fires nothing while
+//     the current lease is not valid.
+//  2. Right before the fire transaction: a pass that was slow (a starved
+//     node, a calendar read that waited on the store) fires nothing once
+//     the lease lapsed; the claims wait in the heap.
+//  3. Right before a job starts, on its worker, with the lease the job was
+//     fired or claimed for re-running under: before Execute, and again
+//     inside Execute (Firing.LeaseValid) after the listeners it runs first
+//     and right before the job itself. This is the check that counts:
+//     a node can be starved or stopped at any point between the fire
+//     transaction's commit and the job's start (reading the store's
+//     answer, waiting in the workers' queue), and meanwhile another node
+//     may have declared it dead, re-run the execution, or fired the next
+//     run of a non-concurrent job. The store's fencing cannot catch this:
+//     the execution was written while the lease was good. A job refused
+//     here is held, not run and not recorded. When the same lease is valid
+//     again (a renewal the store accepted proves that no node declared this
+//     one dead meanwhile), the loop starts it; when the node registered
+//     again under a new epoch, the loop drops it, since registering again
+//     made the store recover the old lease's executions (re-run when the
+//     job requests recovery, FAILED "node lost" otherwise) and the loop
+//     then looks for recoverable executions at once. Stop drops held jobs
+//     too: unregistering the node recovers their executions ("node
+//     stopped").
+//
+// What remains is the instant between the last check and the job's first
+// instruction: a node stopped exactly there starts the job late, with its
+// context cancelled with ErrLeaseLost once the node notices the lapse. And
+// the expiry is only as good as the node's monotonic clock: a host
+// suspended (rather than a process stopped) does not advance it.
+//
+// When the node registers again under a new epoch, the claims of the old
+// one are dropped: the store returned them to the pool when the node
+// re-registered.
 //
 // # Invariants
 //
@@ -92,6 +128,9 @@
 //     workers fed by a queue, outcomes are recorded by their own goroutine.
 //   - A trigger fires only after the store accepted its firing; a refused
 //     firing (claim lost, already fired, lease fenced) runs nothing.
+//   - A job starts only while the lease it was fired under is valid by the
+//     node's monotonic clock; otherwise it is held until that lease is
+//     renewed, or dropped for the store to recover once it is replaced.
 //   - Completion is recorded with a context that outlives Stop, and Stop
 //     waits for it as for the jobs, so a job's outcome is never lost to
 //     shutdown.

@@ -51,11 +51,16 @@ type Config struct {
 	// OnMisfire is called, on its own goroutine, after a misfire instruction
 	// was applied to a trigger. Optional.
 	OnMisfire func(rec store.TriggerRecord)
-	// LeaseValid reports whether the node's lease is known to be valid.
-	// While it is not, the loop neither claims nor fires: the store would
-	// refuse the writes, or another node may already be taking the work
-	// over. Optional: nil means always valid.
-	LeaseValid func() bool
+	// LeaseValid reports whether lease is the node's current lease and is
+	// known to be valid now: judged on the node's monotonic clock against
+	// the expiry the node computed when it last renewed the lease, not on a
+	// flag that another goroutine sets once it notices the lapse. While the
+	// current lease is not valid the loop neither claims nor fires, and no
+	// fired job starts unless the lease it was fired under is valid (see
+	// the package documentation, Lease): the store would refuse the
+	// writes, or another node may already be taking the work over.
+	// Optional: nil means always valid.
+	LeaseValid func(lease store.Lease) bool
 	// OnFenced is called with the refused lease when the store refuses a
 	// write because the lease is stale. Optional.
 	OnFenced func(lease store.Lease)
@@ -91,6 +96,20 @@ type Firing struct {
 	RefireCount int
 	// Schedule is the trigger's decoded schedule; nil when Trigger is nil.
 	Schedule schedule.Schedule
+
+	leaseValid func(store.Lease) bool // Config.LeaseValid, set by dispatch
+}
+
+// LeaseValid reports whether the lease the execution runs under is still
+// known to be valid (Config.LeaseValid). The engine asks before it calls
+// Execute; Execute asks again last thing before it starts the job itself,
+// after whatever it runs first (listeners), and when the answer is false
+// returns an Outcome with NotStarted set without starting the job.
+func (f *Firing) LeaseValid() bool {
+	if f.leaseValid == nil {
+		return true
+	}
+	return f.leaseValid(f.lease())
 }
 
 // Outcome is what came of one run of a job.
@@ -107,6 +126,10 @@ type Outcome struct {
 	UnscheduleAllTriggers bool
 	// JobData, when not nil, is stored as the job's data map.
 	JobData []byte
+	// NotStarted reports that Execute did not start the job because
+	// Firing.LeaseValid reported false. The engine holds the execution, as
+	// it holds one whose lease lapsed before Execute was called.
+	NotStarted bool
 }
 
 // Running describes an execution in progress on this node.
@@ -151,6 +174,9 @@ type Engine struct {
 	queue   []*runningJob // fired jobs waiting for a worker, in firing order
 	workers int           // worker goroutines, at most Config.Workers
 	running map[string]*runningJob
+	// held are fired jobs whose start the lease refused, in firing order;
+	// see hold.
+	held []*runningJob
 	// runTime is the moving average of the jobs' run times, over runs
 	// samples; it tells how soon a worker frees up.
 	runTime time.Duration
@@ -221,7 +247,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.LeaseValid == nil {
-		cfg.LeaseValid = func() bool { return true }
+		cfg.LeaseValid = func(store.Lease) bool { return true }
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 10
@@ -301,9 +327,11 @@ func (e *Engine) Stop(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		e.dropHeld("the scheduler stopped")
 		return nil
 	case <-ctx.Done():
 		e.cancelJobs()
+		e.dropHeld("the scheduler stopped")
 		return ctx.Err()
 	}
 }
@@ -503,16 +531,18 @@ func (e *Engine) pass(ctx context.Context, st *loopState, pending *triggerHeap) 
 		}
 		st.lookNow = true
 	}
-	if !e.cfg.LeaseValid() {
+	lease := e.cfg.Lease()
+	if !e.cfg.LeaseValid(lease) {
 		// Nothing is claimed or fired under a lease that may have expired;
 		// the node wakes the loop once it renewed or replaced it.
 		st.lookNow = true
 		return e.cfg.IdleWait
 	}
-	if lease := e.cfg.Lease(); lease.Epoch != st.epoch {
+	if lease.Epoch != st.epoch {
 		e.dropStaleClaims(pending, lease.Epoch)
 		st.epoch = lease.Epoch
 	}
+	e.settleHeld(lease)
 	room := e.cfg.BatchSize - pending.Len()
 	if !st.lookNow && (now.Sub(st.lastLook) >= e.cfg.IdleWait || e.dueHinted(now) ||
 		(st.moreDue && room >= max(e.cfg.BatchSize/8, 1))) {

@@ -171,6 +171,16 @@ func (e *Engine) fire(ctx context.Context, now time.Time, st *loopState, pending
 		return true
 	}
 	lease := e.cfg.Lease()
+	if !e.cfg.LeaseValid(lease) {
+		// The lease lapsed since the pass began (the node was starved, or
+		// computing the timings waited on the store): fire nothing. The
+		// claims are fired once the lease is renewed, or dropped when the
+		// node registers again.
+		for _, f := range batch {
+			heap.Push(pending, f.rec)
+		}
+		return true
+	}
 	firings := make([]store.TriggerFiring, len(batch))
 	for i, f := range batch {
 		firings[i] = store.TriggerFiring{
@@ -281,16 +291,29 @@ func (e *Engine) fireBatch(ctx context.Context, lease store.Lease, firings []sto
 func (e *Engine) dispatch(f *Firing) {
 	jobCtx, cancel := context.WithCancelCause(e.jobsCtx)
 	r := &runningJob{run: Running{Firing: *f, Started: e.cfg.Clock.Now()}, ctx: jobCtx, cancel: cancel}
+	r.run.Firing.leaseValid = e.cfg.LeaseValid
 	e.mu.Lock()
 	e.busy++
 	e.running[f.Execution.ID] = r
 	e.queue = append(e.queue, r)
-	start := e.workers < e.cfg.Workers
-	if start {
-		e.workers++
-	}
+	start := e.moreWorkersLocked(1)
 	e.mu.Unlock()
-	if start {
+	e.startWorkers(start)
+}
+
+// moreWorkersLocked counts n more workers as started, fewer when
+// Config.Workers would be exceeded, and returns how many to start. e.mu is
+// held.
+func (e *Engine) moreWorkersLocked(n int) int {
+	n = min(n, e.cfg.Workers-e.workers)
+	n = max(n, 0)
+	e.workers += n
+	return n
+}
+
+// startWorkers starts n workers counted by moreWorkersLocked.
+func (e *Engine) startWorkers(n int) {
+	for range n {
 		e.jobsWG.Go(e.work)
 	}
 }
@@ -313,17 +336,29 @@ func (e *Engine) work() {
 	}
 }
 
-// run runs a job, then queues its outcome to be recorded.
+// run runs a job, then queues its outcome to be recorded. It is the last
+// step before the job starts, so it checks there that the lease the job was
+// fired under is still valid, and holds the job otherwise.
 func (e *Engine) run(r *runningJob) {
 	f := &r.run.Firing
+	if lease := f.lease(); !e.cfg.LeaseValid(lease) {
+		e.hold(r, lease)
+		return
+	}
 	began := e.cfg.Clock.Now()
 	var out Outcome
 	for {
 		out = e.cfg.Execute(r.ctx, f)
-		if !out.RefireImmediately || r.ctx.Err() != nil {
+		if out.NotStarted || !out.RefireImmediately || r.ctx.Err() != nil {
 			break
 		}
 		f.RefireCount++
+	}
+	if out.NotStarted {
+		// The lease lapsed while Execute prepared the job (its listeners
+		// ran long, or the node was starved).
+		e.hold(r, f.lease())
+		return
 	}
 	e.took(e.cfg.Clock.Now().Sub(began))
 	e.mu.Lock()

@@ -8,6 +8,12 @@
 // on SIGTERM or SIGINT, and exits with status 1 on any error, including a
 // failure to record a firing.
 //
+// With -stop-on-fire GROUP.NAME, the node stops itself with SIGSTOP the
+// first time that trigger fires on it (not for a recovery re-run): after the
+// fire transaction committed, in a trigger listener, right before the job
+// would start. It prints StoppingLine on stdout first. The test resumes it
+// with SIGCONT.
+//
 // Job types:
 //
 //	record  appends one "fire" line and returns; it never touches the store
@@ -24,6 +30,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -47,7 +54,12 @@ type options struct {
 	jobDuration      time.Duration
 	stopTimeout      time.Duration
 	logLevel         slog.Level
+	stopOnFire       string
 }
+
+// StoppingLine is what the node prints before it stops itself with
+// -stop-on-fire.
+const StoppingLine = "stopping"
 
 func main() {
 	var o options
@@ -64,6 +76,7 @@ func main() {
 	flag.DurationVar(&o.jobDuration, "job-duration", 3*time.Second, "how long a slow job runs when its data names no duration")
 	flag.DurationVar(&o.stopTimeout, "stop-timeout", 30*time.Second, "how long to wait for running jobs when stopping")
 	flag.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log level")
+	flag.StringVar(&o.stopOnFire, "stop-on-fire", "", "trigger key GROUP.NAME: stop with SIGSTOP the first time it fires, before its job starts")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: o.logLevel}))
@@ -122,6 +135,9 @@ func run(o options, log *slog.Logger) error {
 	}
 	if err := s.Register("slow", chime.JobFunc(j.slow)); err != nil {
 		return err
+	}
+	if o.stopOnFire != "" {
+		stopOnFire(s, o.stopOnFire, log)
 	}
 	if err := s.Start(ctx); err != nil {
 		return err
@@ -221,4 +237,33 @@ func causeName(err error) string {
 	default:
 		return "other"
 	}
+}
+
+// stopOnFire makes the node stop itself with SIGSTOP the first time the
+// trigger named key fires on it, other than for a recovery re-run.
+func stopOnFire(s *chime.Scheduler, key string, log *slog.Logger) {
+	var once sync.Once
+	s.AddTriggerListener(chime.TriggerListener{
+		Name: "stop-on-fire",
+		Fired: func(_ context.Context, jc *chime.JobContext) {
+			if jc.Trigger == nil || jc.Trigger.Key.String() != key || jc.Recovering {
+				return
+			}
+			once.Do(func() {
+				// kill does not stop the calling thread before it returns:
+				// the listener waits for the SIGCONT that resumes the
+				// process, so that nothing after it runs before the stop.
+				cont := make(chan os.Signal, 1)
+				signal.Notify(cont, syscall.SIGCONT)
+				defer signal.Stop(cont)
+				log.Info("stopping with SIGSTOP before the job starts", "trigger_key", key, "execution_id", jc.ExecutionID)
+				fmt.Println(StoppingLine)
+				if err := syscall.Kill(os.Getpid(), syscall.SIGSTOP); err != nil {
+					log.Error("cannot stop", "error", err)
+					return
+				}
+				<-cont
+			})
+		},
+	})
 }
