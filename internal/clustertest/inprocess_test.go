@@ -79,6 +79,7 @@ func (p *probe) of(job chime.JobKey) []probeRun {
 // one node fires on none until resumed on another, and that a job deleted
 // on a third node fires nowhere afterwards.
 func TestInProcess(t *testing.T) {
+	skipShort(t)
 	t.Parallel()
 	for _, d := range dialects {
 		t.Run(d.name, func(t *testing.T) { testInProcess(t, d) })

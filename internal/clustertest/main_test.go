@@ -34,9 +34,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// skipShort skips a scenario under go test -short: the scenarios run real
+// clusters for tens of seconds each.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("slow: skipped with -short")
+	}
+}
+
 // binary returns the testnode binary, building it on first use.
 func binary(t *testing.T) string {
 	t.Helper()
+	skipShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	path, err := nodeBinary.Path(ctx)
