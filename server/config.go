@@ -50,6 +50,12 @@ type Config struct {
 	// Audit and Logger are the server's own. Defaults to package auth's
 	// defaults.
 	Auth auth.Options
+	// DisableJobMetrics turns off the per-job series of /metrics
+	// (chime_job_executions_total by job and outcome, and
+	// chime_job_last_success_timestamp_seconds), whose number grows with
+	// the jobs: up to seven per job that ran on the node. Defaults to
+	// false: they are on.
+	DisableJobMetrics bool
 	// DeadManInterval is how often jobs with a dead-man window are checked
 	// for silence. Defaults to 1 minute.
 	DeadManInterval time.Duration

@@ -484,6 +484,7 @@ func (s *Server) DeleteJob(ctx context.Context, actor, group, name string) error
 	if !ok {
 		return jobNotFound(key)
 	}
+	s.metrics.jobDeleted(key)
 	s.audit(ctx, actor, "job.delete", jobTarget(key), nil)
 	return nil
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,9 +30,23 @@ type metrics struct {
 	claim      prometheus.Histogram
 	liveNodes  prometheus.Gauge
 	running    prometheus.Gauge
+	// jobs are the per-job series; nil when Config.DisableJobMetrics
+	// turns them off.
+	jobs *jobMetrics
 }
 
-func newMetrics() *metrics {
+// newMetrics creates the server's metrics, with the per-job series unless
+// perJob is false.
+func newMetrics(perJob bool) *metrics {
+	build := ReadBuildInfo()
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "chime_build_info",
+		Help: "Always 1; its labels say which build this node runs.",
+		ConstLabels: prometheus.Labels{
+			"version": build.Version, "revision": build.Revision, "goversion": build.GoVersion,
+		},
+	})
+	buildInfo.Set(1)
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		fires: prometheus.NewCounter(prometheus.CounterOpts{
@@ -67,8 +84,12 @@ func newMetrics() *metrics {
 			Help: "Executions running on this node.",
 		}),
 	}
-	m.reg.MustRegister(m.fires, m.fireLag, m.executions, m.retries, m.misfires, m.claim, m.liveNodes, m.running,
+	m.reg.MustRegister(m.fires, m.fireLag, m.executions, m.retries, m.misfires, m.claim, m.liveNodes, m.running, buildInfo,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if perJob {
+		m.jobs = newJobMetrics()
+		m.reg.MustRegister(m.jobs.executions, m.jobs.lastSuccess)
+	}
 	return m
 }
 
@@ -109,9 +130,122 @@ func (m *metrics) fired(scheduled, fired time.Time) {
 	}
 }
 
-// executed counts a finished execution.
-func (m *metrics) executed(o history.Outcome) {
+// executed counts a finished execution of job, which ended at finished.
+func (m *metrics) executed(job chime.JobKey, o history.Outcome, finished time.Time) {
 	m.executions.WithLabelValues(string(o)).Inc()
+	if m.jobs != nil {
+		m.jobs.executed(job, o, finished)
+	}
+}
+
+// jobDeleted removes the series of a deleted job.
+func (m *metrics) jobDeleted(job chime.JobKey) {
+	if m.jobs != nil {
+		m.jobs.forget(job)
+	}
+}
+
+// jobMetrics are the per-job series: executions by job and outcome, and
+// each job's last success. Their cardinality is bounded by the jobs this
+// node ran times the outcomes they had (at most the six outcomes of a
+// finished execution, plus one last-success series per job), and the
+// series of a job go when it is deleted.
+type jobMetrics struct {
+	executions  *prometheus.CounterVec
+	lastSuccess *prometheus.GaugeVec
+
+	// mu orders the updates of a job's series with their removal, so
+	// that a sweep cannot remove a series as it is created.
+	mu sync.Mutex
+	// seen holds the jobs that have series, with their last success (zero
+	// before the first).
+	seen map[chime.JobKey]time.Time
+}
+
+// Labels of the per-job series. "job" is left to Prometheus, which sets it
+// to the scrape job's name.
+const (
+	labelJobGroup = "job_group"
+	labelJobName  = "job_name"
+)
+
+func newJobMetrics() *jobMetrics {
+	return &jobMetrics{
+		executions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "chime_job_executions_total",
+			Help: "Executions of each job this node finished, by outcome.",
+		}, []string{labelJobGroup, labelJobName, "outcome"}),
+		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "chime_job_last_success_timestamp_seconds",
+			Help: "When the last successful execution of each job on this node finished, in seconds since the Unix epoch.",
+		}, []string{labelJobGroup, labelJobName}),
+		seen: make(map[chime.JobKey]time.Time),
+	}
+}
+
+// executed counts an execution of job, and records a success's time.
+func (j *jobMetrics) executed(job chime.JobKey, o history.Outcome, finished time.Time) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.executions.WithLabelValues(job.Group, job.Name, string(o)).Inc()
+	last := j.seen[job]
+	// Executions may finish out of order: the last success only moves
+	// forward.
+	if o == history.OutcomeSucceeded && finished.After(last) {
+		last = finished
+		j.lastSuccess.WithLabelValues(job.Group, job.Name).Set(float64(finished.UnixNano()) / 1e9)
+	}
+	j.seen[job] = last
+}
+
+// forget removes a job's series.
+func (j *jobMetrics) forget(job chime.JobKey) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.forgetLocked(job)
+}
+
+func (j *jobMetrics) forgetLocked(job chime.JobKey) {
+	labels := prometheus.Labels{labelJobGroup: job.Group, labelJobName: job.Name}
+	j.executions.DeletePartialMatch(labels)
+	j.lastSuccess.Delete(labels)
+	delete(j.seen, job)
+}
+
+// tracked returns the jobs that have series.
+func (j *jobMetrics) tracked() []chime.JobKey {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Collect(maps.Keys(j.seen))
+}
+
+// sweepJobMetrics removes the per-job series of the jobs that no longer
+// exist: those deleted through another node, or with their last trigger.
+// (DeleteJob removes those of the jobs deleted through this node at
+// once.) Only jobs that had series before the jobs were listed can go, so
+// that a job created meanwhile keeps its series.
+func (s *Server) sweepJobMetrics(ctx context.Context) error {
+	if s.metrics.jobs == nil {
+		return nil
+	}
+	tracked := s.metrics.jobs.tracked()
+	if len(tracked) == 0 {
+		return nil
+	}
+	details, err := s.sched.Jobs(ctx, "")
+	if err != nil {
+		return fmt.Errorf("server: listing jobs: %w", err)
+	}
+	exists := make(map[chime.JobKey]bool, len(details))
+	for _, d := range details {
+		exists[d.Key] = true
+	}
+	for _, job := range tracked {
+		if !exists[job] {
+			s.metrics.jobs.forget(job)
+		}
+	}
+	return nil
 }
 
 // instrument returns st measuring how long claiming triggers takes.

@@ -231,8 +231,8 @@ func (s *Server) markNodeLost(ctx context.Context, node string) {
 	}
 	s.log.Warn("recorded the executions of a lost node as node_lost", "lost_node", node, "executions", n)
 	for _, e := range page.Executions {
-		s.metrics.executed(history.OutcomeNodeLost)
 		key := chime.NewJobKey(e.JobGroup, e.JobName)
+		s.metrics.executed(key, history.OutcomeNodeLost, time.Time{})
 		var p *plan
 		if d, err := s.sched.Job(ctx, key); err == nil {
 			if st, _, err := settingsOf(d); err == nil {
@@ -285,7 +285,8 @@ func (s *Server) misfired(ctx context.Context, t chime.TriggerInfo) {
 }
 
 // checkDeadMen runs the dead-man's switches every Config.DeadManInterval
-// on the leader, until ctx ends.
+// on the leader, until ctx ends. On every node, it drops the per-job
+// metrics of deleted jobs at the same pace.
 func (s *Server) checkDeadMen(ctx context.Context) {
 	t := time.NewTicker(s.cfg.DeadManInterval)
 	defer t.Stop()
@@ -294,6 +295,9 @@ func (s *Server) checkDeadMen(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if err := s.sweepJobMetrics(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("cannot drop the metrics of deleted jobs", "error", err)
 		}
 		if err := s.checkDeadMenOnce(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("cannot check the dead-man's switches", "error", err)

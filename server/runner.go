@@ -149,7 +149,7 @@ func (s *Server) recordEnd(ctx context.Context, jc *chime.JobContext, a *attempt
 	if err := s.history.Finish(rec, a.id, f); err != nil {
 		a.log.Error("cannot record the end of the execution", "error", err)
 	}
-	s.metrics.executed(f.Outcome)
+	s.metrics.executed(a.job, f.Outcome, f.FinishedTime)
 	s.afterAttempt(rec, a, p, f.Outcome, f.Error)
 }
 
@@ -427,7 +427,7 @@ func (s *Server) recordSkipped(ctx context.Context, a *attempt, reason string) {
 	if err != nil {
 		a.log.Error("cannot record a skipped execution", "error", err)
 	}
-	s.metrics.executed(history.OutcomeSkipped)
+	s.metrics.executed(a.job, history.OutcomeSkipped, now)
 	s.decide(rec, a, history.DecisionSkipped, reason, a.id)
 }
 

@@ -122,7 +122,7 @@ func (s *Server) init(ctx context.Context) error {
 	if s.state, err = newStateStore(ctx, s.store); err != nil {
 		return err
 	}
-	s.metrics = newMetrics()
+	s.metrics = newMetrics(!cfg.DisableJobMetrics)
 	sched, err := chime.New(chime.Config{
 		Store:            s.metrics.instrument(s.store),
 		NodeID:           cfg.NodeID,

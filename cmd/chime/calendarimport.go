@@ -36,8 +36,8 @@ func newCalendarsImportCmd(cfg *clientConfig) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if cfg.output == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), res)
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, res)
 			}
 			return printImport(cmd.OutOrStdout(), args[0], res)
 		}),

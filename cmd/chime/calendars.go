@@ -32,10 +32,10 @@ func newCalendarsListCmd(cfg *clientConfig) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if cfg.output == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), nonNil(cals))
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, nonNil(cals))
 			}
-			t := newTable(cmd.OutOrStdout(), "CALENDAR", "DEFINITION", "USED BY")
+			t := newTable(cmd.OutOrStdout(), "CALENDAR", "DEFINITION", "USED BY").ifEmpty("no calendars")
 			for _, cal := range cals {
 				t.row(cal.Name, truncate(compactJSON(cal.Calendar), 80), orDash(strings.Join(cal.UsedBy, ", ")))
 			}
@@ -56,8 +56,8 @@ func newCalendarsGetCmd(cfg *clientConfig) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if cfg.output == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), cal)
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, cal)
 			}
 			out, err := marshalYAML(cal)
 			if err != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"iter"
 	"strings"
 	"syscall"
 
@@ -27,9 +27,10 @@ const (
 const defaultServer = "http://127.0.0.1:8080"
 
 // newClientCmds are the commands that talk to a chime server over its
-// API. They share the flags of clientConfig.
-func newClientCmds() []*cobra.Command {
-	cfg := &clientConfig{}
+// API. They share the flags of clientConfig, and read the environment with
+// getenv.
+func newClientCmds(getenv func(string) string) []*cobra.Command {
+	cfg := &clientConfig{getenv: getenv}
 	cmds := []*cobra.Command{
 		newJobsCmd(cfg),
 		newApplyCmd(cfg),
@@ -39,6 +40,9 @@ func newClientCmds() []*cobra.Command {
 		newCalendarsCmd(cfg),
 		newLoginCmd(cfg),
 		newLogoutCmd(cfg),
+		newUsersCmd(cfg),
+		newTokensCmd(cfg),
+		newAuditCmd(cfg),
 	}
 	for _, cmd := range cmds {
 		cfg.addFlags(cmd)
@@ -52,26 +56,55 @@ type clientConfig struct {
 	server string
 	token  string
 	output outputFormat
+	getenv func(string) string
 }
 
 // addFlags adds --server, --token and -o to cmd and its subcommands.
 func (cfg *clientConfig) addFlags(cmd *cobra.Command) {
 	f := cmd.PersistentFlags()
 	f.StringVar(&cfg.server, "server", "", fmt.Sprintf("server URL (env %s; default %s)", envServer, defaultServer))
-	f.StringVar(&cfg.token, "token", "", fmt.Sprintf("API or session token (env %s; get one with chime login)", envToken))
+	f.StringVar(&cfg.token, "token", "", fmt.Sprintf("API or session token (env %s; default: the one chime login saved for the server)", envToken))
 	addOutputFlag(cmd, &cfg.output)
 }
 
 // client returns an API client for the flags, falling back to the
-// environment and then the defaults.
+// environment, then to the session chime login saved for the server, then
+// to the defaults.
 func (cfg *clientConfig) client() (*apiclient.Client, error) {
-	server := firstNonEmpty(cfg.server, os.Getenv(envServer), defaultServer)
-	token := firstNonEmpty(cfg.token, os.Getenv(envToken))
-	c, err := apiclient.New(server, &apiclient.Options{Token: token, UserAgent: "chime-cli"})
+	server := firstNonEmpty(cfg.server, cfg.getenv(envServer), defaultServer)
+	c, err := apiclient.New(server, &apiclient.Options{UserAgent: "chime-cli"})
 	if err != nil {
 		return nil, fmt.Errorf("--server: %w", err)
 	}
-	return c, nil
+	token := firstNonEmpty(cfg.token, cfg.getenv(envToken))
+	if token == "" {
+		saved, err := cfg.savedSession(c.BaseURL())
+		if err != nil {
+			return nil, err
+		}
+		token = saved.Token
+	}
+	return c.WithToken(token), nil
+}
+
+// savedSession returns the session chime login saved for the server at
+// baseURL, or the zero session.
+func (cfg *clientConfig) savedSession(baseURL string) (savedSession, error) {
+	_, creds, err := cfg.credentials()
+	if err != nil {
+		return savedSession{}, err
+	}
+	return creds.Servers[baseURL], nil
+}
+
+// credentials returns the path of the credentials file and what it holds.
+func (cfg *clientConfig) credentials() (string, *credentials, error) {
+	path, err := credentialsPath(cfg.getenv)
+	if err != nil {
+		return "", nil, err
+	}
+	creds, err := loadCredentials(path)
+	return path, creds, err
 }
 
 // run adapts a function of an API client into a cobra RunE: it builds the
@@ -102,7 +135,7 @@ func withHint(err error, server string) error {
 	case err == nil:
 		return nil
 	case apiclient.IsCode(err, api.CodeUnauthenticated):
-		return &hintedError{err, fmt.Sprintf("hint: log in with `chime login --server %s` and set %s to the token it prints, or pass --token", server, envToken)}
+		return &hintedError{err, fmt.Sprintf("hint: log in with `chime login --server %s`, or pass an API token in %s or --token", server, envToken)}
 	case apiclient.IsCode(err, api.CodePermissionDenied):
 		return &hintedError{err, "hint: your role does not allow this; ask an admin"}
 	case errors.Is(err, syscall.ECONNREFUSED):
@@ -144,4 +177,19 @@ func jobRef(args []string) (group, name string, err error) {
 func jobArgs(_ *cobra.Command, args []string) error {
 	_, _, err := jobRef(args)
 	return err
+}
+
+// collect gathers up to limit items of seq, stopping at its first error.
+func collect[T any](seq iter.Seq2[T, error], limit int) ([]T, error) {
+	var items []T
+	for item, err := range seq {
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, item)
+		if len(items) == limit {
+			break
+		}
+	}
+	return items, nil
 }

@@ -50,8 +50,8 @@ func newCronExplainCmd(out *outputFormat) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if *out == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), ex)
+			if *out != formatTable {
+				return writeStructured(cmd.OutOrStdout(), *out, ex)
 			}
 			return writeCronHeader(cmd.OutOrStdout(), ex)
 		},
@@ -94,8 +94,8 @@ wall time fell into a gap and moved forward.`,
 			if err != nil {
 				return err
 			}
-			if *out == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), ex)
+			if *out != formatTable {
+				return writeStructured(cmd.OutOrStdout(), *out, ex)
 			}
 			return writeCronNext(cmd.OutOrStdout(), ex, from)
 		},

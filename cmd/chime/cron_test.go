@@ -205,8 +205,8 @@ func TestCronErrors(t *testing.T) {
 		},
 		{
 			name: "unknown output format",
-			args: []string{"explain", "@daily", "-o", "yaml"},
-			want: `invalid argument "yaml" for "-o, --output" flag: unknown output format "yaml": want table or json`,
+			args: []string{"explain", "@daily", "-o", "xml"},
+			want: `invalid argument "xml" for "-o, --output" flag: unknown output format "xml": want table, json or yaml`,
 		},
 	}
 	for _, tt := range tests {

@@ -57,18 +57,12 @@ func newExecutionsListCmd(cfg *clientConfig) *cobra.Command {
 				return fmt.Errorf("--limit %d: want at least 1", limit)
 			}
 			q.Limit = min(limit, 500)
-			var execs []api.Execution
-			for e, err := range c.Executions(ctx, q) {
-				if err != nil {
-					return err
-				}
-				execs = append(execs, e)
-				if len(execs) == limit {
-					break
-				}
+			execs, err := collect(c.Executions(ctx, q), limit)
+			if err != nil {
+				return err
 			}
-			if cfg.output == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), api.ExecutionList{Executions: nonNil(execs)})
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, api.ExecutionList{Executions: nonNil(execs)})
 			}
 			return writeExecutions(cmd.OutOrStdout(), execs)
 		}),
@@ -102,7 +96,7 @@ func parseSince(flag, s string, now time.Time) (*time.Time, error) {
 
 // writeExecutions prints executions as a table.
 func writeExecutions(w io.Writer, execs []api.Execution) error {
-	t := newTable(w, "ID", "JOB", "ATTEMPT", "OUTCOME", "SCHEDULED", "DURATION", "NODE", "ERROR")
+	t := newTable(w, "ID", "JOB", "ATTEMPT", "OUTCOME", "SCHEDULED", "DURATION", "NODE", "ERROR").ifEmpty("no executions")
 	for _, e := range execs {
 		t.row(e.ID, e.JobGroup+"/"+e.JobName, strconv.Itoa(e.Attempt), e.Outcome, formatTime(&e.ScheduledTime),
 			duration(e), orDash(e.NodeID), truncate(e.Error, 60))
@@ -115,7 +109,7 @@ func duration(e api.Execution) string {
 	if e.StartedTime == nil || e.FinishedTime == nil {
 		return "-"
 	}
-	return e.FinishedTime.Sub(*e.StartedTime).Round(time.Millisecond).String()
+	return formatDuration(e.FinishedTime.Sub(*e.StartedTime))
 }
 
 // truncate shortens s to n runes, marking the cut.
@@ -138,8 +132,8 @@ func newExecutionsGetCmd(cfg *clientConfig) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if cfg.output == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), e)
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, e)
 			}
 			return writeExecution(cmd.OutOrStdout(), e)
 		}),
@@ -227,8 +221,8 @@ func newExecutionsAttemptsCmd(cfg *clientConfig) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if cfg.output == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), nonNil(execs))
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, nonNil(execs))
 			}
 			return writeExecutions(cmd.OutOrStdout(), execs)
 		}),
@@ -246,8 +240,8 @@ func newExecutionsRetryCmd(cfg *clientConfig) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if cfg.output == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), acc)
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, acc)
 			}
 			return writeAccepted(cmd.OutOrStdout(), "Execution "+args[0]+" retried", acc)
 		}),

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,7 +20,7 @@ import (
 func newJobsCmd(cfg *clientConfig) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "jobs",
-		Short: "List, inspect, apply, pause, resume, run and delete jobs on a server",
+		Short: "List, inspect, apply, pause, resume, run, backfill, explain and delete jobs on a server",
 	}
 	cmd.AddCommand(
 		newJobsListCmd(cfg),
@@ -30,6 +31,8 @@ func newJobsCmd(cfg *clientConfig) *cobra.Command {
 		newJobActionCmd(cfg, "resume", "Resume every trigger of a job", "resumed", (*apiclient.Client).ResumeJob),
 		newJobsRunCmd(cfg),
 		newJobsUpcomingCmd(cfg),
+		newJobsExplainCmd(cfg),
+		newJobsBackfillCmd(cfg),
 	)
 	return cmd
 }
@@ -49,10 +52,10 @@ func newJobsListCmd(cfg *clientConfig) *cobra.Command {
 				}
 				jobs = append(jobs, job)
 			}
-			if cfg.output == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), api.JobList{Jobs: nonNil(jobs)})
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, api.JobList{Jobs: nonNil(jobs)})
 			}
-			t := newTable(cmd.OutOrStdout(), "JOB", "TYPE", "SCHEDULE", "STATE", "NEXT FIRE", "LAST RUN", "LAST OUTCOME")
+			t := newTable(cmd.OutOrStdout(), "JOB", "TYPE", "SCHEDULE", "STATE", "NEXT FIRE", "LAST RUN", "LAST OUTCOME").ifEmpty("no jobs")
 			for _, j := range jobs {
 				st := j.Status
 				if st == nil {
@@ -84,8 +87,8 @@ func newJobsGetCmd(cfg *clientConfig) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if cfg.output == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), job)
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, job)
 			}
 			return writeJob(cmd.OutOrStdout(), job)
 		}),
@@ -185,8 +188,8 @@ func newJobsRunCmd(cfg *clientConfig) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if cfg.output == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), acc)
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, acc)
 			}
 			return writeAccepted(cmd.OutOrStdout(), "Job "+group+"/"+name, acc)
 		}),
@@ -208,10 +211,10 @@ func newJobsUpcomingCmd(cfg *clientConfig) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if cfg.output == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), nonNil(times))
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, nonNil(times))
 			}
-			t := newTable(cmd.OutOrStdout(), "FIRE TIME", "NOTE")
+			t := newTable(cmd.OutOrStdout(), "FIRE TIME", "NOTE").ifEmpty("no upcoming fire times: the job has no trigger that fires again")
 			for _, ft := range times {
 				note := ""
 				if ft.DST {
@@ -223,6 +226,116 @@ func newJobsUpcomingCmd(cfg *clientConfig) *cobra.Command {
 		}),
 	}
 	cmd.Flags().IntVar(&count, "count", 10, "how many fire times to list")
+	return cmd
+}
+
+// newJobsExplainCmd is `chime jobs explain GROUP/NAME [--at TIME]`.
+func newJobsExplainCmd(cfg *clientConfig) *cobra.Command {
+	var at string
+	cmd := &cobra.Command{
+		Use:   "explain GROUP/NAME",
+		Short: "Say why a job did or did not run at an instant",
+		Long: `Say why a job did or did not run at an instant (now by default): its fire
+times around it, the scheduler's decisions (fired, skipped, misfired, …)
+and the executions recorded near it.`,
+		Example: `  chime jobs explain reports/nightly --at 2025-06-02T02:30:00+02:00
+  chime jobs explain reports/nightly --at 3h`,
+		Args: jobArgs,
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
+			group, name, _ := jobRef(args)
+			when, err := parseSince("--at", firstNonEmpty(at, "0s"), time.Now())
+			if err != nil {
+				return err
+			}
+			ex, err := c.Explain(ctx, group, name, *when)
+			if err != nil {
+				return err
+			}
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, ex)
+			}
+			return writeExplanation(cmd.OutOrStdout(), group+"/"+name, ex)
+		}),
+	}
+	cmd.Flags().StringVar(&at, "at", "", "the instant, as RFC 3339 or a duration ago (90m, 24h); default now")
+	return cmd
+}
+
+// writeExplanation prints an explanation for people: the summary, then
+// the fire times, decisions and executions around the instant.
+func writeExplanation(w io.Writer, job string, ex *api.Explanation) error {
+	t := newTable(w)
+	t.row("Job:", job)
+	t.row("At:", formatTime(&ex.At))
+	t.row("Summary:", ex.Summary)
+	if err := t.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nFire times around it:")
+	t = newTable(w, "FIRE TIME").ifEmpty("no fire times")
+	for _, ft := range ex.FireTimes {
+		t.row(formatTime(&ft))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nDecisions:")
+	t = newTable(w, "SCHEDULED", "DECIDED", "KIND", "NODE", "EXECUTION", "REASON").ifEmpty("no decisions")
+	for _, d := range ex.Decisions {
+		t.row(formatTime(&d.ScheduledTime), formatTime(&d.At), d.Kind, orDash(d.NodeID), orDash(d.ExecutionID), d.Reason)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nExecutions:")
+	return writeExecutions(w, ex.Executions)
+}
+
+// newJobsBackfillCmd is `chime jobs backfill GROUP/NAME --from T --to T`.
+func newJobsBackfillCmd(cfg *clientConfig) *cobra.Command {
+	var (
+		from, to string
+		req      api.BackfillRequest
+	)
+	cmd := &cobra.Command{
+		Use:   "backfill GROUP/NAME --from TIME --to TIME",
+		Short: "Run a job once for each fire time of its triggers in [--from, --to)",
+		Example: `  chime jobs backfill reports/nightly --from 2025-03-01T00:00:00Z --to 2025-03-08T00:00:00Z
+  chime jobs backfill reports/nightly --from 72h --to 24h --trigger weekdays`,
+		Args: jobArgs,
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
+			group, name, _ := jobRef(args)
+			now := time.Now()
+			for _, f := range []struct {
+				flag, value string
+				into        *time.Time
+			}{{"--from", from, &req.From}, {"--to", to, &req.To}} {
+				if f.value == "" {
+					return fmt.Errorf("%s is required: an RFC 3339 instant or a duration ago", f.flag)
+				}
+				t, err := parseSince(f.flag, f.value, now)
+				if err != nil {
+					return err
+				}
+				*f.into = *t
+			}
+			if !req.From.Before(req.To) {
+				return fmt.Errorf("--to %s is not after --from %s", req.To.Format(time.RFC3339), req.From.Format(time.RFC3339))
+			}
+			acc, err := c.Backfill(ctx, group, name, req)
+			if err != nil {
+				return err
+			}
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, acc)
+			}
+			return writeAccepted(cmd.OutOrStdout(), "Job "+group+"/"+name+" backfilled", acc)
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&from, "from", "", "the first instant of the range, as RFC 3339 or a duration ago")
+	f.StringVar(&to, "to", "", "the end of the range (excluded), as RFC 3339 or a duration ago")
+	f.StringVar(&req.Trigger, "trigger", "", "only this trigger's fire times (its name)")
 	return cmd
 }
 

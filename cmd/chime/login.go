@@ -12,10 +12,12 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/apiclient"
 )
 
-// newLoginCmd is `chime login`: a session token for the other commands.
+// newLoginCmd is `chime login`: a session for the other commands, saved
+// in the credentials file.
 func newLoginCmd(cfg *clientConfig) *cobra.Command {
 	var (
 		username      string
@@ -23,16 +25,24 @@ func newLoginCmd(cfg *clientConfig) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "login",
-		Short: "Log in and print a session token to use as " + envToken,
-		Long: `Log in with a user name and password and print the session token, as a
-shell line that sets ` + envToken + `:
-
-  eval "$(chime login --username admin)"
+		Short: "Log in and save the session token for the other commands",
+		Long: `Log in with a user name and password and save the session token in
+$XDG_CONFIG_HOME/chime/` + credentialsName + ` (~/.config/chime/` + credentialsName + ` when
+XDG_CONFIG_HOME is not set), readable by you alone, under the server's URL.
+The other commands use it when neither --token nor ` + envToken + ` is given;
+chime logout ends the session and removes it.
 
 The password is asked for on the terminal, or read from the first line of
-standard input with --password-stdin.`,
+standard input with --password-stdin. -o json or -o yaml prints the
+session, token included, for scripts.`,
+		Example: `  chime login --server https://chime.example.com --username ann
+  printf '%s\n' "$PASSWORD" | chime login --username admin --password-stdin`,
 		Args: cobra.NoArgs,
 		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, _ []string) error {
+			path, creds, err := cfg.credentials()
+			if err != nil {
+				return err
+			}
 			in := bufio.NewReader(cmd.InOrStdin())
 			if username == "" {
 				fmt.Fprint(cmd.ErrOrStderr(), "Username: ")
@@ -50,12 +60,19 @@ standard input with --password-stdin.`,
 			if err != nil {
 				return err
 			}
-			if cfg.output == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), session)
+			creds.Servers[c.BaseURL()] = savedSession{Token: session.Token, User: session.User, Expires: session.Expires}
+			if err := creds.save(path); err != nil {
+				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "Logged in to %s as %s (%s) until %s.\n",
-				c.BaseURL(), session.User, session.Role, session.Expires.Format(timeLayout))
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "export %s=%s\n", envToken, session.Token)
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, session)
+			}
+			msg := fmt.Sprintf("Logged in to %s as %s (%s) until %s. The session token is saved in %s.\n",
+				c.BaseURL(), session.User, session.Role, session.Expires.Format(timeLayout), path)
+			if cfg.getenv(envToken) != "" {
+				msg += envToken + " is set, and the commands use it before the saved token: unset it to use this session.\n"
+			}
+			_, err = fmt.Fprint(cmd.ErrOrStderr(), msg)
 			return err
 		}),
 	}
@@ -79,6 +96,11 @@ func readPassword(cmd *cobra.Command, in *bufio.Reader, fromStdin bool) (string,
 		return "", errors.New("standard input is not a terminal to ask for the password on: pass it on standard input with --password-stdin")
 	}
 	fmt.Fprint(cmd.ErrOrStderr(), "Password: ")
+	return readTerminal(cmd, f)
+}
+
+// readTerminal reads a password from the terminal f without echo.
+func readTerminal(cmd *cobra.Command, f *os.File) (string, error) {
 	pw, err := term.ReadPassword(int(f.Fd()))
 	fmt.Fprintln(cmd.ErrOrStderr())
 	if err != nil {
@@ -101,17 +123,43 @@ func readLine(in *bufio.Reader) (string, error) {
 	return line, nil
 }
 
-// newLogoutCmd is `chime logout`: end the session of --token.
+// newLogoutCmd is `chime logout`: end the session and forget its token.
 func newLogoutCmd(cfg *clientConfig) *cobra.Command {
 	return &cobra.Command{
 		Use:   "logout",
-		Short: "End the session whose token --token or " + envToken + " holds",
+		Short: "End the session of --token, " + envToken + " or chime login, and remove the saved token",
 		Args:  cobra.NoArgs,
 		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, _ []string) error {
-			if err := c.Logout(ctx); err != nil {
+			path, creds, err := cfg.credentials()
+			if err != nil {
 				return err
 			}
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), "Logged out.")
+			saved, haveSaved := creds.Servers[c.BaseURL()]
+			token := firstNonEmpty(cfg.token, cfg.getenv(envToken), saved.Token)
+			if token == "" {
+				return fmt.Errorf("not logged in to %s: no --token, no %s and no session saved by chime login", c.BaseURL(), envToken)
+			}
+			logoutErr := c.WithToken(token).Logout(ctx)
+			ended := "Logged out of " + c.BaseURL() + "."
+			if apiclient.IsCode(logoutErr, api.CodeUnauthenticated) {
+				ended = "The session had already ended."
+				logoutErr = nil
+			}
+			removed := ""
+			if haveSaved && saved.Token == token {
+				delete(creds.Servers, c.BaseURL())
+				if err := creds.save(path); err != nil {
+					return errors.Join(logoutErr, err)
+				}
+				removed = " Removed its token from " + path + "."
+			}
+			if logoutErr != nil {
+				if removed != "" {
+					return fmt.Errorf("%s but the server did not end the session: %w", strings.TrimSpace(removed), logoutErr)
+				}
+				return logoutErr
+			}
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), ended+removed)
 			return err
 		}),
 	}

@@ -5,6 +5,7 @@
 //	chime jobs list              manage jobs over a server's API
 //	chime cron next '0 0 2 * * ?' --count 5    explain cron offline
 //	chime bench --workload W1a --nodes 2 --database-url URL
+//	chime version                which build this is
 //
 // Run `chime help` for every command.
 package main
@@ -33,9 +34,14 @@ func main() {
 	}
 }
 
-// newRootCmd assembles the command tree. Each command lives in the file
-// named after it.
-func newRootCmd() *cobra.Command {
+// newRootCmd assembles the command tree, reading the process's
+// environment.
+func newRootCmd() *cobra.Command { return newRootCmdEnv(os.Getenv) }
+
+// newRootCmdEnv assembles the command tree, whose client commands read
+// the environment with getenv. Each command lives in the file named after
+// it.
+func newRootCmdEnv(getenv func(string) string) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "chime",
 		Short:         "chime: a distributed, persistent job scheduler",
@@ -43,7 +49,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServerCmd(), newBenchCmd())
-	root.AddCommand(newClientCmds()...)
-	root.AddCommand(newCronCmd(), newMigrateCmd())
+	root.AddCommand(newClientCmds(getenv)...)
+	root.AddCommand(newCronCmd(), newMigrateCmd(), newVersionCmd())
 	return root
 }

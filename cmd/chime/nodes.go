@@ -20,10 +20,10 @@ func newNodesCmd(cfg *clientConfig) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if cfg.output == formatJSON {
-				return writeJSON(cmd.OutOrStdout(), nonNil(nodes))
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, nonNil(nodes))
 			}
-			t := newTable(cmd.OutOrStdout(), "NODE", "ALIVE", "EPOCH", "LAST CHECK-IN", "CLOCK OFFSET", "")
+			t := newTable(cmd.OutOrStdout(), "NODE", "ALIVE", "EPOCH", "LAST CHECK-IN", "CLOCK OFFSET", "").ifEmpty("no nodes")
 			for _, n := range nodes {
 				alive := "no"
 				if n.Alive {
@@ -33,7 +33,7 @@ func newNodesCmd(cfg *clientConfig) *cobra.Command {
 				if n.Self {
 					self = "(answered this request)"
 				}
-				t.row(n.ID, alive, strconv.FormatInt(n.Epoch, 10), formatTime(&n.LastCheckIn), orDash(n.ClockOffset), self)
+				t.row(n.ID, alive, strconv.FormatInt(n.Epoch, 10), formatTime(&n.LastCheckIn), formatOffset(n.ClockOffset), self)
 			}
 			return t.flush()
 		}),

@@ -34,6 +34,7 @@ type serverConfig struct {
 	NodeID          string        `koanf:"node_id"`
 	Workers         int           `koanf:"workers"`
 	EnableShellJobs bool          `koanf:"enable_shell_jobs"`
+	NoJobMetrics    bool          `koanf:"no_job_metrics"`
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
 	// AdminPassword, or the content of AdminPasswordFile, is the first
 	// admin's password on a first start; loadServerConfig reads the file
@@ -104,6 +105,7 @@ func serverSettings() []serverSetting {
 		{key: "node_id", flag: "node-id", def: "", usage: "this node's ID in the cluster (default: host name and a random suffix)"},
 		{key: "workers", flag: "workers", def: 10, usage: "jobs this node runs at once"},
 		{key: "enable_shell_jobs", flag: "enable-shell-jobs", def: false, usage: "allow jobs of type shell, which run commands on this host"},
+		{key: "no_job_metrics", flag: "no-job-metrics", def: false, usage: "leave out the per-job series of /metrics (up to 7 per job that ran)"},
 		{key: "shutdown_timeout", flag: "shutdown-timeout", def: server.DefaultShutdownTimeout, usage: "how long a stop waits for running jobs before cancelling them"},
 		{key: "admin_password", flag: "admin-password", def: "", mask: maskSecret,
 			usage: "the first admin's password on a first start, instead of a random one printed once (prefer CHIME_ADMIN_PASSWORD or --admin-password-file)"},
@@ -390,17 +392,18 @@ func (c *serverConfig) logger(w io.Writer) *slog.Logger {
 // toServer returns the server package's configuration.
 func (c *serverConfig) toServer(log *slog.Logger) server.Config {
 	return server.Config{
-		DatabaseURL:      c.DatabaseURL,
-		Listen:           c.Listen,
-		NodeID:           c.NodeID,
-		Workers:          c.Workers,
-		EnableShellJobs:  c.EnableShellJobs,
-		ShutdownTimeout:  c.ShutdownTimeout,
-		AdminPassword:    c.AdminPassword,
-		Retention:        server.Retention{MaxAge: c.Retention.MaxAge, PerJob: c.Retention.PerJob, MaxPerJob: c.Retention.MaxPerJob},
-		CheckInInterval:  c.Cluster.CheckInInterval,
-		DeadAfter:        c.Cluster.DeadAfter,
-		MisfireThreshold: c.Cluster.MisfireThreshold,
+		DatabaseURL:       c.DatabaseURL,
+		Listen:            c.Listen,
+		NodeID:            c.NodeID,
+		Workers:           c.Workers,
+		EnableShellJobs:   c.EnableShellJobs,
+		DisableJobMetrics: c.NoJobMetrics,
+		ShutdownTimeout:   c.ShutdownTimeout,
+		AdminPassword:     c.AdminPassword,
+		Retention:         server.Retention{MaxAge: c.Retention.MaxAge, PerJob: c.Retention.PerJob, MaxPerJob: c.Retention.MaxPerJob},
+		CheckInInterval:   c.Cluster.CheckInInterval,
+		DeadAfter:         c.Cluster.DeadAfter,
+		MisfireThreshold:  c.Cluster.MisfireThreshold,
 		Alert: alert.Config{
 			SMTP: alert.SMTPConfig{
 				Host: c.SMTP.Host, Port: c.SMTP.Port, Username: c.SMTP.Username, Password: c.SMTP.Password,
@@ -503,6 +506,7 @@ func effectiveValues(cfg *serverConfig, run server.Config) map[string]slog.Value
 		"node_id":                   str(run.NodeID),
 		"workers":                   slog.IntValue(run.Workers),
 		"enable_shell_jobs":         slog.BoolValue(run.EnableShellJobs),
+		"no_job_metrics":            slog.BoolValue(run.DisableJobMetrics),
 		"shutdown_timeout":          d(run.ShutdownTimeout),
 		"admin_password":            str(cfg.AdminPassword),
 		"admin_password_file":       str(cfg.AdminPasswordFile),

@@ -41,6 +41,12 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	// chime login saves tokens under XDG_CONFIG_HOME: no test may write
+	// to the configuration of whoever runs the tests.
+	if err := os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	chimeBinary = nodeproc.NewBinary("github.com/chime-scheduler/chime/cmd/chime", dir)
 	return m.Run()
 }

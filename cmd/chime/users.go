@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/apiclient"
+	"github.com/chime-scheduler/chime/server"
+)
+
+// newUsersCmd is `chime users`: the server's local users (admin only).
+func newUsersCmd(cfg *clientConfig) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "users",
+		Short: "List, create and delete users, change their role or password (admin only)",
+	}
+	cmd.AddCommand(newUsersListCmd(cfg), newUsersCreateCmd(cfg), newUsersDeleteCmd(cfg),
+		newUsersSetRoleCmd(cfg), newUsersPasswdCmd(cfg))
+	return cmd
+}
+
+// newUsersListCmd is `chime users list`.
+func newUsersListCmd(cfg *clientConfig) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the users with their role",
+		Args:  cobra.NoArgs,
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, _ []string) error {
+			users, err := c.ListUsers(ctx)
+			if err != nil {
+				return err
+			}
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, nonNil(users))
+			}
+			t := newTable(cmd.OutOrStdout(), "USER", "ROLE", "CREATED").ifEmpty("no users")
+			for _, u := range users {
+				t.row(u.Name, string(u.Role), formatTime(u.Created))
+			}
+			return t.flush()
+		}),
+	}
+}
+
+// roleFlagUsage describes the values of the role flags and arguments.
+const roleFlagUsage = "viewer, operator or admin"
+
+// newUsersCreateCmd is `chime users create NAME --role ROLE`.
+func newUsersCreateCmd(cfg *clientConfig) *cobra.Command {
+	var (
+		role          string
+		passwordStdin bool
+	)
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create a user; the password is asked for on the terminal, or read with --password-stdin",
+		Example: `  chime users create ann --role operator
+  printf '%s\n' "$PASSWORD" | chime users create ci --role viewer --password-stdin`,
+		Args: cobra.ExactArgs(1),
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
+			if role == "" {
+				return fmt.Errorf("--role is required: %s", roleFlagUsage)
+			}
+			password, err := readNewPassword(cmd, passwordStdin)
+			if err != nil {
+				return err
+			}
+			u, err := c.CreateUser(ctx, api.User{Name: args[0], Role: api.Role(role), Password: password})
+			if err != nil {
+				return err
+			}
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, u)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Created user %s (%s).\n", u.Name, u.Role)
+			return err
+		}),
+	}
+	cmd.Flags().StringVar(&role, "role", "", "the user's role: "+roleFlagUsage)
+	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the password from the first line of standard input")
+	return cmd
+}
+
+// newUsersDeleteCmd is `chime users delete NAME`.
+func newUsersDeleteCmd(cfg *clientConfig) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Delete a user with its sessions and API tokens",
+		Args:  cobra.ExactArgs(1),
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
+			if err := c.DeleteUser(ctx, args[0]); err != nil {
+				return err
+			}
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "Deleted user %s.\n", args[0])
+			return err
+		}),
+	}
+}
+
+// newUsersSetRoleCmd is `chime users set-role NAME ROLE`.
+func newUsersSetRoleCmd(cfg *clientConfig) *cobra.Command {
+	return &cobra.Command{
+		Use:   "set-role NAME ROLE",
+		Short: "Change a user's role (" + roleFlagUsage + ")",
+		Args:  cobra.ExactArgs(2),
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
+			if args[1] == "" {
+				return fmt.Errorf("role: want %s", roleFlagUsage)
+			}
+			u, err := c.UpdateUser(ctx, api.User{Name: args[0], Role: api.Role(args[1])})
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "User %s is now %s.\n", u.Name, u.Role)
+			return err
+		}),
+	}
+}
+
+// localActor is the actor the audit log records for a password set with
+// database access only: no user was logged in.
+const localActor = "database-access"
+
+// newUsersPasswdCmd is `chime users passwd NAME`: over the API, or with
+// --database-url straight on the database, for when no admin can log in.
+func newUsersPasswdCmd(cfg *clientConfig) *cobra.Command {
+	var (
+		databaseURL   string
+		passwordStdin bool
+	)
+	cmd := &cobra.Command{
+		Use:   "passwd NAME",
+		Short: "Set a user's password and end the user's sessions",
+		Long: `Set a user's password and end the user's sessions; the user's API tokens
+stay. The new password is asked for twice on the terminal, or read from the
+first line of standard input with --password-stdin; never from the command
+line.
+
+Over the API it takes an admin. With --database-url it needs no server and
+no login: it opens the database the way chime migrate does (creating or
+upgrading chime's tables if needed) and sets the password there, so that
+whoever can reach the database can recover a lost admin password. The audit
+log records it as done by "` + localActor + `".`,
+		Example: `  chime users passwd ann
+  chime users passwd admin --database-url 'postgres://chime@db.example.com/chime'
+  chime users passwd admin --database-url sqlite:/var/lib/chime/chime.db`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if databaseURL == "" {
+				return cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
+					password, err := readNewPassword(cmd, passwordStdin)
+					if err != nil {
+						return err
+					}
+					if _, err := c.UpdateUser(ctx, api.User{Name: args[0], Password: password}); err != nil {
+						return err
+					}
+					_, err = fmt.Fprintf(cmd.OutOrStdout(), "Password of user %s changed; its sessions have ended.\n", args[0])
+					return err
+				})(cmd, args)
+			}
+			password, err := readNewPassword(cmd, passwordStdin)
+			if err != nil {
+				return err
+			}
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+			srv, err := server.New(cmd.Context(), server.Config{DatabaseURL: databaseURL, Logger: log})
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			if err := srv.SetPassword(cmd.Context(), localActor, args[0], password); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Password of user %s changed in %s; its sessions have ended.\n",
+				args[0], redactURL(databaseURL))
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&databaseURL, "database-url", "",
+		"set the password straight in this database (sqlite:PATH, postgres://… or mysql://…) instead of over the API")
+	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the password from the first line of standard input")
+	return cmd
+}
+
+// readNewPassword reads a new password from the first line of standard
+// input (fromStdin) or, without echo, twice from the terminal, refusing
+// two answers that differ.
+func readNewPassword(cmd *cobra.Command, fromStdin bool) (string, error) {
+	in := bufio.NewReader(cmd.InOrStdin())
+	if fromStdin {
+		return readPassword(cmd, in, true)
+	}
+	password, err := readPassword(cmd, in, false)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprint(cmd.ErrOrStderr(), "Again: ")
+	f := cmd.InOrStdin().(*os.File) // readPassword checked it is a terminal
+	again, err := readTerminal(cmd, f)
+	if err != nil {
+		return "", err
+	}
+	if again != password {
+		return "", fmt.Errorf("the two passwords differ; nothing changed")
+	}
+	return password, nil
+}

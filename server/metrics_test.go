@@ -1,0 +1,156 @@
+package server
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chime-scheduler/chime/api"
+)
+
+// scrape returns the text of s's /metrics.
+func scrape(t *testing.T, s *Server) string {
+	t.Helper()
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics = %d, %v", resp.StatusCode, err)
+	}
+	return string(body)
+}
+
+// jobSeries returns the lines of the per-job series of job g/n.
+func jobSeries(metrics, group, name string) []string {
+	var out []string
+	for line := range strings.Lines(metrics) {
+		if strings.HasPrefix(line, "chime_job_") && strings.Contains(line, `job_group="`+group+`",job_name="`+name+`"`) {
+			out = append(out, strings.TrimSpace(line))
+		}
+	}
+	return out
+}
+
+// runOnce runs job g/n by hand on s and waits for its execution to finish.
+func runOnce(t *testing.T, s *Server, group, name string) *api.Execution {
+	t.Helper()
+	acc, err := s.RunJob(t.Context(), "alice", group, name, api.RunRequest{})
+	if err != nil || len(acc.ExecutionIDs) != 1 {
+		t.Fatalf("RunJob(%s/%s) = %+v, %v", group, name, acc, err)
+	}
+	return waitExecution(t, s, acc.ExecutionIDs[0])
+}
+
+// TestJobMetrics scrapes a real node after real executions: the build
+// info, executions by job and outcome, each job's last success, and the
+// series of a deleted job gone, whether it was deleted through this node
+// or through another node of the cluster.
+func TestJobMetrics(t *testing.T) {
+	t.Parallel()
+	url := "sqlite:" + t.TempDir() + "/chime.db"
+	fast := func(c *Config) { c.DeadManInterval = 50 * time.Millisecond }
+	// Node b is not run, so that every execution is a's; its service
+	// methods work on the shared database all the same.
+	a, b := newServer(t, url, fast), newServer(t, url)
+	start(t, a)
+	ok, broken := newEndpoint(t, 200), newEndpoint(t, 500)
+	for _, j := range []api.Job{
+		{Group: "web", Name: "ok", Type: "http", HTTP: httpSpec(t, map[string]any{"url": ok.URL})},
+		{Group: "web", Name: "broken", Type: "http", HTTP: httpSpec(t, map[string]any{"url": broken.URL})},
+		{Group: "web", Name: "other", Type: "http", HTTP: httpSpec(t, map[string]any{"url": ok.URL})},
+	} {
+		if _, err := a.CreateJob(t.Context(), "alice", j); err != nil {
+			t.Fatalf("CreateJob(%s): %v", j.Name, err)
+		}
+	}
+	var last *api.Execution
+	for range 2 {
+		last = runOnce(t, a, "web", "ok")
+	}
+	runOnce(t, a, "web", "broken")
+	runOnce(t, a, "web", "other")
+
+	// The counters move after the history records the end: wait for them.
+	var m string
+	waitFor(t, "the per-job series", func() bool {
+		m = scrape(t, a)
+		return len(jobSeries(m, "web", "ok")) == 2 && len(jobSeries(m, "web", "broken")) == 1 && len(jobSeries(m, "web", "other")) == 2
+	})
+	build := ReadBuildInfo()
+	for _, want := range []string{
+		`chime_build_info{goversion="` + build.GoVersion + `",revision="` + build.Revision + `",version="` + build.Version + `"} 1`,
+		`chime_job_executions_total{job_group="web",job_name="ok",outcome="succeeded"} 2`,
+		`chime_job_executions_total{job_group="web",job_name="broken",outcome="failed"} 1`,
+	} {
+		if !strings.Contains(m, want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	match := regexp.MustCompile(`(?m)^chime_job_last_success_timestamp_seconds\{job_group="web",job_name="ok"\} (\S+)$`).FindStringSubmatch(m)
+	if match == nil {
+		t.Fatalf("/metrics has no last success of web/ok:\n%s", strings.Join(jobSeries(m, "web", "ok"), "\n"))
+	}
+	got, err := strconv.ParseFloat(match[1], 64)
+	if want := float64(last.FinishedTime.UnixNano()) / 1e9; err != nil || got < want-0.001 || got > want+0.001 {
+		t.Errorf("last success of web/ok = %s, want %f (the second run's end, %v)", match[1], want, last.FinishedTime)
+	}
+	if s := jobSeries(m, "web", "broken"); strings.Contains(strings.Join(s, "\n"), "last_success") {
+		t.Errorf("web/broken never succeeded, yet has a last success: %q", s)
+	}
+
+	// Deleted through this node: its series go at once.
+	if err := a.DeleteJob(t.Context(), "alice", "web", "ok"); err != nil {
+		t.Fatal(err)
+	}
+	m = scrape(t, a)
+	if s := jobSeries(m, "web", "ok"); len(s) != 0 {
+		t.Errorf("after DeleteJob, web/ok still has series: %q", s)
+	}
+	if s := jobSeries(m, "web", "broken"); len(s) != 1 {
+		t.Errorf("after deleting web/ok, web/broken has series %q, want its one counter", s)
+	}
+	if !strings.Contains(m, `chime_executions_total{outcome="succeeded"} 3`+"\n") {
+		t.Error("the node's executions_total lost the deleted job's executions")
+	}
+
+	// Deleted through another node: the node's next sweep drops them.
+	if err := b.DeleteJob(t.Context(), "bob", "web", "broken"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "web/broken's series to go from node a", func() bool {
+		m = scrape(t, a)
+		return len(jobSeries(m, "web", "broken")) == 0
+	})
+	if s := jobSeries(m, "web", "other"); len(s) != 2 {
+		t.Errorf("the sweep removed the series of web/other, which exists: %q", s)
+	}
+}
+
+func TestJobMetricsDisabled(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db", func(c *Config) { c.DisableJobMetrics = true })
+	start(t, s)
+	ok := newEndpoint(t, 200)
+	if _, err := s.CreateJob(t.Context(), "alice", api.Job{Group: "web", Name: "ok", Type: "http", HTTP: httpSpec(t, map[string]any{"url": ok.URL})}); err != nil {
+		t.Fatal(err)
+	}
+	runOnce(t, s, "web", "ok")
+	var m string
+	waitFor(t, "the execution to be counted", func() bool {
+		m = scrape(t, s)
+		return strings.Contains(m, `chime_executions_total{outcome="succeeded"} 1`+"\n")
+	})
+	if strings.Contains(m, "chime_job_") {
+		t.Errorf("/metrics has per-job series with DisableJobMetrics:\n%s", m)
+	}
+}
