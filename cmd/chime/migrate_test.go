@@ -29,7 +29,7 @@ func TestMigrate(t *testing.T) {
 				for _, want := range []string{
 					fmt.Sprintf(`(?m)^store +%d +`, sqlstore.SchemaVersion),
 					`(?m)^history +1 +`,
-					`(?m)^runner +2 +`,
+					`(?m)^runner +3 +`,
 					`(?m)^auth +2 +`,
 				} {
 					if !regexp.MustCompile(want).MatchString(out) {
