@@ -95,6 +95,9 @@ func TestScheduleRefused(t *testing.T) {
 		{"not an object", `"0 0 * * * ?"`, "triggers[0].schedule"},
 		{"bad cron", `{"kind":"cron","expression":"0 0 25 * * ?"}`, "triggers[0].schedule.expression"},
 		{"bad zone", `{"kind":"cron","expression":"0 0 * * * ?","time_zone":"Mars/Olympus"}`, "triggers[0].schedule.time_zone"},
+		// "Local" is each node's own zone: nodes would disagree on the times.
+		{"node-local zone", `{"kind":"cron","expression":"0 0 * * * ?","time_zone":"Local"}`, "triggers[0].schedule.time_zone"},
+		{"node-local zone, daily interval", `{"kind":"daily_time_interval","interval":"1h","start_time_of_day":"09:00:00","end_time_of_day":"17:00:00","time_zone":"Local"}`, "triggers[0].schedule.time_zone"},
 		{"calendar interval as duration", `{"kind":"calendar_interval","interval":"5s","unit":"second"}`, "triggers[0].schedule.interval"},
 		{"unknown unit", `{"kind":"calendar_interval","interval":1,"unit":"fortnight"}`, "triggers[0].schedule.unit"},
 		{"daily interval past a day", `{"kind":"daily_time_interval","interval":"25h","start_time_of_day":"00:00","end_time_of_day":"12:00"}`, "triggers[0].schedule.interval"},
