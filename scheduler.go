@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	mrand "math/rand/v2"
 	"os"
 	"runtime/debug"
@@ -700,9 +699,9 @@ func (s *Scheduler) triggerRecord(ctx context.Context, t Trigger) (store.Trigger
 	if t.Schedule == nil {
 		return store.TriggerRecord{}, &ValidationError{Field: "Trigger.Schedule", Reason: "must not be nil"}
 	}
-	if t.Priority < math.MinInt32 || t.Priority > math.MaxInt32 {
+	if t.Priority < MinPriority || t.Priority > MaxPriority {
 		return store.TriggerRecord{}, &ValidationError{Field: "Trigger.Priority",
-			Reason: fmt.Sprintf("%d is out of range: it must fit 32 bits (%d to %d)", t.Priority, math.MinInt32, math.MaxInt32)}
+			Reason: fmt.Sprintf("%d is out of range %d to %d", t.Priority, MinPriority, MaxPriority)}
 	}
 	start := t.StartTime
 	if start.IsZero() {

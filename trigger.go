@@ -1,10 +1,17 @@
 package chime
 
 import (
+	"math"
 	"time"
 
 	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/store"
+)
+
+// The range of Trigger.Priority: 32 bits, as every store keeps it.
+const (
+	MinPriority = math.MinInt32
+	MaxPriority = math.MaxInt32
 )
 
 // Trigger fires a job on a schedule.
@@ -17,7 +24,8 @@ type Trigger struct {
 	// Description is free text for people.
 	Description string
 	// Priority breaks ties between triggers due at the same instant: higher
-	// fires first. It must fit 32 bits, as stores keep it. Defaults to 0.
+	// fires first. It lies between MinPriority and MaxPriority, the range
+	// stores keep. Defaults to 0.
 	Priority int
 	// Schedule computes the fire times: a *schedule.Cron, *schedule.Simple,
 	// *schedule.CalendarInterval or *schedule.DailyTimeInterval. Required.

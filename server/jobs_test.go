@@ -126,6 +126,10 @@ func TestBadInputIsRefusedNamingTheFieldAndChangesNothing(t *testing.T) {
 			j.Triggers[0].Name = "daily"
 			j.Triggers = append(j.Triggers, api.Trigger{Name: "daily", Schedule: cronSchedule("0 0 3 * * ?")})
 		}, api.CodeInvalidArgument, "triggers[1].name"},
+		{"trigger name ends with a space", func(j *api.Job) { j.Triggers[0].Name = "daily " }, api.CodeInvalidArgument, "triggers[0].name"},
+		{"trigger priority beyond 32 bits", func(j *api.Job) {
+			j.Triggers = append(j.Triggers, api.Trigger{Name: "high", Priority: 1 << 31, Schedule: cronSchedule("0 0 3 * * ?")})
+		}, api.CodeInvalidArgument, "triggers[1].priority"},
 		{"unknown type", func(j *api.Job) { j.Type = "ftp" }, api.CodeInvalidArgument, "type"},
 		{"shell disabled", func(j *api.Job) {
 			j.Type, j.HTTP, j.Shell = "shell", nil, json.RawMessage(`{"argv":["true"]}`)

@@ -156,7 +156,8 @@ func fieldErr(prefix string, err error) *api.Error {
 }
 
 // checkName refuses a job, trigger or calendar name the store or the API's
-// paths cannot hold.
+// paths cannot hold, or that differs from another only by surrounding
+// spaces.
 func checkName(field, v string) *api.Error {
 	switch {
 	case v == "":
@@ -169,6 +170,10 @@ func checkName(field, v string) *api.Error {
 		return invalidf(field, "%q contains '/', which API paths cannot carry", v)
 	case strings.IndexFunc(v, unicode.IsControl) >= 0:
 		return invalidf(field, "%q contains a control character", v)
+	case strings.TrimSpace(v) != v:
+		// MySQL's padding collations once made "a" and "a " one key;
+		// no key that differs from another only by spaces is stored.
+		return invalidf(field, "%q starts or ends with a space", v)
 	}
 	return nil
 }
@@ -421,6 +426,9 @@ func (s *Server) triggerFromAPI(ctx context.Context, j api.Job, i int, at api.Tr
 	}
 	if err := checkName(field+".name", name); err != nil {
 		return chime.Trigger{}, nil, err
+	}
+	if at.Priority < chime.MinPriority || at.Priority > chime.MaxPriority {
+		return chime.Trigger{}, nil, invalidf(field+".priority", "%d is out of range %d to %d", at.Priority, chime.MinPriority, chime.MaxPriority)
 	}
 	if len(bytes.TrimSpace(nullAsEmpty(at.Schedule))) == 0 {
 		return chime.Trigger{}, nil, invalidf(field+".schedule", `is required, such as {"kind":"cron","expression":"0 0 2 * * ?","time_zone":"UTC"}`)
