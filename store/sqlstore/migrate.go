@@ -435,24 +435,35 @@ func (s *Store) convertCollation(ctx context.Context, conn *sql.Conn, sc schema)
 	if s.keyCollation == padBinary {
 		return nil
 	}
-	tables := []string{s.prefix + sc.table}
+	ours := map[string]bool{s.prefix + sc.table: true}
 	for _, m := range sc.list {
 		for _, t := range m.Tables {
-			tables = append(tables, s.prefix+t.Name)
+			ours[s.prefix+t.Name] = true
 		}
 	}
-	for _, table := range tables {
-		var collation sql.NullString
-		err := conn.QueryRowContext(ctx, `SELECT TABLE_COLLATION FROM information_schema.TABLES
-			WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?`, table).Scan(&collation)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			continue
-		case err != nil:
-			return fmt.Errorf("reading the collation of %s: %w", table, err)
-		case !collation.Valid || collation.String != padBinary:
-			continue
+	// One query finds every padding table of the database; most starts
+	// find none.
+	rows, err := conn.QueryContext(ctx, `SELECT TABLE_NAME FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_COLLATION = ?`, padBinary)
+	if err != nil {
+		return fmt.Errorf("reading the tables' collations: %w", err)
+	}
+	var padded []string
+	for rows.Next() {
+		var table string
+		if err := rows.Scan(&table); err != nil {
+			rows.Close()
+			return fmt.Errorf("reading the tables' collations: %w", err)
 		}
+		if ours[table] {
+			padded = append(padded, table)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading the tables' collations: %w", err)
+	}
+	for _, table := range padded {
 		stmt := fmt.Sprintf("ALTER TABLE %s CONVERT TO CHARACTER SET utf8mb4 COLLATE %s", table, s.keyCollation)
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("converting %s to collation %s: %w", table, s.keyCollation, err)
