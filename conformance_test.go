@@ -23,7 +23,7 @@ func conformanceDir() string {
 
 // sharedConformanceDir is the project's shared corpus, which the
 // repository's copy follows.
-var sharedConformanceDir = filepath.Join("..", "shared", "conformance")
+const sharedConformanceDir = "../shared/conformance"
 
 // TestConformanceCopyInStep fails when testdata/conformance differs from the
 // shared corpus, so that the copy a fresh clone tests against is the one

@@ -106,6 +106,23 @@ func sendableQuery(q string) string {
 	return b.String()
 }
 
+// fuzzPut PUTs body to path, where nothing is stored, and checks that the
+// write is whole or nothing: a refused PUT leaves nothing to GET, an
+// accepted one can be read back (and is deleted again for the next input).
+func fuzzPut(t *testing.T, srv *servertest.Server, path, body string) {
+	t.Helper()
+	status := fuzzSend(t, srv, http.MethodPut, path, "", body)
+	got := fuzzSend(t, srv, http.MethodGet, path, "", "")
+	switch {
+	case status >= 400 && got != http.StatusNotFound:
+		t.Fatalf("PUT %s %q was refused (%d) but left something behind (GET: %d)", path, body, status, got)
+	case status < 300 && got != http.StatusOK:
+		t.Fatalf("PUT %s %q was accepted (%d) but cannot be read (GET: %d)", path, body, status, got)
+	case status < 300:
+		fuzzSend(t, srv, http.MethodDelete, path, "", "")
+	}
+}
+
 // escapedPath escapes each segment of a path whose segments may hold
 // anything, slashes included.
 func escapedPath(p string) string {
@@ -136,18 +153,7 @@ func FuzzPutJob(f *testing.F) {
 	}
 	srv := fuzzServer(f)
 	const path = "/api/v1/jobs/fuzz/put"
-	f.Fuzz(func(t *testing.T, body string) {
-		status := fuzzSend(t, srv, http.MethodPut, path, "", body)
-		got := fuzzSend(t, srv, http.MethodGet, path, "", "")
-		switch {
-		case status >= 400 && got != http.StatusNotFound:
-			t.Fatalf("PUT %q was refused (%d) but left a job behind (GET: %d)", body, status, got)
-		case status < 300 && got != http.StatusOK:
-			t.Fatalf("PUT %q was accepted (%d) but the job cannot be read (GET: %d)", body, status, got)
-		case status < 300:
-			fuzzSend(t, srv, http.MethodDelete, path, "", "")
-		}
-	})
+	f.Fuzz(func(t *testing.T, body string) { fuzzPut(t, srv, path, body) })
 }
 
 // FuzzJobPaths sends the job routes that take no body with fuzzed keys and
@@ -210,16 +216,7 @@ func FuzzPutCalendar(f *testing.F) {
 	f.Add(`{"name":"fz","description":"\u0000","calendar":{"type":"weekly","tz":"UTC"}}`)
 	srv := fuzzServer(f)
 	const path = "/api/v1/calendars/fz"
-	f.Fuzz(func(t *testing.T, body string) {
-		status := fuzzSend(t, srv, http.MethodPut, path, "", body)
-		got := fuzzSend(t, srv, http.MethodGet, path, "", "")
-		switch {
-		case status >= 400 && got != http.StatusNotFound:
-			t.Fatalf("PUT %q was refused (%d) but left a calendar behind (GET: %d)", body, status, got)
-		case status < 300:
-			fuzzSend(t, srv, http.MethodDelete, path, "", "")
-		}
-	})
+	f.Fuzz(func(t *testing.T, body string) { fuzzPut(t, srv, path, body) })
 }
 
 // FuzzAdminBodies sends the admin routes' bodies: users, tokens, alert
