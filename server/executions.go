@@ -154,10 +154,10 @@ func (s *Server) RetryExecution(ctx context.Context, actor, id string) (*api.Acc
 		firstID: e.FirstID, job: key, triggerGroup: e.TriggerGroup, triggerName: e.TriggerName,
 		scheduled: e.ScheduledTime, manual: true, triggerData: e.Params,
 	}
-	newID, _, err := s.scheduleRetry(ctx, a, next, 0)
-	if err != nil {
+	retryID := newID()
+	if err := s.scheduleRetry(ctx, a, retryID, next, s.now()); err != nil {
 		return nil, schedulerErr(key, err)
 	}
-	s.audit(ctx, actor, "execution.retry", "executions/"+id, map[string]any{"execution_id": newID, "attempt": next})
-	return &api.Accepted{ExecutionIDs: []string{newID}, Count: 1}, nil
+	s.audit(ctx, actor, "execution.retry", "executions/"+id, map[string]any{"execution_id": retryID, "attempt": next})
+	return &api.Accepted{ExecutionIDs: []string{retryID}, Count: 1}, nil
 }

@@ -186,6 +186,11 @@ func (s *Server) checkNodes(ctx context.Context, wasAlive map[string]int64) erro
 	for node := range lost {
 		s.markNodeLost(ctx, node)
 	}
+	for _, n := range nodes {
+		if n.Dead {
+			s.sweepLostFirings(ctx, n)
+		}
+	}
 
 	leader := s.leader(nodes, now)
 	for _, n := range nodes {
@@ -207,6 +212,27 @@ func (s *Server) checkNodes(ctx context.Context, wasAlive map[string]int64) erro
 		}
 	}
 	return nil
+}
+
+// sweepLostFirings records the firings that the dead node n lost before
+// it recorded them (see recordLostFirings), once per node incarnation.
+func (s *Server) sweepLostFirings(ctx context.Context, n store.NodeRecord) {
+	k := lostKey{node: n.ID, epoch: n.Epoch}
+	s.mu.Lock()
+	done := s.swept[k]
+	s.mu.Unlock()
+	if done {
+		return
+	}
+	if err := s.recordLostFirings(ctx, n.ID); err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("cannot look for the firings a lost node did not record", "lost_node", n.ID, "error", err)
+		}
+		return
+	}
+	s.mu.Lock()
+	s.swept[k] = true
+	s.mu.Unlock()
 }
 
 // markNodeLost records the running executions of a dead node as node_lost
@@ -233,13 +259,7 @@ func (s *Server) markNodeLost(ctx context.Context, node string) {
 	for _, e := range page.Executions {
 		key := chime.NewJobKey(e.JobGroup, e.JobName)
 		s.metrics.executed(key, history.OutcomeNodeLost, time.Time{})
-		var p *plan
-		if d, err := s.sched.Job(ctx, key); err == nil {
-			if st, _, err := settingsOf(d); err == nil {
-				p, _ = compilePlan(d.Type, st, true, true)
-			}
-		}
-		s.alerts.notify(ctx, p, alert.Event{
+		s.alerts.notify(ctx, s.alertPlan(ctx, key), alert.Event{
 			Kind: alert.KindNodeLost, JobGroup: e.JobGroup, JobName: e.JobName, ExecutionID: e.ID, Attempt: e.Attempt,
 			ScheduledTime: e.ScheduledTime, NodeID: node, Error: "node " + node + " lost",
 		})
@@ -272,13 +292,7 @@ func (s *Server) misfired(ctx context.Context, t chime.TriggerInfo) {
 	if serverMade(t.Key.Group) {
 		return // a run someone asked for, which runs late: nothing to alert
 	}
-	var p *plan
-	if d, err := s.sched.Job(rec, t.JobKey); err == nil {
-		if st, _, err := settingsOf(d); err == nil {
-			p, _ = compilePlan(d.Type, st, true, true)
-		}
-	}
-	s.alerts.notify(rec, p, alert.Event{
+	s.alerts.notify(rec, s.alertPlan(rec, t.JobKey), alert.Event{
 		Kind: alert.KindMisfire, JobGroup: t.JobKey.Group, JobName: t.JobKey.Name,
 		ScheduledTime: missed, NodeID: s.NodeID(), Detail: "Trigger " + t.Key.String() + ": " + reason,
 	})

@@ -187,14 +187,56 @@ func checkStart(e *Execution) error {
 	return checkTime("StartedTime", e.StartedTime, true)
 }
 
+// RecordLost records, in one step, an execution that its node fired and
+// lost before it could record it: it is node_lost from the start,
+// finished at lostAt with reason as its error. e is checked as Start
+// checks it; a second record of one ID fails with [ErrExists]. e is not
+// modified.
+func (h *History) RecordLost(ctx context.Context, e *Execution, lostAt time.Time, reason string) error {
+	if e == nil {
+		return invalid("nil execution")
+	}
+	x := *e
+	if x.FirstID == "" {
+		x.FirstID = x.ID
+	}
+	if x.Attempt == 0 {
+		x.Attempt = 1
+	}
+	x.Outcome = ""
+	if err := checkStart(&x); err != nil {
+		return err
+	}
+	if err := checkTime("lostAt", lostAt, true); err != nil {
+		return err
+	}
+	params, err := encodeJSON("Params", x.Params)
+	if err != nil {
+		return err
+	}
+	_, err = h.db.ExecContext(ctx, h.q.executionInsertLost, h.sched,
+		x.ID, x.FirstID, x.Attempt, x.JobGroup, x.JobName, x.TriggerGroup, x.TriggerName, x.NodeID,
+		timeArg(x.ScheduledTime), x.StartedTime.UnixNano(), lostAt.UnixNano(), cleanText(reason),
+		false, x.Recovering, x.Manual, params)
+	switch {
+	case h.st.IsUniqueViolation(err):
+		return fmt.Errorf("%w: execution %q", ErrExists, x.ID)
+	case err != nil:
+		return dbErr("recording the lost execution "+x.ID, err)
+	}
+	return nil
+}
+
 // Finish records how the running execution id ended. Output longer than
 // Options.MaxOutputBytes keeps its first and last parts around a line
 // saying how many bytes were left out, and is flagged OutputTruncated;
 // more than Options.MaxLogLines log lines keep the first and last ones
 // around a line saying how many were left out. Invalid UTF-8 and NUL bytes
-// in Error and Output become U+FFFD. An execution that is not running
-// (finished, or marked node_lost) gives [ErrNotRunning] and an unknown one
-// [ErrNotFound]; neither changes anything.
+// in Error and Output become U+FFFD. An execution marked node_lost takes
+// the outcome: its node was presumed dead while it could not reach the
+// database, and knows better how it ended. An execution that already
+// finished gives [ErrNotRunning] and an unknown one [ErrNotFound]; neither
+// changes anything.
 func (h *History) Finish(ctx context.Context, id string, f Finish) error {
 	if err := checkKey("id", id, true); err != nil {
 		return err

@@ -40,6 +40,7 @@ func TestHistory(t *testing.T) {
 		{"ListPaging", testListPaging},
 		{"ListInvalid", testListInvalid},
 		{"MarkNodeLost", testMarkNodeLost},
+		{"RecordLost", testRecordLost},
 		{"RunningByNode", testRunningByNode},
 		{"LastSuccess", testLastSuccess},
 		{"Stats", testStats},
