@@ -816,16 +816,7 @@ func (s *Scheduler) updateCalendarTriggers(ctx context.Context, name string, cal
 		if rec.PreviousFireTime.After(after) {
 			after = rec.PreviousFireTime
 		}
-		next := tr.FireTimeAfter(after)
-		for !next.IsZero() && !cal.Includes(next) {
-			included := cal.NextIncluded(next)
-			if included.IsZero() {
-				next = time.Time{}
-				break
-			}
-			next = tr.FireTimeAfter(included.Add(-time.Millisecond))
-		}
-		tr.NextFireTime = next
+		tr.NextFireTime = tr.NextIncludedAfter(after, cal)
 		if err := engine.SetTiming(&rec, tr); err != nil {
 			return fmt.Errorf("chime: update trigger %s: %w", rec.Key, err)
 		}
