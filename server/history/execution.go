@@ -129,7 +129,7 @@ type Finish struct {
 // e is not modified.
 func (h *History) Start(ctx context.Context, e *Execution) error {
 	if e == nil {
-		return invalid("nil execution")
+		return invalid("", "nil execution")
 	}
 	x := *e
 	if x.FirstID == "" {
@@ -173,13 +173,13 @@ func checkStart(e *Execution) error {
 	}
 	switch {
 	case e.Attempt < 0:
-		return invalid("Attempt %d is negative", e.Attempt)
+		return invalid("Attempt", "%d is negative", e.Attempt)
 	case e.Attempt == 1 && e.FirstID != e.ID:
-		return invalid("FirstID %q of attempt 1: want the execution's own ID %q", e.FirstID, e.ID)
+		return invalid("FirstID", "%q of attempt 1: want the execution's own ID %q", e.FirstID, e.ID)
 	case e.Attempt > 1 && e.FirstID == e.ID:
-		return invalid("FirstID of attempt %d is the execution's own ID: want the first attempt's", e.Attempt)
+		return invalid("FirstID", "of attempt %d is the execution's own ID: want the first attempt's", e.Attempt)
 	case e.Outcome != "" && e.Outcome != OutcomeRunning:
-		return invalid("Outcome %q: Start records a running execution; Finish records how it ended", e.Outcome)
+		return invalid("Outcome", "%q: Start records a running execution; Finish records how it ended", e.Outcome)
 	}
 	if err := checkTime("ScheduledTime", e.ScheduledTime, false); err != nil {
 		return err
@@ -194,7 +194,7 @@ func checkStart(e *Execution) error {
 // modified.
 func (h *History) RecordLost(ctx context.Context, e *Execution, lostAt time.Time, reason string) error {
 	if e == nil {
-		return invalid("nil execution")
+		return invalid("", "nil execution")
 	}
 	x := *e
 	if x.FirstID == "" {
@@ -243,9 +243,9 @@ func (h *History) Finish(ctx context.Context, id string, f Finish) error {
 	}
 	switch {
 	case !f.Outcome.valid():
-		return invalid("Finish.Outcome %q is not an outcome", f.Outcome)
+		return invalid("Finish.Outcome", "%q is not an outcome", f.Outcome)
 	case f.Outcome == OutcomeRunning:
-		return invalid("Finish.Outcome is running: want how the execution ended")
+		return invalid("Finish.Outcome", "is running: want how the execution ended")
 	}
 	if err := checkTime("Finish.FinishedTime", f.FinishedTime, true); err != nil {
 		return err
@@ -381,7 +381,7 @@ func (h *History) List(ctx context.Context, q *Query) (*Page, error) {
 		marks := make([]string, len(q.Outcome))
 		for i, o := range q.Outcome {
 			if !o.valid() {
-				return nil, invalid("Query.Outcome[%d] %q is not an outcome", i, o)
+				return nil, invalid(fmt.Sprintf("Query.Outcome[%d]", i), "%q is not an outcome", o)
 			}
 			marks[i] = "?"
 			w.args = append(w.args, string(o))
@@ -588,7 +588,7 @@ func scanExecution(s scanner) (*Execution, error) {
 func encodeJSON[T any](field string, v T) (any, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, invalid("%s: %v", field, err)
+		return nil, invalid(field, "cannot be encoded: %v", err)
 	}
 	switch string(b) {
 	case "null", "{}", "[]":

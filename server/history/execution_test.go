@@ -562,6 +562,9 @@ func testRecordLost(t *testing.T, open opener) {
 	bad.Attempt, bad.FirstID = 2, "l2"
 	err = h.RecordLost(ctx, bad, lost, "x")
 	wantInvalid(t, "RecordLost of attempt 2 naming itself first", err, "FirstID")
+	if inv := (*history.InvalidError)(nil); !errors.As(err, &inv) || inv.Field != "FirstID" {
+		t.Errorf("RecordLost of attempt 2 naming itself first: %#v, want an *InvalidError about FirstID", err)
+	}
 	err = h.RecordLost(ctx, execution("l3", "g", "job", t0), time.Time{}, "x")
 	wantInvalid(t, "RecordLost without a time", err, "lostAt")
 }
