@@ -23,6 +23,16 @@ import (
 	"github.com/chime-scheduler/chime/store/memstore"
 )
 
+// Defaults of Config's zero fields.
+const (
+	DefaultWorkers          = 10
+	DefaultMisfireThreshold = time.Minute
+	DefaultCheckInInterval  = 2 * time.Second
+	// DefaultDeadAfterCheckIns is DeadAfter's default, in check-in
+	// intervals.
+	DefaultDeadAfterCheckIns = 3
+)
+
 // Config configures a Scheduler. The zero value is usable: an in-memory
 // store, ten workers and Quartz's defaults.
 type Config struct {
@@ -183,13 +193,19 @@ func New(cfg Config) (*Scheduler, error) {
 		return nil, &ValidationError{Field: "Config.Workers", Reason: "must not be negative"}
 	}
 	if cfg.Workers == 0 {
-		cfg.Workers = 10
+		cfg.Workers = DefaultWorkers
 	}
 	if cfg.MisfireThreshold < 0 {
 		return nil, &ValidationError{Field: "Config.MisfireThreshold", Reason: "must not be negative"}
 	}
 	if cfg.MisfireThreshold == 0 {
-		cfg.MisfireThreshold = 60 * time.Second
+		cfg.MisfireThreshold = DefaultMisfireThreshold
+	}
+	if cfg.CheckInInterval == 0 {
+		cfg.CheckInInterval = DefaultCheckInInterval
+	}
+	if cfg.DeadAfter == 0 {
+		cfg.DeadAfter = DefaultDeadAfterCheckIns * cfg.CheckInInterval
 	}
 	if cfg.ReconcileInterval < 0 {
 		return nil, &ValidationError{Field: "Config.ReconcileInterval", Reason: "must be positive"}

@@ -11,32 +11,12 @@ import (
 	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/history"
-	"github.com/chime-scheduler/chime/store"
 )
-
-// nodeList returns the cluster's nodes and the database's clock.
-func (s *Server) nodeList(ctx context.Context) ([]store.NodeRecord, time.Time, error) {
-	nodes, err := s.store.NodeList(ctx)
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("server: listing nodes: %w", err)
-	}
-	now, err := s.store.Now(ctx)
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("server: reading the database clock: %w", err)
-	}
-	return nodes, now, nil
-}
-
-// alive reports whether a node holds a live lease at the database time
-// now: it checked in within DeadAfter and was not declared dead.
-func (s *Server) alive(n store.NodeRecord, now time.Time) bool {
-	return !n.Dead && now.Sub(n.LastCheckIn) < s.cfg.DeadAfter
-}
 
 // Nodes returns the cluster's nodes, alive or not, with what each last
 // reported about itself and the executions each runs now.
 func (s *Server) Nodes(ctx context.Context) ([]api.Node, error) {
-	nodes, now, err := s.nodeList(ctx)
+	view, err := s.sched.Cluster(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -48,9 +28,9 @@ func (s *Server) Nodes(ctx context.Context) ([]api.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	out := make([]api.Node, 0, len(nodes))
-	for _, n := range nodes {
-		an := api.Node{ID: n.ID, Epoch: n.Epoch, LastCheckIn: n.LastCheckIn, Alive: s.alive(n, now), Running: running[n.ID]}
+	out := make([]api.Node, 0, len(view.Nodes))
+	for _, n := range view.Nodes {
+		an := api.Node{ID: n.ID, Epoch: n.Epoch, LastCheckIn: n.LastCheckIn, Alive: n.Alive, Running: running[n.ID]}
 		r, reported := reports[n.ID]
 		if reported {
 			an.Version, an.Workers = r.Version, r.Workers
@@ -59,7 +39,7 @@ func (s *Server) Nodes(ctx context.Context) ([]api.Node, error) {
 			an.Self = true
 			an.ClockOffset = s.clockOffset().String()
 			an.Version, an.Workers = s.version, s.cfg.Workers
-		} else if reported && an.Alive && now.Sub(r.Reported) <= s.cfg.DeadAfter {
+		} else if reported && an.Alive && view.At.Sub(r.Reported) <= s.sched.DeadAfter() {
 			// A live node reports its offset every DeadAfter/3; an older
 			// report is of no use.
 			an.ClockOffset = r.Offset.String()
@@ -119,23 +99,11 @@ func buildVersion() string {
 // chimeModule is the path of chime's Go module.
 const chimeModule = "github.com/chime-scheduler/chime"
 
-// leader reports whether this node is the live node with the smallest ID:
-// the one that sends the alerts that must not come from every node
-// (dead-man's switches, nodes lost while running nothing).
-func (s *Server) leader(nodes []store.NodeRecord, now time.Time) bool {
-	for _, n := range nodes {
-		if s.alive(n, now) {
-			return n.ID == s.NodeID()
-		}
-	}
-	return false
-}
-
 // watchNodes watches the cluster until ctx ends: it counts the live
 // nodes, records the executions of nodes that died as node_lost (with an
 // alert for each), and, on the leader, alerts about nodes that died.
 func (s *Server) watchNodes(ctx context.Context) {
-	interval := s.cfg.DeadAfter / 3
+	interval := s.sched.DeadAfter() / 3
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	wasAlive := make(map[string]int64) // node ID → epoch, of nodes seen alive
@@ -156,15 +124,13 @@ func (s *Server) watchNodes(ctx context.Context) {
 
 // checkNodes is one pass of watchNodes.
 func (s *Server) checkNodes(ctx context.Context, wasAlive map[string]int64) error {
-	nodes, now, err := s.nodeList(ctx)
+	view, err := s.sched.Cluster(ctx)
 	if err != nil {
 		return err
 	}
-	byID := make(map[string]store.NodeRecord, len(nodes))
 	live := 0
-	for _, n := range nodes {
-		byID[n.ID] = n
-		if s.alive(n, now) {
+	for _, n := range view.Nodes {
+		if n.Alive {
 			live++
 		}
 	}
@@ -176,7 +142,7 @@ func (s *Server) checkNodes(ctx context.Context, wasAlive map[string]int64) erro
 	}
 	lost := make(map[string]bool)
 	for _, e := range page.Executions {
-		n, ok := byID[e.NodeID]
+		n, ok := view.Node(e.NodeID)
 		// Only a node declared dead (and fenced) or gone is lost: a node
 		// merely late checking in may still finish what it runs.
 		if e.NodeID != s.NodeID() && (!ok || n.Dead) {
@@ -186,15 +152,15 @@ func (s *Server) checkNodes(ctx context.Context, wasAlive map[string]int64) erro
 	for node := range lost {
 		s.markNodeLost(ctx, node)
 	}
-	for _, n := range nodes {
+	for _, n := range view.Nodes {
 		if n.Dead {
 			s.sweepLostFirings(ctx, n)
 		}
 	}
 
-	leader := s.leader(nodes, now)
-	for _, n := range nodes {
-		if s.alive(n, now) {
+	leader := view.Leader() == s.NodeID()
+	for _, n := range view.Nodes {
+		if n.Alive {
 			wasAlive[n.ID] = n.Epoch
 			continue
 		}
@@ -205,7 +171,7 @@ func (s *Server) checkNodes(ctx context.Context, wasAlive map[string]int64) erro
 		delete(wasAlive, n.ID)
 		if leader {
 			s.alerts.notify(ctx, nil, alert.Event{
-				Kind: alert.KindNodeLost, NodeID: n.ID, At: now,
+				Kind: alert.KindNodeLost, NodeID: n.ID, At: view.At,
 				Detail: fmt.Sprintf("Node %s (lease epoch %d) stopped checking in at %s and was declared dead.",
 					n.ID, epoch, n.LastCheckIn.Format(time.RFC3339)),
 			})
@@ -216,7 +182,7 @@ func (s *Server) checkNodes(ctx context.Context, wasAlive map[string]int64) erro
 
 // sweepLostFirings records the firings that the dead node n lost before
 // it recorded them (see recordLostFirings), once per node incarnation.
-func (s *Server) sweepLostFirings(ctx context.Context, n store.NodeRecord) {
+func (s *Server) sweepLostFirings(ctx context.Context, n chime.Node) {
 	k := lostKey{node: n.ID, epoch: n.Epoch}
 	s.mu.Lock()
 	done := s.swept[k]
@@ -321,10 +287,11 @@ func (s *Server) checkDeadMen(ctx context.Context) {
 
 // checkDeadMenOnce is one pass of checkDeadMen.
 func (s *Server) checkDeadMenOnce(ctx context.Context) error {
-	nodes, now, err := s.nodeList(ctx)
-	if err != nil || !s.leader(nodes, now) {
+	view, err := s.sched.Cluster(ctx)
+	if err != nil || view.Leader() != s.NodeID() {
 		return err
 	}
+	now := view.At
 	details, err := s.sched.Jobs(ctx, "")
 	if err != nil {
 		return fmt.Errorf("server: listing jobs: %w", err)

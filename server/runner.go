@@ -572,16 +572,12 @@ func (s *Server) staleMarker(ctx context.Context, m *marker) bool {
 	if m.NodeID == s.NodeID() {
 		return !s.local.has(m.ExecutionID)
 	}
-	nodes, _, err := s.nodeList(ctx)
+	view, err := s.sched.Cluster(ctx)
 	if err != nil {
 		return false
 	}
-	for _, n := range nodes {
-		if n.ID == m.NodeID {
-			return n.Dead
-		}
-	}
-	return true
+	n, ok := view.Node(m.NodeID)
+	return !ok || n.Dead
 }
 
 // watchCancels cancels the executions of this node that another node's

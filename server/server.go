@@ -403,26 +403,18 @@ func (s *Server) Ready(ctx context.Context) error {
 	if !s.sched.IsStarted() {
 		return httpjson.Errorf(api.CodeUnavailable, "", "the scheduler is not running")
 	}
-	nodes, now, err := s.nodeList(ctx)
+	view, err := s.sched.Cluster(ctx)
 	if err != nil {
 		return httpjson.Errorf(api.CodeUnavailable, "", "the database does not answer")
 	}
-	for _, n := range nodes {
-		if n.ID == s.NodeID() {
-			if s.alive(n, now) {
-				return nil
-			}
-			break
-		}
+	if n, ok := view.Node(s.NodeID()); ok && n.Alive {
+		return nil
 	}
 	return httpjson.Errorf(api.CodeUnavailable, "", "this node holds no live lease")
 }
 
-// now returns the database's time as this node estimates it: its clock
-// corrected by the measured offset.
-func (s *Server) now() time.Time {
-	return time.Now().Add(s.sched.ClockOffset()).UTC()
-}
+// now returns the database's time as this node estimates it.
+func (s *Server) now() time.Time { return s.sched.StoreTime().UTC() }
 
 // newID returns a random execution ID for a run the server asks for (a
 // retry, a run by hand, a backfilled fire time, a recovery), in the
