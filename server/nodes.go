@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -150,7 +151,9 @@ func (s *Server) checkNodes(ctx context.Context, wasAlive map[string]int64) erro
 		}
 	}
 	for node := range lost {
-		s.markNodeLost(ctx, node)
+		// The view was read first: the executions started before it
+		// are the lost incarnation's.
+		s.markNodeLost(ctx, node, view.At)
 	}
 	for _, n := range view.Nodes {
 		if n.Dead {
@@ -201,35 +204,46 @@ func (s *Server) sweepLostFirings(ctx context.Context, n chime.Node) {
 	s.mu.Unlock()
 }
 
-// markNodeLost records the running executions of a dead node as node_lost
-// and alerts about each. Several nodes may do it at once: the one whose
-// update changes the rows alerts.
-func (s *Server) markNodeLost(ctx context.Context, node string) {
-	page, err := s.history.List(ctx, &history.Query{NodeID: node, Outcome: []history.Outcome{history.OutcomeRunning}, Limit: history.MaxLimit})
+// markNodeLost records the executions of the lost node that are
+// recorded running and started before startedBefore as node_lost, and
+// alerts about each. The bound leaves out the executions of a later
+// incarnation of a node that restarted under the same ID. Several nodes
+// may do it at once: the one whose write changes an execution alerts
+// about it.
+func (s *Server) markNodeLost(ctx context.Context, node string, startedBefore time.Time) {
+	page, err := s.history.List(ctx, &history.Query{NodeID: node, Outcome: []history.Outcome{history.OutcomeRunning}, To: startedBefore, Limit: history.MaxLimit})
 	if err != nil {
 		s.log.Warn("cannot list the executions of a lost node", "lost_node", node, "error", err)
 		return
 	}
-	if len(page.Executions) == 0 {
-		return
-	}
-	n, err := s.history.MarkNodeLost(ctx, node, s.now())
-	if err != nil {
-		s.log.Warn("cannot record the executions of a lost node", "lost_node", node, "error", err)
-		return
-	}
-	if n == 0 {
-		return
-	}
-	s.log.Warn("recorded the executions of a lost node as node_lost", "lost_node", node, "executions", n)
+	marked := 0
 	for _, e := range page.Executions {
-		key := chime.NewJobKey(e.JobGroup, e.JobName)
-		s.metrics.executed(key, history.OutcomeNodeLost, time.Time{})
-		s.alerts.notify(ctx, s.alertPlan(ctx, key), alert.Event{
-			Kind: alert.KindNodeLost, JobGroup: e.JobGroup, JobName: e.JobName, ExecutionID: e.ID, Attempt: e.Attempt,
-			ScheduledTime: e.ScheduledTime, NodeID: node, Error: "node " + node + " lost",
-		})
+		if s.markLost(ctx, &e, "node "+node+" lost") {
+			marked++
+		}
 	}
+	if marked > 0 {
+		s.log.Warn("recorded the executions of a lost node as node_lost", "lost_node", node, "executions", marked)
+	}
+}
+
+// markLost records the running execution e as lost with its node, and
+// alerts about it, unless it is no longer running. It reports whether it
+// marked it.
+func (s *Server) markLost(ctx context.Context, e *history.Execution, reason string) bool {
+	if err := s.history.MarkLost(ctx, e.ID, s.now(), reason); err != nil {
+		if !errors.Is(err, history.ErrNotRunning) && !errors.Is(err, history.ErrNotFound) {
+			s.log.Warn("cannot record an execution of a lost node", "lost_node", e.NodeID, "execution_id", e.ID, "error", err)
+		}
+		return false
+	}
+	key := chime.NewJobKey(e.JobGroup, e.JobName)
+	s.metrics.executed(key, history.OutcomeNodeLost, time.Time{})
+	s.alerts.notify(ctx, s.alertPlan(ctx, key), alert.Event{
+		Kind: alert.KindNodeLost, JobGroup: e.JobGroup, JobName: e.JobName, ExecutionID: e.ID, Attempt: e.Attempt,
+		ScheduledTime: e.ScheduledTime, NodeID: e.NodeID, Error: reason,
+	})
+	return true
 }
 
 // misfired records a trigger's misfire: the decision, the metric and the

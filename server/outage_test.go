@@ -125,14 +125,19 @@ func testOutageAfterARun(t *testing.T, url string, cut time.Duration) {
 	if err != nil || len(running.Executions) != 0 {
 		t.Errorf("running executions after the outage = %+v, %v; want none", running, err)
 	}
-	ex, err := s.Explain(ctx, "g", "flaky", attempts[0].ScheduledTime)
-	if err != nil {
-		t.Fatalf("Explain: %v", err)
-	}
+	// The decision that no retry is left follows the last attempt's end.
 	kinds := map[string]int{}
-	for _, d := range ex.Decisions {
-		kinds[d.Kind]++
-	}
+	waitFor(t, "the decisions about the three attempts", func() bool {
+		ex, err := s.Explain(ctx, "g", "flaky", attempts[0].ScheduledTime)
+		if err != nil {
+			return false
+		}
+		kinds = map[string]int{}
+		for _, d := range ex.Decisions {
+			kinds[d.Kind]++
+		}
+		return kinds["retries_exhausted"] > 0
+	})
 	if kinds["retry_scheduled"] != 2 || kinds["retries_exhausted"] != 1 {
 		t.Errorf("decisions = %v, want 2 retry_scheduled and 1 retries_exhausted", kinds)
 	}

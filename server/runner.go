@@ -62,8 +62,10 @@ type attempt struct {
 	// triggerData is the firing trigger's own data, without the server's
 	// keys, which a retry carries on.
 	triggerData map[string]any
-	// lostNode is the node a recovered run's first try was lost with.
+	// lostNode is the node a recovered run's earlier try was lost with,
+	// and lost that try as the history recorded it.
 	lostNode string
+	lost     *history.Execution
 	// started is when the run started; recorded, whether the history
 	// holds its start.
 	started  time.Time
@@ -237,7 +239,7 @@ func (s *Server) newAttempt(ctx context.Context, jc *chime.JobContext) (*attempt
 		switch {
 		case err == nil:
 			if first.NodeID != s.NodeID() {
-				a.lostNode = first.NodeID
+				a.lostNode, a.lost = first.NodeID, first
 			}
 		case errors.Is(err, history.ErrNotFound):
 			// Its node died between firing it and recording it: the
@@ -295,13 +297,13 @@ func (s *Server) attemptLogger(a *attempt) *slog.Logger {
 	return s.log.With(attrs...)
 }
 
-// recordLost records that a recovered run's first try was lost with its
-// node, if the node watch has not already, and the decision to re-run.
+// recordLost records that a recovered run's earlier try was lost with
+// its node, if the node watch has not already, and the decision to re-run.
 func (s *Server) recordLost(ctx context.Context, a *attempt) {
 	rec, done := recordCtx(ctx)
 	defer done()
-	if a.lostNode != "" {
-		s.markNodeLost(rec, a.lostNode)
+	if a.lost != nil {
+		s.markLost(rec, a.lost, "node "+a.lostNode+" lost")
 	}
 	reason := "re-run on node " + s.NodeID() + " because the node running it was lost"
 	if a.lostNode != "" {

@@ -327,7 +327,7 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	}
 	// A previous incarnation of this node ID left its running executions
 	// behind: they are lost.
-	s.markNodeLost(ctx, s.NodeID())
+	s.markNodeLost(ctx, s.NodeID(), s.now())
 	if err := s.alerts.start(ctx); err != nil {
 		_ = ln.Close()
 		return err

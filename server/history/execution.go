@@ -331,6 +331,37 @@ func (h *History) MarkNodeLost(ctx context.Context, nodeID string, at time.Time)
 	return int(n), nil
 }
 
+// MarkLost records that the running execution id was lost with its node
+// at the given time: it becomes node_lost with the reason as its error.
+// An execution that is not running gives [ErrNotRunning] and an unknown
+// one [ErrNotFound]; neither changes anything, so that of several nodes
+// marking one execution, one succeeds.
+func (h *History) MarkLost(ctx context.Context, id string, at time.Time, reason string) error {
+	if err := checkKey("id", id, true); err != nil {
+		return err
+	}
+	if err := checkTime("at", at, true); err != nil {
+		return err
+	}
+	res, err := h.db.ExecContext(ctx, h.q.executionLost, at.UnixNano(), cleanText(reason), h.sched, id)
+	if err != nil {
+		return dbErr("marking execution "+id+" lost", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return dbErr("marking execution "+id+" lost", err)
+	} else if n > 0 {
+		return nil
+	}
+	var count int
+	if err := h.db.QueryRowContext(ctx, h.q.executionExists, h.sched, id).Scan(&count); err != nil {
+		return dbErr("reading execution "+id, err)
+	}
+	if count == 0 {
+		return fmt.Errorf("%w: execution %q", ErrNotFound, id)
+	}
+	return fmt.Errorf("%w: execution %q", ErrNotRunning, id)
+}
+
 // Query selects executions for [History.List]. Zero fields select
 // everything.
 type Query struct {

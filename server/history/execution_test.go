@@ -568,3 +568,29 @@ func testRecordLost(t *testing.T, open opener) {
 	err = h.RecordLost(ctx, execution("l3", "g", "job", t0), time.Time{}, "x")
 	wantInvalid(t, "RecordLost without a time", err, "lostAt")
 }
+
+func testMarkLost(t *testing.T, open opener) {
+	h := open(nil)
+	ctx := t.Context()
+	start(t, h, execution("k1", "g", "job", t0), execution("k2", "g", "job", t0))
+	finish(t, h, "k2", history.OutcomeSucceeded, t0.Add(time.Second))
+	lost := t0.Add(time.Minute)
+	if err := h.MarkLost(ctx, "k1", lost, "node n1 lost"); err != nil {
+		t.Fatalf("MarkLost: %v", err)
+	}
+	got, err := h.Get(ctx, "k1")
+	if err != nil || got.Outcome != history.OutcomeNodeLost || got.Error != "node n1 lost" || !got.FinishedTime.Equal(lost) {
+		t.Errorf("k1 = %+v, %v; want node_lost at %v with the reason", got, err, lost)
+	}
+	// A second node marking it, or marking a finished one, changes nothing.
+	if err := h.MarkLost(ctx, "k1", lost, "again"); !errors.Is(err, history.ErrNotRunning) {
+		t.Errorf("second MarkLost: %v, want ErrNotRunning", err)
+	}
+	if err := h.MarkLost(ctx, "k2", lost, "x"); !errors.Is(err, history.ErrNotRunning) {
+		t.Errorf("MarkLost of a finished execution: %v, want ErrNotRunning", err)
+	}
+	if err := h.MarkLost(ctx, "nope", lost, "x"); !errors.Is(err, history.ErrNotFound) {
+		t.Errorf("MarkLost of an unknown execution: %v, want ErrNotFound", err)
+	}
+	wantInvalid(t, "MarkLost without a time", h.MarkLost(ctx, "k1", time.Time{}, "x"), "at")
+}

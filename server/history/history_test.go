@@ -41,6 +41,7 @@ func TestHistory(t *testing.T) {
 		{"ListInvalid", testListInvalid},
 		{"MarkNodeLost", testMarkNodeLost},
 		{"RecordLost", testRecordLost},
+		{"MarkLost", testMarkLost},
 		{"RunningByNode", testRunningByNode},
 		{"LastSuccess", testLastSuccess},
 		{"Stats", testStats},

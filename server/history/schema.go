@@ -125,6 +125,7 @@ type queries struct {
 	executionInsert, executionInsertLost           string
 	executionFinish, executionGet, executionExists string
 	executionAttempts, executionNodeLost           string
+	executionLost                                  string
 	lastSuccess                                    string
 	decisionInsert, auditInsert                    string
 	// Prune's statements; see History.Prune and pruneJob.
@@ -149,6 +150,9 @@ func renderQueries(st *sqlstore.Store) queries {
 		executionNodeLost: st.SQL(`UPDATE {p}server_executions
 			SET outcome = 'node_lost', finished_time = ?, error_message = ?
 			WHERE node_id = ? AND sched_name = ? AND outcome = 'running'`),
+		executionLost: st.SQL(`UPDATE {p}server_executions
+			SET outcome = 'node_lost', finished_time = ?, error_message = ?
+			WHERE sched_name = ? AND id = ? AND outcome = 'running'`),
 		lastSuccess: st.SQL(`SELECT MAX(finished_time) FROM {p}server_executions
 			WHERE job_group = ? AND job_name = ? AND sched_name = ? AND outcome = 'succeeded'`),
 		decisionInsert: st.SQL(`INSERT INTO {p}server_decisions (sched_name, ` + decisionCols + `, sort_time)
