@@ -254,7 +254,8 @@ type JobStore interface {
 	// those just stored included, as TriggersPause and TriggersResume with
 	// a Job selector do. When the deletions leave a job that is not
 	// durable without any trigger, it is deleted, as TriggerDelete does.
-	JobWrite(ctx context.Context, p *JobWriteParams) error
+	// It reports which triggers it deleted.
+	JobWrite(ctx context.Context, p *JobWriteParams) (*JobWriteResult, error)
 	// JobGet returns a job or ErrJobNotFound.
 	JobGet(ctx context.Context, key Key) (*JobRecord, error)
 	// JobDelete deletes a job and all its triggers. It reports whether the job
@@ -298,6 +299,13 @@ type JobWriteParams struct {
 	// Pause changes the paused state of every trigger of the job once
 	// Triggers are stored; PauseNoChange leaves it.
 	Pause PauseChange
+}
+
+// JobWriteResult is the result of JobWrite.
+type JobWriteResult struct {
+	// Deleted are the keys of DeleteTriggers that named a trigger of the
+	// job, which is now deleted, in the order of DeleteTriggers.
+	Deleted []Key
 }
 
 // Validate refuses parameters that no stored state makes valid: a trigger

@@ -52,16 +52,16 @@ func (s *Store) putJob(src *store.JobRecord) {
 // JobWrite stores a job with changes to its triggers in one step; see
 // [store.JobStore]. Everything is checked before anything changes, under
 // the store's one lock.
-func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) error {
+func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) (*store.JobWriteResult, error) {
 	if err := p.Validate(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.lock(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	defer s.mu.Unlock()
 	if err := s.checkUpsert(&p.Job, p.Replace, p.ExpectVersion); err != nil {
-		return err
+		return nil, err
 	}
 	replace := p.Replace || p.ExpectVersion != 0
 	var deleting []*trigger
@@ -75,12 +75,14 @@ func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) error {
 	for i := range p.Triggers {
 		rec := &p.Triggers[i]
 		if err := s.checkInsert(rec, replace || deleted[rec.Key]); err != nil {
-			return err
+			return nil, err
 		}
 	}
 
 	s.putJob(&p.Job)
+	res := &store.JobWriteResult{}
 	for _, t := range deleting {
+		res.Deleted = append(res.Deleted, t.rec.Key)
 		s.deleteTrigger(t)
 	}
 	for i := range p.Triggers {
@@ -99,7 +101,7 @@ func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) error {
 	if len(deleting) > 0 {
 		s.deleteJobIfOrphan(p.Job.Key)
 	}
-	return nil
+	return res, nil
 }
 
 // JobGet returns a job or [store.ErrJobNotFound].

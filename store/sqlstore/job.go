@@ -84,22 +84,22 @@ func (tx *txn) jobUpdateIfVersion(j *store.JobRecord, want int64) error {
 // TriggerFire take theirs: the paused-group rows of the new triggers
 // (shared), the rows of the job's triggers and of the new triggers' keys
 // (exclusive, in key order), then the job row, which it writes.
-func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) error {
+func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) (*store.JobWriteResult, error) {
 	if err := s.enter(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	if err := p.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", errInvalid, err)
+		return nil, fmt.Errorf("%w: %w", errInvalid, err)
 	}
 	j := &p.Job
 	if err := checkJSON("job data", j.Data); err != nil {
-		return err
+		return nil, err
 	}
 	var groups []string
 	for i := range p.Triggers {
 		rec := &p.Triggers[i]
 		if err := checkTrigger(rec); err != nil {
-			return err
+			return nil, err
 		}
 		if !rec.NextFireTime.IsZero() && !slices.Contains(groups, rec.Key.Group) {
 			groups = append(groups, rec.Key.Group)
@@ -107,7 +107,9 @@ func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) error {
 	}
 	slices.Sort(groups)
 	replace := p.Replace || p.ExpectVersion != 0
+	var deleted []store.Key
 	err := s.write(ctx, "writing a job", func(tx *txn) error {
+		deleted = nil
 		paused := make(map[string]bool, len(groups))
 		for _, g := range groups {
 			var err error
@@ -143,7 +145,6 @@ func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) error {
 		if err := tx.putJob(j, p.Replace, p.ExpectVersion); err != nil {
 			return err
 		}
-		deleted := 0
 		for _, k := range p.DeleteTriggers {
 			if !slices.Contains(owned, k) || !exists[k] {
 				continue
@@ -152,7 +153,7 @@ func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) error {
 				return err
 			}
 			exists[k] = false
-			deleted++
+			deleted = append(deleted, k)
 		}
 		for i := range p.Triggers {
 			rec := &p.Triggers[i]
@@ -170,12 +171,15 @@ func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) error {
 		if err := tx.pauseJob(j.Key, p.Pause); err != nil {
 			return err
 		}
-		if deleted > 0 {
+		if len(deleted) > 0 {
 			return tx.deleteJobIfOrphan(j.Key)
 		}
 		return nil
 	})
-	return s.translate("writing job "+j.Key.String(), err, nil, nil)
+	if err != nil {
+		return nil, s.translate("writing job "+j.Key.String(), err, nil, nil)
+	}
+	return &store.JobWriteResult{Deleted: deleted}, nil
 }
 
 // pauseJob pauses or resumes every trigger of a job, as TriggersPause and

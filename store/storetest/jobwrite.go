@@ -36,11 +36,13 @@ func (h *harness) snapshot() snapshot {
 }
 
 // jobWrite runs JobWrite and fails the test on an error.
-func (h *harness) jobWrite(p store.JobWriteParams) {
+func (h *harness) jobWrite(p store.JobWriteParams) *store.JobWriteResult {
 	h.t.Helper()
-	if err := h.s.JobWrite(h.ctx, &p); err != nil {
+	res, err := h.s.JobWrite(h.ctx, &p)
+	if err != nil {
 		h.t.Fatalf("JobWrite(%s): %v", p.Job.Key, err)
 	}
+	return res
 }
 
 // calendar stores an empty calendar.
@@ -163,7 +165,7 @@ var jobWriteTests = []test{
 				h.simple(key("t", "other"), other, at(3))
 				before := h.snapshot()
 				p := tc.write(setup{jk: jk, version: h.getJob(jk).Version})
-				err := h.s.JobWrite(h.ctx, &p)
+				_, err := h.s.JobWrite(h.ctx, &p)
 				wantErr(t, "JobWrite", err, tc.want)
 				wantEqual(t, "jobs and triggers after the refused write", h.snapshot(), before)
 			})
@@ -191,7 +193,7 @@ var jobWriteTests = []test{
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				if err := h.s.JobWrite(h.ctx, &tc.p); err == nil {
+				if _, err := h.s.JobWrite(h.ctx, &tc.p); err == nil {
 					t.Errorf("JobWrite succeeded, want an error")
 				}
 				if got := h.snapshot(); got.Jobs != nil || got.Triggers != nil {
@@ -208,7 +210,7 @@ var jobWriteTests = []test{
 		other := h.job(key("g", "other"))
 		h.simple(key("t", "other"), other, at(4))
 		v := h.getJob(jk).Version
-		h.jobWrite(store.JobWriteParams{
+		res := h.jobWrite(store.JobWriteParams{
 			Job:           store.JobRecord{Key: jk, Type: "changed", Durable: true},
 			ExpectVersion: v,
 			// A key of another job's trigger and a missing key are
@@ -220,6 +222,7 @@ var jobWriteTests = []test{
 		if got := h.getJob(jk); got.Type != "changed" || got.Version <= v {
 			t.Errorf("job = %+v, want Type changed and a version above %d", got, v)
 		}
+		wantEqual(t, "JobWrite's deleted triggers", res.Deleted, []store.Key{key("t", "gone"), reused.Key})
 		h.wantNoTrigger(key("t", "gone"))
 		wantEqual(t, "untouched trigger", normTrigger(h.get(kept.Key)), normTrigger(kept))
 		h.wantState(store.StateWaiting, key("t", "new"), reused.Key, key("t", "other"))
