@@ -179,6 +179,9 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.NodeID == "" {
 		cfg.NodeID = defaultNodeID()
 	}
+	if err := checkText("Config.NodeID", cfg.NodeID, MaxKeyLength); err != nil {
+		return nil, err
+	}
 	if cfg.Workers < 0 {
 		return nil, &ValidationError{Field: "Config.Workers", Reason: "must not be negative"}
 	}
@@ -523,7 +526,10 @@ func (s *Scheduler) ScheduleJob(ctx context.Context, job JobDetail, triggers []T
 		seen[trec.Key] = i
 		p.Triggers = append(p.Triggers, trec)
 	}
-	for _, k := range o.Unschedule {
+	for i, k := range o.Unschedule {
+		if err := checkKey(fmt.Sprintf("ScheduleJobOptions.Unschedule[%d]", i), k.store()); err != nil {
+			return err
+		}
 		p.DeleteTriggers = append(p.DeleteTriggers, k.store())
 	}
 	switch o.Pause {
@@ -691,6 +697,15 @@ func (s *Scheduler) jobRecord(job JobDetail) (store.JobRecord, error) {
 	if job.Timeout < 0 {
 		return store.JobRecord{}, &ValidationError{Field: "JobDetail.Timeout", Reason: "must not be negative"}
 	}
+	if err := checkKey("JobDetail.Key", key.store()); err != nil {
+		return store.JobRecord{}, err
+	}
+	if err := checkText("JobDetail.Type", job.Type, MaxKeyLength); err != nil {
+		return store.JobRecord{}, err
+	}
+	if err := checkText("JobDetail.Description", job.Description, 0); err != nil {
+		return store.JobRecord{}, err
+	}
 	data, err := s.encodeData("JobDetail.Data", job.Data)
 	if err != nil {
 		return store.JobRecord{}, err
@@ -738,6 +753,18 @@ func (s *Scheduler) triggerRecord(ctx context.Context, t Trigger) (store.Trigger
 		return store.TriggerRecord{}, &ValidationError{Field: "Trigger.Priority",
 			Reason: fmt.Sprintf("%d is out of range %d to %d", t.Priority, MinPriority, MaxPriority)}
 	}
+	for _, err := range []error{
+		checkKey("Trigger.Key", key.store()),
+		checkKey("Trigger.JobKey", jobKey.store()),
+		checkText("Trigger.Description", t.Description, 0),
+		checkText("Trigger.CalendarName", t.CalendarName, MaxKeyLength),
+		checkInstant("Trigger.StartTime", t.StartTime),
+		checkInstant("Trigger.EndTime", t.EndTime),
+	} {
+		if err != nil {
+			return store.TriggerRecord{}, err
+		}
+	}
 	start := t.StartTime
 	if start.IsZero() {
 		now, err := s.now(ctx)
@@ -770,8 +797,14 @@ func (s *Scheduler) triggerRecord(ctx context.Context, t Trigger) (store.Trigger
 		}
 		cal = c
 	}
-	if tr.ComputeFirstFireTime(cal).IsZero() {
+	first := tr.ComputeFirstFireTime(cal)
+	if first.IsZero() {
 		return store.TriggerRecord{}, fmt.Errorf("chime: trigger %s: %w", key, ErrWillNeverFire)
+	}
+	if err := checkInstant("Trigger.Schedule", first); err != nil {
+		// Schedules fire before the year 2200, but the first fire time of
+		// a start at EarliestTime, cut to the millisecond, comes before it.
+		return store.TriggerRecord{}, err
 	}
 	rec := store.TriggerRecord{
 		Key:          key.store(),
@@ -808,6 +841,9 @@ type AddCalendarOptions struct {
 func (s *Scheduler) AddCalendar(ctx context.Context, name string, cal calendar.Calendar, opts *AddCalendarOptions) error {
 	if name == "" {
 		return &ValidationError{Field: "name", Reason: "must not be empty"}
+	}
+	if err := checkText("name", name, MaxKeyLength); err != nil {
+		return err
 	}
 	if cal == nil {
 		return &ValidationError{Field: "cal", Reason: "must not be nil"}
