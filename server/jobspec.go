@@ -348,6 +348,11 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.shell != nil {
+		if err := s.shell.Allow.Check(*p.shell); err != nil {
+			return nil, fieldErr("shell", err)
+		}
+	}
 	timeout, err := parseDuration("timeout", j.Timeout)
 	if err != nil {
 		return nil, err

@@ -42,7 +42,7 @@ func (h *handler) table() []route {
 		},
 		{
 			method: http.MethodGet, path: v1 + "/auth/me", role: viewer, operationID: "me",
-			summary: "The caller: user name and role.", responses: ok(api.User{}),
+			summary: "The caller: user name, role and shell capability.", responses: ok(api.User{}),
 			handle: h.me,
 		},
 
