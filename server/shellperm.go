@@ -32,7 +32,7 @@ func shellCaller(ctx context.Context) *api.User {
 // denyShell is the error of a caller without the shell capability.
 func denyShell(u *api.User, doing string, key chime.JobKey) error {
 	return httpjson.Errorf(api.CodePermissionDenied, "",
-		"%s shell job %s/%s needs the shell capability, which %s does not have; an admin grants it (chime users update %s --shell)",
+		"%s shell job %s/%s needs the shell capability, which %s does not have; an admin grants it (chime users set-shell %s yes)",
 		doing, key.Group, key.Name, u.Name, u.Name)
 }
 
