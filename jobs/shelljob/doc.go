@@ -1,6 +1,6 @@
 // Package shelljob is chime's built-in "shell" job type: each firing runs
 // one command and records its exit status and output. chime server offers it
-// only when started with --enable-shell-jobs; this package just runs what
+// only when started with --enable-shell-jobs (and --shell-allow); this package just runs what
 // it is given.
 //
 // A Spec describes the command; in a job's JSON it looks like this:
