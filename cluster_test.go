@@ -672,3 +672,51 @@ func TestKilledNodeIsRecoveredWithinDeadAfterPlusOneCheckIn(t *testing.T) {
 	}
 	t.Logf("recovery after the kill: %s to %s (bound %s)", best, worst, deadAfter+checkIn)
 }
+
+func TestExcludedJobTypeRunsOnlyOnNodesThatRunIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		offBoundary()
+		st := memstore.New(nil)
+		// Both nodes register "shell", so both can store such jobs; the
+		// limited one excludes it, as chime server does without
+		// --enable-shell-jobs.
+		limited, limitedRec := newScheduler(t, chime.Config{Store: st, NodeID: "limited", ExcludeJobTypes: []string{"shell"}})
+		full, fullRec := newScheduler(t, chime.Config{Store: st, NodeID: "full"})
+		limitedShell, fullShell := &recorder{}, &recorder{}
+		for s, r := range map[*chime.Scheduler]*recorder{limited: limitedShell, full: fullShell} {
+			if err := s.Register("shell", r); err != nil {
+				t.Fatalf("Register(shell): %v", err)
+			}
+		}
+		every := &schedule.Simple{RepeatCount: 9, RepeatInterval: time.Second}
+		scheduleJob(t, limited, chime.JobDetail{Key: chime.NewJobKey("", "sh"), Type: "shell"}, trig("sh", every))
+		scheduleJob(t, limited, job("plain"), trig("plain", every))
+		start(t, limited)
+		start(t, full)
+		time.Sleep(15 * time.Second)
+		stop(t, limited)
+		stop(t, full)
+
+		if got := limitedShell.all(); len(got) != 0 {
+			t.Errorf("the node excluding shell ran %d shell firings, want none", len(got))
+		}
+		var scheduled []time.Time
+		for _, f := range fullShell.all() {
+			scheduled = append(scheduled, f.Scheduled)
+		}
+		if len(scheduled) != 10 || len(slices.CompactFunc(slices.Clone(scheduled), time.Time.Equal)) != 10 {
+			t.Errorf("shell firings on the full node at %v, want 10 distinct instants", scheduled)
+		}
+		if n := len(limitedRec.all()) + len(fullRec.all()); n != 10 {
+			t.Errorf("plain job fired %d times over both nodes, want 10", n)
+		}
+	})
+}
+
+func TestExcludeJobTypesRefusesAnEmptyName(t *testing.T) {
+	_, err := chime.New(chime.Config{ExcludeJobTypes: []string{"shell", ""}})
+	var verr *chime.ValidationError
+	if !errors.As(err, &verr) || verr.Field != "Config.ExcludeJobTypes[1]" {
+		t.Fatalf("New with an empty excluded type: %v, want a ValidationError on Config.ExcludeJobTypes[1]", err)
+	}
+}

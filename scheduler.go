@@ -85,6 +85,17 @@ type Config struct {
 	// data map; larger maps are refused with a ValidationError. Defaults to
 	// 1 MiB.
 	MaxJobDataBytes int
+	// ExcludeJobTypes names the job types this node does not run, in a
+	// cluster whose nodes do not all run the same types: the node claims
+	// neither the firings nor the recoverable executions of jobs of these
+	// types, which wait, WAITING, for a node that runs them (and misfire
+	// if none does). The node may still register them, so that it can
+	// store and manage such jobs. The store filters the claims, so
+	// exactly-once firing is unchanged. A type a node neither registers
+	// nor excludes is claimed like any other, and its firings fail with
+	// "job type is not registered". Defaults to none: the node claims
+	// every due trigger, at no cost for the filter.
+	ExcludeJobTypes []string
 	// Clock is the node's clock; tests substitute their own. Defaults to the
 	// system clock.
 	Clock clock.Clock
@@ -228,6 +239,12 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.MaxJobDataBytes == 0 {
 		cfg.MaxJobDataBytes = 1 << 20
 	}
+	for i, typ := range cfg.ExcludeJobTypes {
+		if typ == "" {
+			return nil, &ValidationError{Field: fmt.Sprintf("Config.ExcludeJobTypes[%d]", i), Reason: "must not be empty"}
+		}
+	}
+	cfg.ExcludeJobTypes = slices.Clone(cfg.ExcludeJobTypes)
 	s := &Scheduler{
 		cfg:      cfg,
 		store:    cfg.Store,
@@ -268,6 +285,7 @@ func New(cfg Config) (*Scheduler, error) {
 		IdleWait:           cfg.IdleWait,
 		MisfireThreshold:   cfg.MisfireThreshold,
 		ExecutionRetention: cfg.ExecutionRetention,
+		ExcludeJobTypes:    cfg.ExcludeJobTypes,
 		OnMisfire:          s.misfired,
 		OnTriggerFinalized: func(k store.Key) { s.emit(SchedulerEvent{Type: EventTriggerFinalized, TriggerKey: triggerKeyOf(k)}) },
 		OnError: func(op string, err error) {

@@ -377,19 +377,31 @@ func (r Role) Includes(need Role) bool {
 
 // User is a local user. Password is accepted on input and never returned.
 type User struct {
-	Name     string     `json:"name"`
-	Role     Role       `json:"role"`
-	Password string     `json:"password,omitempty"`
-	Created  *time.Time `json:"created,omitempty"`
+	Name     string `json:"name"`
+	Role     Role   `json:"role"`
+	Password string `json:"password,omitempty"`
+	// Shell is the shell capability: with a role of operator or above,
+	// the user may create, change and delete jobs of type shell, which
+	// run commands on the servers' hosts. Only an admin grants it. The
+	// server always returns it; in an update, absent (nil) keeps it.
+	Shell   *bool      `json:"shell,omitempty"`
+	Created *time.Time `json:"created,omitempty"`
 }
+
+// CanShell reports whether u has the shell capability.
+func (u *User) CanShell() bool { return u != nil && u.Shell != nil && *u.Shell }
 
 // Token is an API token for automation. Secret is returned once, when the
 // token is created.
 type Token struct {
-	ID       string     `json:"id"`
-	Name     string     `json:"name"`
-	Role     Role       `json:"role"`
-	User     string     `json:"user,omitempty"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Role Role   `json:"role"`
+	User string `json:"user,omitempty"`
+	// Shell gives the token the shell capability (see User.Shell), which
+	// it has only while its user has it too. Only a user with the
+	// capability may own such a token.
+	Shell    bool       `json:"shell,omitempty"`
 	Secret   string     `json:"secret,omitempty"`
 	Created  *time.Time `json:"created,omitempty"`
 	LastUsed *time.Time `json:"last_used,omitempty"`

@@ -54,8 +54,9 @@ func (c *Client) CreateUser(ctx context.Context, u api.User) (*api.User, error) 
 	return &out, nil
 }
 
-// UpdateUser changes the role or password of the user named u.Name (admin
-// only).
+// UpdateUser changes the role, password or shell capability of the user
+// named u.Name (admin only); the fields left empty (Shell nil) keep their
+// values.
 func (c *Client) UpdateUser(ctx context.Context, u api.User) (*api.User, error) {
 	var out api.User
 	if _, err := c.do(ctx, request{method: http.MethodPut, path: path("users", u.Name), body: u}, &out); err != nil {

@@ -363,3 +363,64 @@ func TestNodesShowVersionWorkersAndRunning(t *testing.T) {
 		}
 	})
 }
+
+// TestShellJobsRunOnlyOnNodesThatEnableThem runs two nodes on one
+// database, one started with shell jobs and one without: every firing of a
+// shell job, scheduled or run by hand through either node, runs on the
+// node that runs shell jobs, and none fails for want of them.
+func TestShellJobsRunOnlyOnNodesThatEnableThem(t *testing.T) {
+	t.Parallel()
+	for _, db := range []struct {
+		name string
+		url  func(testing.TB) string
+	}{{"Postgres", dbtest.PostgresURL}, {"MySQL", dbtest.MySQLURL}} {
+		t.Run(db.name, func(t *testing.T) {
+			t.Parallel()
+			url := db.url(t)
+			shellNode := newServer(t, url, func(c *Config) {
+				c.NodeID, c.EnableShellJobs, c.ShellAllow = "shell-node", true, []string{"/bin/echo"}
+			})
+			plainNode := newServer(t, url, func(c *Config) { c.NodeID = "plain-node" })
+			start(t, shellNode)
+			start(t, plainNode)
+			ctx := t.Context()
+			j := api.Job{Group: "ops", Name: "echo", Type: "shell",
+				Shell:    []byte(`{"argv":["/bin/echo","{{.ExecutionID}}"]}`),
+				Triggers: []api.Trigger{{Schedule: cronSchedule("* * * * * ?")}}}
+			if _, err := shellNode.CreateJob(ctx, "alice", j); err != nil {
+				t.Fatalf("CreateJob: %v", err)
+			}
+			var byHand []string
+			for _, n := range []*Server{plainNode, shellNode, plainNode} {
+				acc, err := n.RunJob(ctx, "alice", "ops", "echo", api.RunRequest{})
+				if err != nil {
+					t.Fatalf("RunJob on %s: %v", n.NodeID(), err)
+				}
+				byHand = append(byHand, acc.ExecutionIDs...)
+			}
+			for _, id := range byHand {
+				waitExecution(t, plainNode, id)
+			}
+			var finished []api.Execution
+			waitFor(t, "five scheduled firings besides the three runs by hand", func() bool {
+				list, err := plainNode.ListExecutions(ctx, api.ExecutionQuery{JobGroup: "ops", JobName: "echo", Limit: 100})
+				if err != nil {
+					return false
+				}
+				finished = finished[:0]
+				for _, e := range list.Executions {
+					if e.Outcome != "running" {
+						finished = append(finished, e)
+					}
+				}
+				return len(finished) >= 8
+			})
+			for _, e := range finished {
+				if e.NodeID != "shell-node" || e.Outcome != "succeeded" {
+					t.Errorf("execution %s (manual %v) ran on %s with outcome %s (%s); want succeeded on shell-node",
+						e.ID, e.Manual, e.NodeID, e.Outcome, e.Error)
+				}
+			}
+		})
+	}
+}

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/jobs/shelljob"
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"
 )
@@ -29,9 +31,21 @@ type Config struct {
 	// Workers bounds the jobs this node runs at once. Defaults to 10.
 	Workers int
 	// EnableShellJobs allows jobs of type "shell", which run commands on
-	// the server's host. Defaults to false: shell jobs are refused when
-	// saved and fail when they fire.
+	// the server's host as the server's user; it requires ShellAllow.
+	// Only callers with the shell capability may create, change or delete
+	// them. Defaults to false: shell jobs are refused when saved, and this
+	// node never claims their firings, which run on the nodes of the
+	// cluster that enable them.
 	EnableShellJobs bool
+	// ShellAllow lists the programs shell jobs may run: absolute paths or
+	// globs over them (path/filepath.Match syntax), or "*" alone for any
+	// program. A job whose program is not listed is refused when saved and
+	// fails when it fires. With an allow-list other than "*", argv[0] must
+	// be the program's absolute path, and scripts ("shell") run only when
+	// /bin/sh is listed. Required with EnableShellJobs; there is no
+	// default, so that enabling shell jobs is a decision about what they
+	// may run.
+	ShellAllow []string
 	// Retention bounds the execution history, pruned in the background by
 	// every node. Defaults to 30 days, keeping each job's 1000 newest
 	// executions however old and its 10000 newest at most.
@@ -158,6 +172,12 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("%w: AdminPassword: %w", ErrInvalidConfig, err)
 		}
 	}
+	if c.EnableShellJobs {
+		if _, err := shelljob.NewAllowList(c.ShellAllow); err != nil {
+			return c, fmt.Errorf("%w: ShellAllow (required with EnableShellJobs): %w", ErrInvalidConfig, err)
+		}
+	}
+	c.ShellAllow = slices.Clone(c.ShellAllow)
 	if err := c.Retention.applyDefaults(); err != nil {
 		return c, err
 	}

@@ -237,6 +237,9 @@ func (s *Server) GetJob(ctx context.Context, group, name string) (*api.Job, erro
 
 // CreateJob stores a new job; a job with its key is a conflict.
 func (s *Server) CreateJob(ctx context.Context, actor string, job api.Job) (*api.Job, error) {
+	if u := shellCaller(ctx); u != nil && job.Type == typeShell {
+		return nil, denyShell(u, "creating", chime.NewJobKey(job.Group, job.Name))
+	}
 	w, err := s.jobFromAPI(ctx, job)
 	if err != nil {
 		return nil, err
@@ -287,6 +290,9 @@ func (s *Server) PutJob(ctx context.Context, actor string, job api.Job, ifMatch 
 	for range maxWriteAttempts {
 		merged, base, keepTriggers, err := s.keepStored(ctx, job, keep)
 		if err != nil {
+			return nil, false, err
+		}
+		if err := s.checkShellWrite(ctx, chime.NewJobKey(job.Group, job.Name), merged.Type, "writing"); err != nil {
 			return nil, false, err
 		}
 		w, err := s.jobFromAPI(ctx, merged)
@@ -479,6 +485,9 @@ func versionMismatch(key chime.JobKey, stored, ifMatch int64) *api.Error {
 // executions finish; the history stays.
 func (s *Server) DeleteJob(ctx context.Context, actor, group, name string) error {
 	key := chime.NewJobKey(group, name)
+	if err := s.checkShellWrite(ctx, key, "", "deleting"); err != nil {
+		return err
+	}
 	ok, err := s.sched.DeleteJob(ctx, key)
 	if err != nil {
 		return err
@@ -556,8 +565,12 @@ func (s *Server) RunJob(ctx context.Context, actor, group, name string, req api.
 	if n, err := dataSize(req.Params); err != nil || n > s.cfg.MaxJobDataBytes {
 		return nil, invalidf("params", "encode to %d bytes, more than this server's limit of %d", n, s.cfg.MaxJobDataBytes)
 	}
-	if _, err := s.sched.Job(ctx, key); err != nil {
+	d, err := s.sched.Job(ctx, key)
+	if err != nil {
 		return nil, schedulerErr(key, err)
+	}
+	if u := shellCaller(ctx); u != nil && d.Type == typeShell && len(req.Params) > 0 {
+		return nil, denyShell(u, "running with parameters", key)
 	}
 	id := newID()
 	data, err := factsData(req.Params, runFacts{ID: id, Manual: true})

@@ -263,7 +263,7 @@ func compilePlan(typ string, st jobSettings, shellEnabled, goType bool) (*plan, 
 		p.http = &spec
 	case typeShell:
 		if !shellEnabled {
-			return nil, invalidf("type", "shell jobs are disabled on this server; start it with --enable-shell-jobs to allow them")
+			return nil, invalidf("type", "shell jobs are disabled on this server; start it with --enable-shell-jobs and --shell-allow to allow them")
 		}
 		if len(st.Shell) == 0 {
 			return nil, invalidf("shell", "is required for a job of type shell")
@@ -347,6 +347,11 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 	p, err := compilePlan(j.Type, st, s.cfg.EnableShellJobs, s.isGoType(j.Type))
 	if err != nil {
 		return nil, err
+	}
+	if p.shell != nil {
+		if err := s.shell.Allow.Check(*p.shell); err != nil {
+			return nil, fieldErr("shell", err)
+		}
 	}
 	timeout, err := parseDuration("timeout", j.Timeout)
 	if err != nil {

@@ -262,7 +262,7 @@ func TestRegisterJobType(t *testing.T) {
 
 func TestShellJobRunsWhenEnabled(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db", func(c *Config) { c.EnableShellJobs = true })
+	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db", func(c *Config) { c.EnableShellJobs, c.ShellAllow = true, []string{"*"} })
 	start(t, s)
 	ctx := t.Context()
 	j := api.Job{Group: "ops", Name: "echo", Type: "shell",

@@ -91,6 +91,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		shell:   &shelljob.Runner{},
 		swept:   make(map[lostKey]bool),
 	}
+	if cfg.EnableShellJobs {
+		// withDefaults checked the list.
+		if s.shell.Allow, err = shelljob.NewAllowList(cfg.ShellAllow); err != nil {
+			return nil, fmt.Errorf("%w: ShellAllow: %w", ErrInvalidConfig, err)
+		}
+	}
 	st, err := sqlstore.Open(ctx, cfg.DatabaseURL, &sqlstore.Options{Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("server: opening the database: %w", err)
@@ -125,7 +131,15 @@ func (s *Server) init(ctx context.Context) error {
 		return err
 	}
 	s.metrics = newMetrics(!cfg.DisableJobMetrics)
+	// A node without shell jobs still registers the type, so that it can
+	// store and show such jobs, but never claims their firings: the nodes
+	// of the cluster that run them do.
+	var exclude []string
+	if !cfg.EnableShellJobs {
+		exclude = []string{typeShell}
+	}
 	sched, err := chime.New(chime.Config{
+		ExcludeJobTypes:  exclude,
 		Store:            s.metrics.instrument(s.store),
 		NodeID:           cfg.NodeID,
 		Workers:          cfg.Workers,
@@ -354,6 +368,9 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	go func() { serveErr <- srv.Serve(ln) }()
 	s.log.Info("chime server started", "listen", ln.Addr().String(), "workers", s.cfg.Workers,
 		"shell_jobs", s.cfg.EnableShellJobs)
+	if s.shell.Allow.AllowsAny() {
+		s.log.Warn("shell jobs may run any program on this host (shell_allow is \"*\"); list the programs they need instead")
+	}
 
 	var runErr error
 	select {

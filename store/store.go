@@ -383,7 +383,8 @@ type TriggerStore interface {
 	PausedGroups(ctx context.Context) (*PausedGroups, error)
 	// TriggersAcquire claims up to Limit WAITING triggers whose NextFireTime
 	// is at or before NoLaterThan, earliest first and, at the same instant,
-	// highest priority first. Claimed triggers become ACQUIRED with ClaimedBy
+	// highest priority first, skipping those whose job's type is in
+	// ExcludeJobTypes. Claimed triggers become ACQUIRED with ClaimedBy
 	// and ClaimEpoch set. Claiming is row by row: nodes never wait on a
 	// global lock. Fails with ErrFenced for a stale lease.
 	TriggersAcquire(ctx context.Context, p *TriggersAcquireParams) ([]TriggerRecord, error)
@@ -440,6 +441,11 @@ type TriggersAcquireParams struct {
 	Lease       Lease
 	NoLaterThan time.Time
 	Limit       int
+	// ExcludeJobTypes, when not empty, leaves alone the triggers of jobs
+	// whose Type is listed, so that a node claims only what it can run;
+	// they stay WAITING for the nodes that can. Empty excludes nothing and
+	// costs nothing.
+	ExcludeJobTypes []string
 }
 
 // TriggerReleaseParams are the parameters of TriggerRelease.
@@ -506,7 +512,7 @@ type ExecutionStore interface {
 	// Before, and returns how many it deleted.
 	ExecutionsPrune(ctx context.Context, before time.Time) (int, error)
 	// ExecutionsAcquireRecoverable claims up to Limit RECOVERABLE executions
-	// for this node: they become EXECUTING under its lease, with Recovering
+	// whose job's type is not in ExcludeJobTypes for this node: they become EXECUTING under its lease, with Recovering
 	// set. It returns them with their jobs.
 	ExecutionsAcquireRecoverable(ctx context.Context, p *ExecutionsAcquireRecoverableParams) ([]RecoverableExecution, error)
 }
@@ -556,6 +562,10 @@ type ExecutionListParams struct {
 type ExecutionsAcquireRecoverableParams struct {
 	Lease Lease
 	Limit int
+	// ExcludeJobTypes, when not empty, leaves alone the executions of
+	// jobs whose Type is listed, as TriggersAcquireParams.ExcludeJobTypes
+	// does for triggers.
+	ExcludeJobTypes []string
 }
 
 // RecoverableExecution is an execution claimed for re-running, with its job

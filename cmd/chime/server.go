@@ -34,6 +34,7 @@ type serverConfig struct {
 	NodeID          string        `koanf:"node_id"`
 	Workers         int           `koanf:"workers"`
 	EnableShellJobs bool          `koanf:"enable_shell_jobs"`
+	ShellAllow      []string      `koanf:"shell_allow"`
 	NoJobMetrics    bool          `koanf:"no_job_metrics"`
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
 	// AdminPassword, or the content of AdminPasswordFile, is the first
@@ -104,7 +105,9 @@ func serverSettings() []serverSetting {
 			usage: "database: sqlite:PATH, postgres://… or mysql://…; servers on one PostgreSQL or MySQL database form a cluster"},
 		{key: "node_id", flag: "node-id", def: "", usage: "this node's ID in the cluster (default: host name and a random suffix)"},
 		{key: "workers", flag: "workers", def: 10, usage: "jobs this node runs at once"},
-		{key: "enable_shell_jobs", flag: "enable-shell-jobs", def: false, usage: "allow jobs of type shell, which run commands on this host"},
+		{key: "enable_shell_jobs", flag: "enable-shell-jobs", def: false, usage: "allow jobs of type shell, which run commands on this host as this server's user (needs --shell-allow)"},
+		{key: "shell_allow", flag: "shell-allow", def: []string(nil),
+			usage: `programs shell jobs may run: absolute paths or globs such as /opt/jobs/bin/*, or "*" for any (repeat or comma-separate)`},
 		{key: "no_job_metrics", flag: "no-job-metrics", def: false, usage: "leave out the per-job series of /metrics (up to 7 per job that ran)"},
 		{key: "shutdown_timeout", flag: "shutdown-timeout", def: server.DefaultShutdownTimeout, usage: "how long a stop waits for running jobs before cancelling them"},
 		{key: "admin_password", flag: "admin-password", def: "", mask: maskSecret,
@@ -397,6 +400,7 @@ func (c *serverConfig) toServer(log *slog.Logger) server.Config {
 		NodeID:            c.NodeID,
 		Workers:           c.Workers,
 		EnableShellJobs:   c.EnableShellJobs,
+		ShellAllow:        c.ShellAllow,
 		DisableJobMetrics: c.NoJobMetrics,
 		ShutdownTimeout:   c.ShutdownTimeout,
 		AdminPassword:     c.AdminPassword,
@@ -506,6 +510,7 @@ func effectiveValues(cfg *serverConfig, run server.Config) map[string]slog.Value
 		"node_id":                   str(run.NodeID),
 		"workers":                   slog.IntValue(run.Workers),
 		"enable_shell_jobs":         slog.BoolValue(run.EnableShellJobs),
+		"shell_allow":               slog.AnyValue(nonNil(run.ShellAllow)),
 		"no_job_metrics":            slog.BoolValue(run.DisableJobMetrics),
 		"shutdown_timeout":          d(run.ShutdownTimeout),
 		"admin_password":            str(cfg.AdminPassword),

@@ -35,9 +35,9 @@ func newTokensListCmd(cfg *clientConfig) *cobra.Command {
 			if cfg.output != formatTable {
 				return writeStructured(cmd.OutOrStdout(), cfg.output, nonNil(tokens))
 			}
-			t := newTable(cmd.OutOrStdout(), "ID", "NAME", "ROLE", "USER", "CREATED", "LAST USED", "EXPIRES").ifEmpty("no tokens")
+			t := newTable(cmd.OutOrStdout(), "ID", "NAME", "ROLE", "SHELL", "USER", "CREATED", "LAST USED", "EXPIRES").ifEmpty("no tokens")
 			for _, tok := range tokens {
-				t.row(tok.ID, tok.Name, string(tok.Role), orDash(tok.User), formatTime(tok.Created),
+				t.row(tok.ID, tok.Name, string(tok.Role), yesNo(tok.Shell), orDash(tok.User), formatTime(tok.Created),
 					formatTime(tok.LastUsed), formatTime(tok.Expires))
 			}
 			return t.flush()
@@ -50,6 +50,7 @@ func newTokensCreateCmd(cfg *clientConfig) *cobra.Command {
 	var (
 		role, user string
 		expiresIn  time.Duration
+		shell      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "create NAME",
@@ -57,14 +58,15 @@ func newTokensCreateCmd(cfg *clientConfig) *cobra.Command {
 		Long: `Create an API token and print its secret, which the server keeps only as a
 hash: this is the one chance to copy it. The token acts for --user (you by
 default) with --role (the user's by default, and never more than the
-user's); use it as ` + envToken + ` or --token.`,
+user's), and with the shell capability if --shell is given and its user
+has it; use it as ` + envToken + ` or --token.`,
 		Example: `  chime tokens create deploy-bot --role operator --expires-in 2160h`,
 		Args:    cobra.ExactArgs(1),
 		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
 			if expiresIn < 0 {
 				return fmt.Errorf("--expires-in %v: want a positive duration, or none for a token that does not expire", expiresIn)
 			}
-			req := api.Token{Name: args[0], Role: api.Role(role), User: user}
+			req := api.Token{Name: args[0], Role: api.Role(role), User: user, Shell: shell}
 			if expiresIn > 0 {
 				at := time.Now().Add(expiresIn).UTC()
 				req.Expires = &at
@@ -86,6 +88,7 @@ user's); use it as ` + envToken + ` or --token.`,
 	f.StringVar(&role, "role", "", "the token's role: "+roleFlagUsage+" (default: its user's)")
 	f.StringVar(&user, "user", "", "the user the token acts for (default: you)")
 	f.DurationVar(&expiresIn, "expires-in", 0, "revoke the token by itself after this long, such as 720h (default: never)")
+	f.BoolVar(&shell, "shell", false, "give the token the shell capability, which its user must have (to write shell jobs)")
 	return cmd
 }
 

@@ -18,10 +18,10 @@ import (
 func newUsersCmd(cfg *clientConfig) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "users",
-		Short: "List, create and delete users, change their role or password (admin only)",
+		Short: "List, create and delete users, change their role, shell capability or password (admin only)",
 	}
 	cmd.AddCommand(newUsersListCmd(cfg), newUsersCreateCmd(cfg), newUsersDeleteCmd(cfg),
-		newUsersSetRoleCmd(cfg), newUsersPasswdCmd(cfg))
+		newUsersSetRoleCmd(cfg), newUsersSetShellCmd(cfg), newUsersPasswdCmd(cfg))
 	return cmd
 }
 
@@ -29,7 +29,7 @@ func newUsersCmd(cfg *clientConfig) *cobra.Command {
 func newUsersListCmd(cfg *clientConfig) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
-		Short: "List the users with their role",
+		Short: "List the users with their role and shell capability",
 		Args:  cobra.NoArgs,
 		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, _ []string) error {
 			users, err := c.ListUsers(ctx)
@@ -39,9 +39,9 @@ func newUsersListCmd(cfg *clientConfig) *cobra.Command {
 			if cfg.output != formatTable {
 				return writeStructured(cmd.OutOrStdout(), cfg.output, nonNil(users))
 			}
-			t := newTable(cmd.OutOrStdout(), "USER", "ROLE", "CREATED").ifEmpty("no users")
+			t := newTable(cmd.OutOrStdout(), "USER", "ROLE", "SHELL", "CREATED").ifEmpty("no users")
 			for _, u := range users {
-				t.row(u.Name, string(u.Role), formatTime(u.Created))
+				t.row(u.Name, string(u.Role), yesNo(u.CanShell()), formatTime(u.Created))
 			}
 			return t.flush()
 		}),
@@ -56,6 +56,7 @@ func newUsersCreateCmd(cfg *clientConfig) *cobra.Command {
 	var (
 		role          string
 		passwordStdin bool
+		shell         bool
 	)
 	cmd := &cobra.Command{
 		Use:   "create NAME",
@@ -71,7 +72,11 @@ func newUsersCreateCmd(cfg *clientConfig) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			u, err := c.CreateUser(ctx, api.User{Name: args[0], Role: api.Role(role), Password: password})
+			req := api.User{Name: args[0], Role: api.Role(role), Password: password}
+			if shell {
+				req.Shell = &shell
+			}
+			u, err := c.CreateUser(ctx, req)
 			if err != nil {
 				return err
 			}
@@ -84,7 +89,16 @@ func newUsersCreateCmd(cfg *clientConfig) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&role, "role", "", "the user's role: "+roleFlagUsage)
 	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the password from the first line of standard input")
+	cmd.Flags().BoolVar(&shell, "shell", false, "give the user the shell capability: with role operator or admin, it may write shell jobs")
 	return cmd
+}
+
+// yesNo is a capability in a table.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 // newUsersDeleteCmd is `chime users delete NAME`.
@@ -118,6 +132,41 @@ func newUsersSetRoleCmd(cfg *clientConfig) *cobra.Command {
 				return err
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "User %s is now %s.\n", u.Name, u.Role)
+			return err
+		}),
+	}
+}
+
+// newUsersSetShellCmd is `chime users set-shell NAME yes|no`.
+func newUsersSetShellCmd(cfg *clientConfig) *cobra.Command {
+	return &cobra.Command{
+		Use:   "set-shell NAME yes|no",
+		Short: "Grant (yes) or revoke (no) a user's shell capability, which writing shell jobs needs",
+		Long: `Grant (yes) or revoke (no) a user's shell capability. Shell jobs run commands
+on the servers' hosts as the server's user: creating, changing or deleting
+one, or running one with parameters, needs the role operator or admin and
+this capability. A revocation applies at once to the user's sessions and
+API tokens.`,
+		Example: `  chime users set-shell ann yes`,
+		Args:    cobra.ExactArgs(2),
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
+			var shell bool
+			switch args[1] {
+			case "yes":
+				shell = true
+			case "no":
+			default:
+				return fmt.Errorf("set-shell %s %q: want yes or no", args[0], args[1])
+			}
+			u, err := c.UpdateUser(ctx, api.User{Name: args[0], Shell: &shell})
+			if err != nil {
+				return err
+			}
+			verb := "now has"
+			if !u.CanShell() {
+				verb = "no longer has"
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "User %s %s the shell capability.\n", u.Name, verb)
 			return err
 		}),
 	}

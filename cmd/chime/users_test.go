@@ -42,7 +42,7 @@ func TestUsersTokensAudit(t *testing.T) {
 		t.Errorf("chime users create = %q", out)
 	}
 	out := mustRun("", "users", "list")
-	for _, want := range []string{`(?m)^USER +ROLE +CREATED$`, `(?m)^admin +admin +\d{4}-`, `(?m)^ann +viewer +\d{4}-`} {
+	for _, want := range []string{`(?m)^USER +ROLE +SHELL +CREATED$`, `(?m)^admin +admin +no +\d{4}-`, `(?m)^ann +viewer +no +\d{4}-`} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("chime users list does not match %s:\n%s", want, out)
 		}
@@ -74,7 +74,7 @@ func TestUsersTokensAudit(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRun("", "tokens", "list", "-o", "json")), &tokens); err != nil || len(tokens) != 1 {
 		t.Fatalf("chime tokens list -o json: %+v, %v", tokens, err)
 	}
-	if out := mustRun("", "tokens", "list"); !regexp.MustCompile(`(?m)^` + tokens[0].ID + ` +ann-ci +viewer +ann +\d{4}-.* \d{4}-`).MatchString(out) {
+	if out := mustRun("", "tokens", "list"); !regexp.MustCompile(`(?m)^` + tokens[0].ID + ` +ann-ci +viewer +no +ann +\d{4}-.* \d{4}-`).MatchString(out) {
 		t.Errorf("chime tokens list:\n%s", out)
 	}
 	if out := mustRun("", "tokens", "revoke", tokens[0].ID); out != "Revoked token "+tokens[0].ID+".\n" {
@@ -188,5 +188,51 @@ func TestUsersPasswdDatabase(t *testing.T) {
 				t.Errorf("the audit log's last entry about the admin: %+v, %v; want a user.update by %s", page, err, localActor)
 			}
 		})
+	}
+}
+
+// TestUsersShellCapability grants and revokes the shell capability with
+// the CLI, and gives it to a token.
+func TestUsersShellCapability(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Start(t, nil)
+	flags := []string{"--server", srv.URL, "--token", srv.AdminToken}
+	run := func(stdin string, args ...string) (string, error) {
+		t.Helper()
+		out, _, err := execChime(t, stdin, append(args, flags...)...)
+		return out, err
+	}
+	mustRun := func(stdin string, args ...string) string {
+		t.Helper()
+		out, err := run(stdin, args...)
+		if err != nil {
+			t.Fatalf("chime %s: %v", strings.Join(args, " "), err)
+		}
+		return out
+	}
+	mustRun("ann's password\n", "users", "create", "ann", "--role", "operator", "--shell", "--password-stdin")
+	mustRun("bob's password\n", "users", "create", "bob", "--role", "operator", "--password-stdin")
+	out := mustRun("", "users", "list")
+	for _, want := range []string{`(?m)^ann +operator +yes +\d{4}-`, `(?m)^bob +operator +no +\d{4}-`} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("chime users list does not match %s:\n%s", want, out)
+		}
+	}
+	if _, err := run("", "tokens", "create", "bob-shell", "--user", "bob", "--shell"); err == nil ||
+		!strings.Contains(err.Error(), `user "bob" does not have the shell capability`) {
+		t.Errorf("chime tokens create --shell for bob = %v, want refused", err)
+	}
+	if out := mustRun("", "users", "set-shell", "bob", "yes"); out != "User bob now has the shell capability.\n" {
+		t.Errorf("chime users set-shell yes = %q", out)
+	}
+	mustRun("", "tokens", "create", "bob-shell", "--user", "bob", "--shell")
+	if out := mustRun("", "tokens", "list"); !regexp.MustCompile(`(?m)^\S+ +bob-shell +operator +yes +bob `).MatchString(out) {
+		t.Errorf("chime tokens list does not show the token's shell capability:\n%s", out)
+	}
+	if out := mustRun("", "users", "set-shell", "ann", "no"); out != "User ann no longer has the shell capability.\n" {
+		t.Errorf("chime users set-shell no = %q", out)
+	}
+	if _, err := run("", "users", "set-shell", "ann", "maybe"); err == nil || !strings.Contains(err.Error(), "want yes or no") {
+		t.Errorf("chime users set-shell maybe = %v, want refused", err)
 	}
 }

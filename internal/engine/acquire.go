@@ -42,9 +42,10 @@ func (e *Engine) startAcquire(ctx context.Context, now time.Time, st *loopState,
 	actx := context.WithoutCancel(ctx)
 	go func() {
 		recs, err := e.cfg.Store.TriggersAcquire(actx, &store.TriggersAcquireParams{
-			Lease:       lease,
-			NoLaterThan: noLaterThan,
-			Limit:       limit,
+			Lease:           lease,
+			NoLaterThan:     noLaterThan,
+			Limit:           limit,
+			ExcludeJobTypes: e.cfg.ExcludeJobTypes,
 		})
 		e.acquired <- acquisition{lease: lease, limit: limit, recs: recs, err: err}
 	}()

@@ -15,7 +15,11 @@
 //     or its last claim was cut short and an eighth of its room is free), it
 //     claims WAITING triggers due within the look-ahead window
 //     (store.TriggersAcquire), holding at most as many as it has the
-//     capacity to fire (see below) and at most BatchSize. The claim runs on
+//     capacity to fire (see below) and at most BatchSize, leaving out the
+//     triggers of jobs whose type is in Config.ExcludeJobTypes (a node
+//     that cannot run a type never claims its firings; the store filters,
+//     so they stay WAITING for the nodes that can, and recoverable
+//     executions are claimed the same way). The claim runs on
 //     its own goroutine, one at a time, while the loop goes on firing; its
 //     triggers join the heap when it returns.
 //  2. A claimed trigger whose fire time is older than the misfire threshold

@@ -76,6 +76,10 @@ type Config struct {
 	// when the database comes back. It is given the backoff and returns the
 	// wait to use. Optional: nil waits the backoff exactly.
 	Jitter func(backoff time.Duration) time.Duration
+	// ExcludeJobTypes are the job types this node does not run: it claims
+	// neither the triggers nor the recoverable executions of their jobs,
+	// which wait for a node that runs them. Optional: empty claims all.
+	ExcludeJobTypes []string
 	// ExecutionRetention is how long finished executions are kept; the
 	// unique (trigger, scheduled time) key of an execution guards against a
 	// second firing for that long. Defaults to 24h.
@@ -681,7 +685,9 @@ func (e *Engine) acquireRecoverable(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	lease := e.cfg.Lease()
-	recovered, err := e.cfg.Store.ExecutionsAcquireRecoverable(ctx, &store.ExecutionsAcquireRecoverableParams{Lease: lease, Limit: free})
+	recovered, err := e.cfg.Store.ExecutionsAcquireRecoverable(ctx, &store.ExecutionsAcquireRecoverableParams{
+		Lease: lease, Limit: free, ExcludeJobTypes: e.cfg.ExcludeJobTypes,
+	})
 	if err != nil {
 		e.storeError(ctx, "acquire recoverable executions", lease, err)
 		return false, err

@@ -1,6 +1,6 @@
 // Package shelljob is chime's built-in "shell" job type: each firing runs
 // one command and records its exit status and output. chime server offers it
-// only when started with --enable-shell-jobs; this package just runs what
+// only when started with --enable-shell-jobs (and --shell-allow); this package just runs what
 // it is given.
 //
 // A Spec describes the command; in a job's JSON it looks like this:
@@ -30,12 +30,21 @@
 //	CHIME_ATTEMPT                            1 for the first try
 //	CHIME_PARAMS                             the parameters as a JSON object
 //
-// Every command gets these. Besides them it sees the server's PATH and
-// "env" (whose values are templates), or with "inherit_env": true the
-// server's whole environment under those. "dir" is an absolute working
+// Every command gets these. Besides them it sees the server's PATH, "env"
+// (whose values are templates), and the variables of the server's
+// environment that "inherit_env" names, such as ["HOME", "LANG"]; nothing
+// else of the server's environment, which may hold its secrets. (The
+// boolean "inherit_env": true of earlier versions, which passed all of
+// it, is refused with a message giving the new form.) "dir" is an absolute working
 // directory; "timeout" (a Go duration string) stops the command, and is
 // unlimited when absent. Exactly one of "argv" and "shell" is required;
 // unknown fields are refused.
+//
+// An AllowList limits the programs that may run: with one set on the
+// Runner, argv[0] must be an absolute path matching one of its patterns
+// (paths or filepath.Match globs), and a script runs only when /bin/sh is
+// listed. chime server builds it from its shell_allow setting and checks
+// it both when a job is saved and when it fires.
 //
 // Runner.Run starts the command in a process group of its own and leaves
 // nothing of that group running when it returns: on timeout or

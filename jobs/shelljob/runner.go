@@ -26,6 +26,10 @@ type Runner struct {
 	// command's process group is dead, for output from processes that
 	// left the group. Defaults to DefaultGracePeriod.
 	GracePeriod time.Duration
+	// Allow, when not nil, says which programs may run: Run refuses any
+	// other before starting anything. Nil runs whatever a Spec names,
+	// for a program that vets its specs itself.
+	Allow *AllowList
 }
 
 // Result describes how a command ended.
@@ -67,7 +71,8 @@ func (e *ExitError) Error() string {
 // Processes that leave the group (setsid, daemons, job control) escape
 // this; Run stops reading their output after the grace period.
 //
-// Run returns a *jobs.FieldError when spec is invalid, a template fails to
+// Run returns a *jobs.FieldError when spec is invalid or its program is
+// not in the Runner's allow-list, a template fails to
 // expand or spec.Dir does not exist (nothing runs then), an *ExitError when
 // the command fails, and an error wrapping context.DeadlineExceeded when
 // spec.Timeout stopped it, or ctx's error (and cause) when ctx did. The
@@ -75,6 +80,11 @@ func (e *ExitError) Error() string {
 func (r *Runner) Run(ctx context.Context, spec Spec, v jobs.Vars, out io.Writer) (*Result, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
+	}
+	if r.Allow != nil {
+		if err := r.Allow.Check(spec); err != nil {
+			return nil, err
+		}
 	}
 	argv, env, err := spec.command(v)
 	if err != nil {

@@ -33,11 +33,14 @@ type Spec struct {
 	// Env sets environment variables; each value is a template. The
 	// CHIME_ variables the runner sets cannot be overridden.
 	Env map[string]string `json:"env,omitempty"`
-	// InheritEnv passes the server's whole environment to the command,
-	// under Env and the CHIME_ variables. Off by default, when the command
-	// sees only the server's PATH, Env and the CHIME_ variables. Beware
-	// that the server's environment may hold its own secrets.
-	InheritEnv bool `json:"inherit_env,omitempty"`
+	// InheritEnv names the variables of the server's environment passed
+	// on to the command, under Env and the CHIME_ variables; a name the
+	// server's environment lacks is left out. Empty by default, when the
+	// command sees only the server's PATH, Env and the CHIME_ variables.
+	// The server's environment may hold its own secrets: name only what
+	// the command needs. (The boolean form of earlier versions, which
+	// passed the whole environment, is refused.)
+	InheritEnv []string `json:"inherit_env,omitempty"`
 	// Dir is the absolute path of the working directory. Defaults to the
 	// server's.
 	Dir string `json:"dir,omitempty"`
@@ -52,21 +55,27 @@ type wireSpec struct {
 	Argv       []string          `json:"argv,omitempty"`
 	Shell      string            `json:"shell,omitempty"`
 	Env        map[string]string `json:"env,omitempty"`
-	InheritEnv bool              `json:"inherit_env,omitempty"`
+	InheritEnv json.RawMessage   `json:"inherit_env,omitempty"`
 	Dir        string            `json:"dir,omitempty"`
 	Timeout    string            `json:"timeout,omitempty"`
 }
 
 // MarshalJSON encodes s with its timeout as a duration string.
 func (s Spec) MarshalJSON() ([]byte, error) {
-	return json.Marshal(wireSpec{
-		Argv:       s.Argv,
-		Shell:      s.Shell,
-		Env:        s.Env,
-		InheritEnv: s.InheritEnv,
-		Dir:        s.Dir,
-		Timeout:    jobs.FormatDuration(s.Timeout),
-	})
+	w := wireSpec{
+		Argv:    s.Argv,
+		Shell:   s.Shell,
+		Env:     s.Env,
+		Dir:     s.Dir,
+		Timeout: jobs.FormatDuration(s.Timeout),
+	}
+	if len(s.InheritEnv) > 0 {
+		var err error
+		if w.InheritEnv, err = json.Marshal(s.InheritEnv); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(w)
 }
 
 // UnmarshalJSON decodes s, refusing unknown fields. Errors are
@@ -80,15 +89,38 @@ func (s *Spec) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
+	inherit, err := parseInheritEnv(w.InheritEnv)
+	if err != nil {
+		return err
+	}
 	*s = Spec{
 		Argv:       w.Argv,
 		Shell:      w.Shell,
 		Env:        w.Env,
-		InheritEnv: w.InheritEnv,
+		InheritEnv: inherit,
 		Dir:        w.Dir,
 		Timeout:    timeout,
 	}
 	return nil
+}
+
+// parseInheritEnv decodes "inherit_env": a list of variable names. null
+// and false, which earlier versions wrote for "none", mean none; true,
+// which passed the whole environment, is refused with the new form.
+func parseInheritEnv(raw json.RawMessage) ([]string, error) {
+	switch strings.TrimSpace(string(raw)) {
+	case "", "null", "false":
+		return nil, nil
+	case "true":
+		return nil, &jobs.FieldError{Field: "shell.inherit_env",
+			Message: `true (the whole environment) is no longer accepted: list the variables to pass by name, such as ["HOME", "LANG"]`}
+	}
+	var names []string
+	if err := json.Unmarshal(raw, &names); err != nil {
+		return nil, &jobs.FieldError{Field: "shell.inherit_env",
+			Message: `must be a list of variable names, such as ["HOME", "LANG"]`, Err: err}
+	}
+	return names, nil
 }
 
 // Validate checks s without running anything: exactly one of Argv and
@@ -124,6 +156,11 @@ func (s *Spec) Validate() error {
 			return err
 		}
 	}
+	for i, name := range s.InheritEnv {
+		if name == "" || strings.ContainsAny(name, "=\x00") {
+			return &jobs.FieldError{Field: "shell.inherit_env[" + strconv.Itoa(i) + "]", Message: "invalid variable name " + strconv.Quote(name)}
+		}
+	}
 	if s.Dir != "" && !filepath.IsAbs(s.Dir) {
 		return &jobs.FieldError{Field: "shell.dir", Message: "must be an absolute path, got " + strconv.Quote(s.Dir)}
 	}
@@ -147,10 +184,13 @@ func (s Spec) command(v jobs.Vars) (argv, env []string, err error) {
 		}
 	}
 	// Later entries win: exec.Cmd keeps the last value of a name.
-	if s.InheritEnv {
-		env = os.Environ()
-	} else if path, ok := os.LookupEnv("PATH"); ok {
+	if path, ok := os.LookupEnv("PATH"); ok {
 		env = append(env, "PATH="+path)
+	}
+	for _, name := range s.InheritEnv {
+		if value, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+value)
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.Env)) {
 		value, err := jobs.Expand("shell.env."+name, s.Env[name], v)

@@ -84,6 +84,16 @@ func migrations() []sqlstore.Migration {
 				{Name: "auth_login_failures_last", Cols: "last_failure, sched_name"},
 			},
 		}},
+	}, {
+		// One statement per migration: MySQL commits each ALTER TABLE by
+		// itself, so a migration of two could stop halfway.
+		Version:     3,
+		Description: "the shell capability of users",
+		Statements:  []string{"ALTER TABLE {p}auth_users ADD COLUMN shell {bool} NOT NULL DEFAULT FALSE"},
+	}, {
+		Version:     4,
+		Description: "the shell capability of API tokens",
+		Statements:  []string{"ALTER TABLE {p}auth_tokens ADD COLUMN shell {bool} NOT NULL DEFAULT FALSE"},
 	}}
 }
 
@@ -93,7 +103,7 @@ func migrations() []sqlstore.Migration {
 type queries struct {
 	userCount, userGet, userList, userInsert       string
 	userLockAdmins, userSetRole, userSetPassword   string
-	userDelete                                     string
+	userSetShell, userDelete                       string
 	sessionInsert, sessionGet, sessionTouch        string
 	sessionDelete, sessionDeleteUser, sessionPrune string
 	tokenInsert, tokenGet, tokenList, tokenTouch   string
@@ -106,26 +116,27 @@ type queries struct {
 func renderQueries(render func(string) string) queries {
 	return queries{
 		userCount: render(`SELECT COUNT(*) FROM {p}auth_users WHERE sched_name = ?`),
-		userGet:   render(`SELECT role, password_hash FROM {p}auth_users WHERE sched_name = ? AND name = ?`),
-		userList:  render(`SELECT name, role, created FROM {p}auth_users WHERE sched_name = ? ORDER BY name`),
-		userInsert: render(`INSERT INTO {p}auth_users (sched_name, name, role, password_hash, created, updated)
-			VALUES (?, ?, ?, ?, ?, ?)`),
+		userGet:   render(`SELECT role, password_hash, shell FROM {p}auth_users WHERE sched_name = ? AND name = ?`),
+		userList:  render(`SELECT name, role, shell, created FROM {p}auth_users WHERE sched_name = ? ORDER BY name`),
+		userInsert: render(`INSERT INTO {p}auth_users (sched_name, name, role, password_hash, created, updated, shell)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`),
 		// userLockAdmins locks the rows of every admin and of one user, in
 		// primary key order, so that the changes that could remove the last
 		// admin run one at a time and each sees the outcome of the one
 		// before: PostgreSQL re-checks the condition on a row it waited for,
 		// and InnoDB's locking reads read the latest committed version.
-		userLockAdmins: render(`SELECT name, role, created FROM {p}auth_users
+		userLockAdmins: render(`SELECT name, role, shell, created FROM {p}auth_users
 			WHERE sched_name = ? AND (role = 'admin' OR name = ?) ORDER BY name {update}`),
 		userSetRole:     render(`UPDATE {p}auth_users SET role = ?, updated = ? WHERE sched_name = ? AND name = ?`),
 		userSetPassword: render(`UPDATE {p}auth_users SET password_hash = ?, updated = ? WHERE sched_name = ? AND name = ?`),
+		userSetShell:    render(`UPDATE {p}auth_users SET shell = ?, updated = ? WHERE sched_name = ? AND name = ?`),
 		userDelete:      render(`DELETE FROM {p}auth_users WHERE sched_name = ? AND name = ?`),
 
 		sessionInsert: render(`INSERT INTO {p}auth_sessions (sched_name, token_hash, user_name, created, expires, last_seen)
 			VALUES (?, ?, ?, ?, ?, ?)`),
-		// sessionGet joins the user, so that a role change applies to the
-		// user's sessions at once.
-		sessionGet: render(`SELECT s.user_name, u.role, s.created, s.expires, s.last_seen
+		// sessionGet joins the user, so that a change of role or shell
+		// capability applies to the user's sessions at once.
+		sessionGet: render(`SELECT s.user_name, u.role, u.shell, s.created, s.expires, s.last_seen
 			FROM {p}auth_sessions AS s
 			JOIN {p}auth_users AS u ON u.sched_name = s.sched_name AND u.name = s.user_name
 			WHERE s.sched_name = ? AND s.token_hash = ?`),
@@ -135,14 +146,15 @@ func renderQueries(render func(string) string) queries {
 		sessionPrune:      render(`DELETE FROM {p}auth_sessions WHERE sched_name = ? AND expires <= ?`),
 
 		tokenInsert: render(`INSERT INTO {p}auth_tokens
-			(sched_name, id, name, role, user_name, secret_hash, created, last_used, expires)
-			VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)`),
-		// tokenGet joins the owner, whose role bounds the token's.
-		tokenGet: render(`SELECT t.id, t.role, t.user_name, u.role, t.expires, t.last_used
+			(sched_name, id, name, role, user_name, secret_hash, created, last_used, expires, shell)
+			VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`),
+		// tokenGet joins the owner, whose role and shell capability bound
+		// the token's.
+		tokenGet: render(`SELECT t.id, t.role, t.shell, t.user_name, u.role, u.shell, t.expires, t.last_used
 			FROM {p}auth_tokens AS t
 			JOIN {p}auth_users AS u ON u.sched_name = t.sched_name AND u.name = t.user_name
 			WHERE t.sched_name = ? AND t.secret_hash = ?`),
-		tokenList: render(`SELECT id, name, role, user_name, created, last_used, expires
+		tokenList: render(`SELECT id, name, role, shell, user_name, created, last_used, expires
 			FROM {p}auth_tokens WHERE sched_name = ? ORDER BY name`),
 		tokenTouch:      render(`UPDATE {p}auth_tokens SET last_used = ? WHERE sched_name = ? AND id = ?`),
 		tokenName:       render(`SELECT name FROM {p}auth_tokens WHERE sched_name = ? AND id = ?`),

@@ -71,7 +71,7 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 		role api.Role
 		hash string
 	)
-	err := s.db.QueryRowContext(ctx, s.q.userGet, s.sched, username).Scan(&role, &hash)
+	err := s.db.QueryRowContext(ctx, s.q.userGet, s.sched, username).Scan(&role, &hash, new(bool))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password)) // as slow as a real check
@@ -200,9 +200,10 @@ func (s *Service) authenticateSession(ctx context.Context, token string) (*api.U
 	hash := hashSecret(token)
 	var (
 		u                          api.User
+		shell                      bool
 		created, expires, lastSeen int64
 	)
-	err := s.db.QueryRowContext(ctx, s.q.sessionGet, s.sched, hash).Scan(&u.Name, &u.Role, &created, &expires, &lastSeen)
+	err := s.db.QueryRowContext(ctx, s.q.sessionGet, s.sched, hash).Scan(&u.Name, &u.Role, &shell, &created, &expires, &lastSeen)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errBadCredentials()
 	}
@@ -219,19 +220,21 @@ func (s *Service) authenticateSession(ctx context.Context, token string) (*api.U
 			return nil, fmt.Errorf("auth: recording a session's use: %w", err)
 		}
 	}
+	u.Shell = &shell
 	return &u, nil
 }
 
 // authenticateToken looks an API token up by its hash.
 func (s *Service) authenticateToken(ctx context.Context, secret string) (*api.User, error) {
 	var (
-		id                 string
-		tokenRole, ownRole api.Role
-		owner              string
-		expires, lastUsed  sql.NullInt64
+		id                   string
+		tokenRole, ownRole   api.Role
+		tokenShell, ownShell bool
+		owner                string
+		expires, lastUsed    sql.NullInt64
 	)
 	err := s.db.QueryRowContext(ctx, s.q.tokenGet, s.sched, hashSecret(secret)).
-		Scan(&id, &tokenRole, &owner, &ownRole, &expires, &lastUsed)
+		Scan(&id, &tokenRole, &tokenShell, &owner, &ownRole, &ownShell, &expires, &lastUsed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errBadCredentials()
 	}
@@ -247,7 +250,8 @@ func (s *Service) authenticateToken(ctx context.Context, secret string) (*api.Us
 			return nil, fmt.Errorf("auth: recording token %s's use: %w", id, err)
 		}
 	}
-	return &api.User{Name: owner, Role: lesser(tokenRole, ownRole)}, nil
+	shell := tokenShell && ownShell
+	return &api.User{Name: owner, Role: lesser(tokenRole, ownRole), Shell: &shell}, nil
 }
 
 // sessionExpiry returns when a session created at created and last seen

@@ -18,8 +18,9 @@ func tokenTarget(id string) string { return "tokens/" + id }
 // is shown this once: only its SHA-256 is stored. The token acts for its
 // User (defaults to actor), deleted with it, with the lower of its own
 // Role and the user's current one; Role defaults to the user's, and may
-// not exceed it. Expires, if set, must be in the future. A taken name is a
-// conflict.
+// not exceed it. Shell gives the token the shell capability, which its
+// user must have; it acts with it only while the user still does.
+// Expires, if set, must be in the future. A taken name is a conflict.
 func (s *Service) CreateToken(ctx context.Context, actor string, t api.Token) (*api.Token, error) {
 	if e := validateTokenName(t.Name); e != nil {
 		return nil, e
@@ -37,8 +38,11 @@ func (s *Service) CreateToken(ctx context.Context, actor string, t api.Token) (*
 	if t.Expires != nil && !t.Expires.After(now) {
 		return nil, httpjson.Errorf(api.CodeInvalidArgument, "expires", "%s is not in the future", t.Expires.Format(time.RFC3339))
 	}
-	var owner api.Role
-	err := s.db.QueryRowContext(ctx, s.q.userGet, s.sched, t.User).Scan(&owner, new(string))
+	var (
+		owner      api.Role
+		ownerShell bool
+	)
+	err := s.db.QueryRowContext(ctx, s.q.userGet, s.sched, t.User).Scan(&owner, new(string), &ownerShell)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, httpjson.Errorf(api.CodeInvalidArgument, "user", "no user named %q", t.User)
 	}
@@ -52,8 +56,12 @@ func (s *Service) CreateToken(ctx context.Context, actor string, t api.Token) (*
 		return nil, httpjson.Errorf(api.CodeInvalidArgument, "role",
 			"%s exceeds the role of user %q (%s)", t.Role, t.User, owner)
 	}
+	if t.Shell && !ownerShell {
+		return nil, httpjson.Errorf(api.CodeInvalidArgument, "shell",
+			"user %q does not have the shell capability, so neither can the token; an admin grants it to the user first", t.User)
+	}
 	secret := TokenPrefix + randomToken()
-	out := api.Token{ID: randomID(), Name: t.Name, Role: t.Role, User: t.User, Secret: secret}
+	out := api.Token{ID: randomID(), Name: t.Name, Role: t.Role, User: t.User, Shell: t.Shell, Secret: secret}
 	created := instant(nanos(now))
 	out.Created = &created
 	var expires sql.NullInt64
@@ -62,7 +70,7 @@ func (s *Service) CreateToken(ctx context.Context, actor string, t api.Token) (*
 		out.Expires = nullInstant(expires)
 	}
 	_, err = s.db.ExecContext(ctx, s.q.tokenInsert, s.sched, out.ID, out.Name, string(out.Role), out.User,
-		hashSecret(secret), nanos(now), expires)
+		hashSecret(secret), nanos(now), expires, out.Shell)
 	if s.st.IsUniqueViolation(err) {
 		// The ID is 64 random bits: the clash is the name's.
 		return nil, httpjson.Errorf(api.CodeConflict, "name", "a token named %q already exists", t.Name)
@@ -71,6 +79,9 @@ func (s *Service) CreateToken(ctx context.Context, actor string, t api.Token) (*
 		return nil, fmt.Errorf("auth: creating token %q: %w", t.Name, err)
 	}
 	detail := map[string]any{"name": out.Name, "role": out.Role, "user": out.User}
+	if out.Shell {
+		detail["shell"] = true
+	}
 	if out.Expires != nil {
 		detail["expires"] = out.Expires.Format(time.RFC3339)
 	}
@@ -92,7 +103,7 @@ func (s *Service) ListTokens(ctx context.Context) ([]api.Token, error) {
 			created           int64
 			lastUsed, expires sql.NullInt64
 		)
-		if err := rows.Scan(&t.ID, &t.Name, &t.Role, &t.User, &created, &lastUsed, &expires); err != nil {
+		if err := rows.Scan(&t.ID, &t.Name, &t.Role, &t.Shell, &t.User, &created, &lastUsed, &expires); err != nil {
 			return nil, fmt.Errorf("auth: listing tokens: %w", err)
 		}
 		c := instant(created)

@@ -64,7 +64,7 @@ func (s *Service) bootstrap(ctx context.Context, password string) (created bool,
 		return false, fmt.Errorf("auth: hashing the first admin's password: %w", err)
 	}
 	now := nanos(s.now())
-	_, err = s.db.ExecContext(ctx, s.q.userInsert, s.sched, BootstrapUser, string(api.RoleAdmin), string(hash), now, now)
+	_, err = s.db.ExecContext(ctx, s.q.userInsert, s.sched, BootstrapUser, string(api.RoleAdmin), string(hash), now, now, false)
 	if s.st.IsUniqueViolation(err) {
 		return false, nil // another node created it first
 	}
@@ -90,13 +90,15 @@ func (s *Service) ListUsers(ctx context.Context) ([]api.User, error) {
 	for rows.Next() {
 		var (
 			u       api.User
+			shell   bool
 			created int64
 		)
-		if err := rows.Scan(&u.Name, &u.Role, &created); err != nil {
+		if err := rows.Scan(&u.Name, &u.Role, &shell, &created); err != nil {
 			return nil, fmt.Errorf("auth: listing users: %w", err)
 		}
 		t := instant(created)
 		u.Created = &t
+		u.Shell = &shell
 		users = append(users, u)
 	}
 	if err := rows.Err(); err != nil {
@@ -105,9 +107,10 @@ func (s *Service) ListUsers(ctx context.Context) ([]api.User, error) {
 	return users, nil
 }
 
-// CreateUser creates a user with a name, a role and a password of at least
-// MinPasswordLength characters, and returns it without the password. A
-// taken name is a conflict.
+// CreateUser creates a user with a name, a role, a password of at least
+// MinPasswordLength characters and, when Shell is true, the shell
+// capability, and returns it without the password. A taken name is a
+// conflict.
 func (s *Service) CreateUser(ctx context.Context, actor string, u api.User) (*api.User, error) {
 	if e := validateUserName("name", u.Name); e != nil {
 		return nil, e
@@ -123,28 +126,34 @@ func (s *Service) CreateUser(ctx context.Context, actor string, u api.User) (*ap
 		return nil, fmt.Errorf("auth: hashing the password of user %q: %w", u.Name, err)
 	}
 	now := s.now()
-	_, err = s.db.ExecContext(ctx, s.q.userInsert, s.sched, u.Name, string(u.Role), string(hash), nanos(now), nanos(now))
+	shell := u.CanShell()
+	_, err = s.db.ExecContext(ctx, s.q.userInsert, s.sched, u.Name, string(u.Role), string(hash), nanos(now), nanos(now), shell)
 	if s.st.IsUniqueViolation(err) {
 		return nil, httpjson.Errorf(api.CodeConflict, "name", "a user named %q already exists", u.Name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("auth: creating user %q: %w", u.Name, err)
 	}
-	s.audit(ctx, actor, ActionUserCreate, userTarget(u.Name), map[string]any{"role": u.Role})
+	detail := map[string]any{"role": u.Role}
+	if shell {
+		detail["shell"] = true
+	}
+	s.audit(ctx, actor, ActionUserCreate, userTarget(u.Name), detail)
 	created := instant(nanos(now))
-	return &api.User{Name: u.Name, Role: u.Role, Created: &created}, nil
+	return &api.User{Name: u.Name, Role: u.Role, Shell: &shell, Created: &created}, nil
 }
 
-// UpdateUser changes a user's role, password or both (an empty Role or
-// Password keeps the current one) and returns the user. A new password
-// ends every session of the user; the user's API tokens stay. The last
-// admin cannot be demoted.
+// UpdateUser changes a user's role, password, shell capability or several
+// (an empty Role or Password and a nil Shell keep the current one) and
+// returns the user. A new password ends every session of the user; the
+// user's API tokens stay, and act without the shell capability while the
+// user lacks it. The last admin cannot be demoted.
 func (s *Service) UpdateUser(ctx context.Context, actor string, u api.User) (*api.User, error) {
 	if e := validateUserName("name", u.Name); e != nil {
 		return nil, e
 	}
-	if u.Role == "" && u.Password == "" {
-		return nil, httpjson.Errorf(api.CodeInvalidArgument, "", "nothing to change: set role, password or both")
+	if u.Role == "" && u.Password == "" && u.Shell == nil {
+		return nil, httpjson.Errorf(api.CodeInvalidArgument, "", "nothing to change: set role, password, shell or several")
 	}
 	if e := validateRole(u.Role, false); e != nil {
 		return nil, e
@@ -176,6 +185,12 @@ func (s *Service) UpdateUser(ctx context.Context, actor string, u api.User) (*ap
 			}
 			out.Role = u.Role
 		}
+		if u.Shell != nil && *u.Shell != current.CanShell() {
+			if _, err := tx.ExecContext(ctx, s.q.userSetShell, *u.Shell, now, s.sched, u.Name); err != nil {
+				return err
+			}
+			out.Shell = u.Shell
+		}
 		if hash != nil {
 			if _, err := tx.ExecContext(ctx, s.q.userSetPassword, string(hash), now, s.sched, u.Name); err != nil {
 				return err
@@ -192,6 +207,9 @@ func (s *Service) UpdateUser(ctx context.Context, actor string, u api.User) (*ap
 	detail := map[string]any{}
 	if u.Role != "" {
 		detail["role"] = out.Role
+	}
+	if u.Shell != nil {
+		detail["shell"] = out.CanShell()
 	}
 	if hash != nil {
 		detail["password_changed"] = true
@@ -249,11 +267,13 @@ func (s *Service) lockUser(ctx context.Context, tx *sql.Tx, name string) (u api.
 	for rows.Next() {
 		var (
 			row     api.User
+			shell   bool
 			created int64
 		)
-		if err := rows.Scan(&row.Name, &row.Role, &created); err != nil {
+		if err := rows.Scan(&row.Name, &row.Role, &shell, &created); err != nil {
 			return u, 0, err
 		}
+		row.Shell = &shell
 		if row.Role == api.RoleAdmin {
 			admins++
 		}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/chime-scheduler/chime/api"
@@ -102,6 +103,7 @@ func (h *handler) serve(rt *route) http.Handler {
 				return
 			}
 			c.user = user
+			r = r.WithContext(context.WithValue(r.Context(), callerKey{}, user))
 		}
 		q, err := parseQuery(r.URL.Query(), rt.query)
 		if err != nil {
@@ -113,6 +115,20 @@ func (h *handler) serve(rt *route) http.Handler {
 			h.writeError(w, r, err)
 		}
 	})
+}
+
+// callerKey is the context key of the authenticated caller.
+type callerKey struct{}
+
+// Caller returns the authenticated caller of the API request whose context
+// ctx is: the handler puts it there before it calls the Service, for the
+// checks that depend on more than the route's role (such as the shell
+// capability a shell job needs). ok is false for a call that did not come
+// through the API, such as a program embedding the server calling its
+// methods, which is trusted.
+func Caller(ctx context.Context) (user *api.User, ok bool) {
+	user, ok = ctx.Value(callerKey{}).(*api.User)
+	return user, ok
 }
 
 // authenticate asks the Authenticator who is calling. A nil user without

@@ -42,7 +42,7 @@ func (h *handler) table() []route {
 		},
 		{
 			method: http.MethodGet, path: v1 + "/auth/me", role: viewer, operationID: "me",
-			summary: "The caller: user name and role.", responses: ok(api.User{}),
+			summary: "The caller: user name, role and shell capability.", responses: ok(api.User{}),
 			handle: h.me,
 		},
 
@@ -61,7 +61,7 @@ func (h *handler) table() []route {
 		},
 		{
 			method: http.MethodPost, path: v1 + "/jobs", role: operator, operationID: "createJob",
-			summary: "Create a job; 409 if a job with its key exists.",
+			summary: "Create a job; 409 if a job with its key exists. A shell job also needs the caller's shell capability (403 without).",
 			body:    api.Job{}, responses: []response{{status: http.StatusCreated, body: api.Job{}, etag: true}},
 			errors: []int{http.StatusConflict},
 			handle: h.createJob,
@@ -74,7 +74,7 @@ func (h *handler) table() []route {
 		},
 		{
 			method: http.MethodPut, path: v1 + "/jobs/{group}/{name}", role: operator, operationID: "putJob",
-			summary: "Create (201) or replace (200) the job with this key. With If-Match, refused (412) unless it names the current version.",
+			summary: "Create (201) or replace (200) the job with this key. With If-Match, refused (412) unless it names the current version. Writing a shell job (or turning a job into or out of one) also needs the caller's shell capability (403 without).",
 			ifMatch: true, body: api.Job{},
 			responses: []response{
 				{status: http.StatusOK, body: api.Job{}, etag: true},
@@ -84,7 +84,7 @@ func (h *handler) table() []route {
 		},
 		{
 			method: http.MethodDelete, path: v1 + "/jobs/{group}/{name}", role: operator, operationID: "deleteJob",
-			summary: "Delete the job and its triggers.", responses: noContent,
+			summary: "Delete the job and its triggers. Deleting a shell job also needs the caller's shell capability (403 without).", responses: noContent,
 			handle: h.deleteJob,
 		},
 		{
@@ -99,7 +99,7 @@ func (h *handler) table() []route {
 		},
 		{
 			method: http.MethodPost, path: v1 + "/jobs/{group}/{name}/run", role: operator, operationID: "runJob",
-			summary: "Run the job now, with optional parameters merged over its data.",
+			summary: "Run the job now, with optional parameters merged over its data. Parameters for a shell job also need the caller's shell capability (403 without).",
 			body:    api.RunRequest{}, optionalBody: true, responses: accepted,
 			handle: h.runJob,
 		},
@@ -274,7 +274,7 @@ func (h *handler) table() []route {
 		},
 		{
 			method: http.MethodPut, path: v1 + "/users/{name}", role: admin, operationID: "updateUser",
-			summary: "Change a user's role or password.", body: api.User{}, responses: ok(api.User{}),
+			summary: "Change a user's role, password or shell capability; fields left out keep their values.", body: api.User{}, responses: ok(api.User{}),
 			handle: h.updateUser,
 		},
 		{

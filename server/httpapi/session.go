@@ -63,7 +63,7 @@ func (h *handler) logout(w http.ResponseWriter, r *http.Request, _ *call) error 
 }
 
 func (h *handler) me(w http.ResponseWriter, _ *http.Request, c *call) error {
-	httpjson.Write(w, http.StatusOK, api.User{Name: c.user.Name, Role: c.user.Role, Created: c.user.Created})
+	httpjson.Write(w, http.StatusOK, api.User{Name: c.user.Name, Role: c.user.Role, Shell: c.user.Shell, Created: c.user.Created})
 	return nil
 }
 

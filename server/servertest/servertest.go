@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/apiclient"
 	"github.com/chime-scheduler/chime/server"
 )
@@ -35,8 +36,10 @@ type Options struct {
 	// empty: DatabaseURL to a new SQLite file in the test's temporary
 	// directory; Listen to "127.0.0.1:0"; Logger to one that discards;
 	// Auth.BcryptCost to bcrypt.MinCost, so that logins stay quick under
-	// the race detector; ShutdownTimeout to 5s. Other fields default as
-	// in server.Config.
+	// the race detector; ShutdownTimeout to 5s; and, with EnableShellJobs,
+	// ShellAllow to "*" (any program). Other fields default as in
+	// server.Config. With EnableShellJobs the admin gets the shell
+	// capability too, so that Client may write shell jobs.
 	Config server.Config
 }
 
@@ -86,6 +89,9 @@ func Start(t testing.TB, opts *Options) *Server {
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 5 * time.Second
 	}
+	if cfg.EnableShellJobs && len(cfg.ShellAllow) == 0 {
+		cfg.ShellAllow = []string{"*"}
+	}
 
 	ctx := context.Background()
 	srv, err := server.New(ctx, cfg)
@@ -121,6 +127,12 @@ func Start(t testing.TB, opts *Options) *Server {
 	session, err := c.Login(ctx, AdminName, password)
 	if err != nil {
 		t.Fatalf("servertest: logging in as %s: %v", AdminName, err)
+	}
+	if cfg.EnableShellJobs {
+		yes := true
+		if _, err := c.WithToken(session.Token).UpdateUser(ctx, api.User{Name: AdminName, Shell: &yes}); err != nil {
+			t.Fatalf("servertest: granting %s the shell capability: %v", AdminName, err)
+		}
 	}
 	s := &Server{
 		Server:        srv,

@@ -206,6 +206,9 @@ func (s *Store) ExecutionsAcquireRecoverable(ctx context.Context, p *store.Execu
 			s.finishExecution(e, store.ExecutionFailed, "job not found", now)
 			continue
 		}
+		if slices.Contains(p.ExcludeJobTypes, j.Type) {
+			continue
+		}
 		e.State = store.ExecutionExecuting
 		e.NodeID = p.Lease.NodeID
 		e.Epoch = p.Lease.Epoch

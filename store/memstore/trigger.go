@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"bytes"
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -279,18 +280,35 @@ func (s *Store) TriggersAcquire(ctx context.Context, p *store.TriggersAcquirePar
 	if _, err := s.checkLease(p.Lease); err != nil {
 		return nil, err
 	}
-	var out []store.TriggerRecord
+	var (
+		out     []store.TriggerRecord
+		skipped []*trigger // excluded by job type, out of the queue meanwhile
+	)
 	for len(out) < p.Limit && len(s.due) > 0 {
 		t := s.due[0]
 		if t.rec.NextFireTime.After(p.NoLaterThan) {
 			break
+		}
+		if len(p.ExcludeJobTypes) > 0 && s.excluded(t.rec.JobKey, p.ExcludeJobTypes) {
+			heap.Pop(&s.due)
+			skipped = append(skipped, t)
+			continue
 		}
 		t.rec.ClaimedBy = p.Lease.NodeID
 		t.rec.ClaimEpoch = p.Lease.Epoch
 		s.setState(t, store.StateAcquired)
 		out = append(out, copyTrigger(&t.rec))
 	}
+	for _, t := range skipped {
+		heap.Push(&s.due, t)
+	}
 	return out, nil
+}
+
+// excluded reports whether the job jk has one of the types listed.
+func (s *Store) excluded(jk store.Key, types []string) bool {
+	j, ok := s.jobs[jk]
+	return ok && slices.Contains(types, j.Type)
 }
 
 // TriggerRelease returns an acquired trigger to WAITING (BLOCKED when its

@@ -185,7 +185,12 @@ func (s *Store) ExecutionsAcquireRecoverable(ctx context.Context, p *store.Execu
 		if _, err := tx.exec(sqlRecoverableJobless, now, s.sched); err != nil {
 			return err
 		}
-		rows, err := tx.query(sqlRecoverableClaim, s.sched, p.Limit)
+		args := []any{s.sched}
+		for _, typ := range p.ExcludeJobTypes {
+			args = append(args, typ)
+		}
+		rows, err := tx.query(withoutJobTypes(sqlRecoverableClaim, "{p}executions", len(p.ExcludeJobTypes)),
+			append(args, p.Limit)...)
 		claimed, err := collect(rows, err, scanExecution)
 		if err != nil {
 			return err

@@ -432,14 +432,20 @@ func (s *Store) TriggersAcquire(ctx context.Context, p *store.TriggersAcquirePar
 			return nil
 		}
 		var err error
+		args := []any{s.sched, boundNanos(p.NoLaterThan)}
+		for _, typ := range p.ExcludeJobTypes {
+			args = append(args, typ)
+		}
+		args = append(args, p.Limit)
 		if s.d.name == Postgres {
-			rows, qerr := tx.query(sqlAcquirePostgres, s.sched, boundNanos(p.NoLaterThan), p.Limit,
-				p.Lease.NodeID, p.Lease.Epoch)
+			q := withoutJobTypes(sqlAcquirePostgres, "{p}triggers", len(p.ExcludeJobTypes))
+			rows, qerr := tx.query(q, append(args, p.Lease.NodeID, p.Lease.Epoch)...)
 			out, err = collect(rows, qerr, scanTrigger)
 			slices.SortFunc(out, dueOrder)
 			return err
 		}
-		rows, qerr := tx.query(sqlAcquireSelect, s.sched, boundNanos(p.NoLaterThan), p.Limit)
+		q := withoutJobTypes(sqlAcquireSelect, "{p}triggers", len(p.ExcludeJobTypes))
+		rows, qerr := tx.query(q, args...)
 		out, err = collect(rows, qerr, scanTrigger)
 		if err != nil || len(out) == 0 {
 			return err
@@ -469,6 +475,22 @@ func (s *Store) TriggersAcquire(ctx context.Context, p *store.TriggersAcquirePar
 		return nil, s.translate("acquiring triggers", err, nil, nil)
 	}
 	return out, nil
+}
+
+// withoutJobTypes returns q, a claim that selects rows of table (which
+// name a job), with a condition before its first ORDER BY that leaves out
+// the rows whose job has one of n types, given as the parameters after
+// those of q's WHERE clause. With n zero it returns q as it is, so that a
+// node that runs every type pays no join.
+func withoutJobTypes(q, table string, n int) string {
+	if n == 0 {
+		return q
+	}
+	i := strings.Index(q, " ORDER BY ")
+	cond := " AND NOT EXISTS (SELECT 1 FROM {p}jobs xj WHERE xj.sched_name = " + table + ".sched_name" +
+		" AND xj.job_group = " + table + ".job_group AND xj.job_name = " + table + ".job_name" +
+		" AND xj.job_type IN (?" + strings.Repeat(", ?", n-1) + "))"
+	return q[:i] + cond + q[i:]
 }
 
 // acquireClaimSQL is the second step of claiming on MySQL and SQLite: mark

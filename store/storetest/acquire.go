@@ -94,6 +94,38 @@ var acquireTests = []test{
 		waiting := h.simple(key("t", "waiting"), plain, at(1)).Key
 		wantEqual(t, "acquired keys", keysOf(h.acquire(l, at(100), 10)), []store.Key{waiting})
 	}},
+	{"ExcludeJobTypes", func(t *testing.T, h *harness) {
+		// A node that cannot run some job types claims the triggers of the
+		// others, in order and up to its limit, and leaves the rest WAITING
+		// for a node that can.
+		plain := h.job(key("g", "plain"))
+		shell := h.job(key("g", "shell"), withType("shell"))
+		goType := h.job(key("g", "go"), withType("report"))
+		s1 := h.simple(key("t", "s1"), shell, at(1)).Key
+		p1 := h.simple(key("t", "p1"), plain, at(2)).Key
+		g1 := h.simple(key("t", "g1"), goType, at(3)).Key
+		s2 := h.simple(key("t", "s2"), shell, at(4)).Key
+		p2 := h.simple(key("t", "p2"), plain, at(5)).Key
+		p3 := h.simple(key("t", "p3"), plain, at(6)).Key
+		limited := h.node("limited")
+		acquire := func(l store.Lease, limit int, exclude ...string) []store.Key {
+			t.Helper()
+			got, err := h.s.TriggersAcquire(h.ctx, &store.TriggersAcquireParams{
+				Lease: l, NoLaterThan: at(100), Limit: limit, ExcludeJobTypes: exclude,
+			})
+			if err != nil {
+				t.Fatalf("TriggersAcquire(exclude %v): %v", exclude, err)
+			}
+			return keysOf(got)
+		}
+		wantEqual(t, "first batch without shell and report", acquire(limited, 2, "shell", "report"), []store.Key{p1, p2})
+		h.wantState(store.StateWaiting, s1, g1, s2, p3)
+		wantEqual(t, "second batch without shell and report", acquire(limited, 10, "shell", "report"), []store.Key{p3})
+		wantEqual(t, "third batch without shell and report", acquire(limited, 10, "shell", "report"), []store.Key(nil))
+		// The excluded triggers kept their places in the due order.
+		wantEqual(t, "batch of a node without report", acquire(h.node("shell-node"), 10, "report"), []store.Key{s1, s2})
+		wantEqual(t, "batch of a node that runs everything", acquire(h.node("full"), 10), []store.Key{g1})
+	}},
 	{"Fenced", func(t *testing.T, h *harness) {
 		h.simple(key("t", "1"), h.job(key("g", "j")), at(1))
 		l := h.node("n")

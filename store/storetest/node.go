@@ -372,6 +372,32 @@ var recoveryTests = []test{
 			t.Errorf("running executions after completion = %v, want none", execIDs(es))
 		}
 	}},
+	{"AcquireRecoverableExcludeJobTypes", func(t *testing.T, h *harness) {
+		// A node that cannot run a job's type leaves its recoverable
+		// executions to a node that can.
+		d := h.deadNode()
+		h.recover(d)
+		if err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{Job: func() store.JobRecord {
+			j := h.getJob(d.rj)
+			j.Type = "shell"
+			return j
+		}(), Replace: true}); err != nil {
+			t.Fatalf("JobUpsert: %v", err)
+		}
+		got, err := h.s.ExecutionsAcquireRecoverable(h.ctx, &store.ExecutionsAcquireRecoverableParams{
+			Lease: d.c, Limit: 10, ExcludeJobTypes: []string{"shell"},
+		})
+		if err != nil || len(got) != 1 || got[0].Execution.ID != d.eq {
+			t.Fatalf("ExecutionsAcquireRecoverable without shell = %v, %v; want only %s", got, err, d.eq)
+		}
+		if e := h.execution(d.er); e.State != store.ExecutionRecoverable || e.NodeID != "" {
+			t.Errorf("execution of the shell job = %+v, want still RECOVERABLE with no node", e)
+		}
+		got, err = h.s.ExecutionsAcquireRecoverable(h.ctx, &store.ExecutionsAcquireRecoverableParams{Lease: d.a, Limit: 10})
+		if err != nil || len(got) != 1 || got[0].Execution.ID != d.er {
+			t.Fatalf("ExecutionsAcquireRecoverable of a node that runs shell = %v, %v; want only %s", got, err, d.er)
+		}
+	}},
 	{"AcquireRecoverableJobDeleted", func(t *testing.T, h *harness) {
 		// A recoverable execution whose job is gone cannot run again; it
 		// must not be handed out, nor stay pending forever.

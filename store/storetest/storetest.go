@@ -148,6 +148,9 @@ func (h *harness) job(k store.Key, mods ...func(*store.JobRecord)) store.Key {
 func nonDurable(j *store.JobRecord)       { j.Durable = false }
 func nonConcurrent(j *store.JobRecord)    { j.DisallowConcurrent = true }
 func requestsRecovery(j *store.JobRecord) { j.RequestsRecovery = true }
+func withType(typ string) func(*store.JobRecord) {
+	return func(j *store.JobRecord) { j.Type = typ }
+}
 func withJobData(d string) func(*store.JobRecord) {
 	return func(j *store.JobRecord) { j.Data = []byte(d) }
 }

@@ -1,5 +1,6 @@
-// The users page (admin): local users (create, change role, reset the
-// password, delete) and API tokens for automation (create, revoke). A new
+// The users page (admin): local users (create, change role and shell
+// capability, reset the password, delete) and API tokens for automation
+// (create, revoke). A new
 // token's secret is shown once, in a dialog with a copy button: the
 // server keeps only its hash.
 import { h, replace, pageHead, panel, table, badge, timeEl, button, field, toast, confirmDialog, formDialog, errorBox, fromLocalInput } from '../ui.js';
@@ -7,6 +8,8 @@ import { h, replace, pageHead, panel, table, badge, timeEl, button, field, toast
 const ROLES = ['viewer', 'operator', 'admin'];
 
 const roleHelp = 'viewer reads; operator also changes jobs, calendars, runs and retries; admin also manages users, tokens and alerts.';
+
+const shellHelp = 'Shell jobs run commands on the servers\' hosts as the server\'s user: creating, changing or deleting one, or running one with parameters, needs role operator or admin and this capability.';
 
 export async function render(ctx) {
   let users, tokens;
@@ -28,9 +31,11 @@ export async function render(ctx) {
     form.append(
       field('name', 'Name', { required: true, autocomplete: 'off' }),
       field('role', 'Role', { type: 'select', value: 'viewer', options: ROLES, hint: roleHelp }),
+      field('shell', 'May write shell jobs', { type: 'checkbox', value: false, hint: shellHelp }),
       field('password', 'Password', { type: 'password', autocomplete: 'new-password', required: true, hint: 'They can log in with it at once; share it safely.' }));
   }, async form => {
     const u = { name: form.elements.name.value.trim(), role: form.elements.role.value, password: form.elements.password.value };
+    if (form.elements.shell.checked) u.shell = true;
     await ctx.api.post('/users', u);
     toast(`User ${u.name} created.`);
     return u.name;
@@ -39,12 +44,14 @@ export async function render(ctx) {
   const editUser = u => formDialog(`Edit user ${u.name}`, form => {
     form.append(
       field('role', 'Role', { type: 'select', value: u.role, options: ROLES, hint: roleHelp }),
+      field('shell', 'May write shell jobs', { type: 'checkbox', value: !!u.shell, hint: shellHelp }),
       field('password', 'New password', { type: 'password', autocomplete: 'new-password', hint: 'Leave empty to keep the current one. A new password ends the user\'s sessions; their tokens stay.' }));
   }, async form => {
     const body = {};
     if (form.elements.role.value !== u.role) body.role = form.elements.role.value;
+    if (form.elements.shell.checked !== !!u.shell) body.shell = form.elements.shell.checked;
     if (form.elements.password.value) body.password = form.elements.password.value;
-    if (!body.role && !body.password) throw { field: 'role', message: 'Nothing to change: pick another role or type a new password.' };
+    if (!body.role && !body.password && body.shell === undefined) throw { field: 'role', message: 'Nothing to change: pick another role, change the shell capability or type a new password.' };
     await ctx.api.put('/users/' + encodeURIComponent(u.name), body);
     toast(`User ${u.name} updated.`);
     return true;
@@ -68,10 +75,12 @@ export async function render(ctx) {
       field('name', 'Name', { required: true, autocomplete: 'off', hint: 'What uses it, such as "deploy-pipeline".' }),
       field('user', 'Acts for user', { type: 'select', value: me, options: users.map(u => [u.name, `${u.name} (${u.role})`]), hint: 'The token is deleted with its user and never exceeds the user\'s role.' }),
       field('role', 'Role', { type: 'select', value: '', options: [['', 'the user\'s role'], ...ROLES], hint: roleHelp }),
+      field('shell', 'May write shell jobs', { type: 'checkbox', value: false, hint: 'Only if its user has the shell capability; it loses it when the user does.' }),
       field('expires', 'Expires', { type: 'datetime-local', hint: 'Empty: it never expires.' }));
   }, async form => {
     const t = { name: form.elements.name.value.trim(), user: form.elements.user.value };
     if (form.elements.role.value) t.role = form.elements.role.value;
+    if (form.elements.shell.checked) t.shell = true;
     if (form.elements.expires.value) t.expires = fromLocalInput(form.elements.expires.value);
     return ctx.api.post('/tokens', t);
   }, { submitLabel: 'Create token' }).then(async created => {
@@ -101,6 +110,7 @@ export async function render(ctx) {
       h('div', { class: 'nowrap-cells' }, table([
         { label: 'Name', value: u => h('span', null, h('strong', null, u.name), u.name === me ? h('span', { class: 'muted' }, ' (you)') : null) },
         { label: 'Role', value: u => badge(u.role, u.role === 'admin' ? 'warn' : 'info') },
+        { label: 'Shell jobs', value: u => u.shell ? badge('may write', 'warn') : h('span', { class: 'muted' }, 'no') },
         { label: 'Created', value: u => h('span', { class: 'nowrap' }, timeEl(u.created)) },
         { label: h('span', { class: 'visually-hidden' }, 'Actions'), value: u => h('div', { class: 'actions' },
           button('Edit', () => editUser(u), { 'aria-label': `Edit user ${u.name}` }),
@@ -112,6 +122,7 @@ export async function render(ctx) {
       h('div', { class: 'nowrap-cells' }, table([
         { label: 'Name', value: t => h('strong', null, t.name) },
         { label: 'Role', value: t => badge(t.role, t.role === 'admin' ? 'warn' : 'info') },
+        { label: 'Shell jobs', value: t => t.shell ? badge('may write', 'warn') : h('span', { class: 'muted' }, 'no') },
         { label: 'User', value: t => t.user || '—' },
         { label: 'Created', value: t => h('span', { class: 'nowrap' }, timeEl(t.created)) },
         { label: 'Last used', value: t => t.last_used ? h('span', { class: 'nowrap' }, timeEl(t.last_used)) : h('span', { class: 'muted' }, 'never') },
