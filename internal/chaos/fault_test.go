@@ -127,9 +127,14 @@ func (in *injector) inject(ctx context.Context, kind faultKind, n *node) (fault,
 			}
 		}
 	case faultCut:
-		// Cut off for half DeadAfter (its store calls fail and retry) up
-		// to two and a half (it loses its lease).
-		f.held = deadAfter/2 + time.Duration(in.rng.Int64N(int64(2*deadAfter)))
+		// Half the cuts are short, 0.5 to 1.5 s: the node keeps its lease,
+		// and what it writes meanwhile fails. The others are longer than
+		// DeadAfter: it loses its lease, and its work is taken over.
+		if in.rng.IntN(2) == 0 {
+			f.held = 500*time.Millisecond + time.Duration(in.rng.Int64N(int64(time.Second)))
+		} else {
+			f.held = deadAfter + time.Duration(in.rng.Int64N(int64(deadAfter)))
+		}
 		n.proxy.Cut()
 		err = sleep(ctx, f.held)
 		n.proxy.Restore()

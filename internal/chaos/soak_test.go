@@ -66,7 +66,7 @@ func soakJobs() []soakJob {
 		{name: "every2s-recover", schedule: `{"kind":"cron","expression":"*/2 * * * * ?","time_zone":"UTC"}`, every: 2 * time.Second, recovery: true},
 		{name: "flaky", schedule: `{"kind":"simple","interval":"2s"}`, every: 2 * time.Second, recovery: true,
 			retry:  &api.RetryPolicy{MaxAttempts: 3, Backoff: "fixed", Delay: "1s", Jitter: new(float64)},
-			target: behaviour{failFirst: true}},
+			target: behaviour{failFirst: true, hold: time.Second}},
 		{name: "slow-recover", schedule: `{"kind":"simple","interval":"2s"}`, every: 2 * time.Second, recovery: true,
 			target: behaviour{hold: 5 * time.Second}},
 		{name: "slow", schedule: `{"kind":"simple","interval":"2s"}`, every: 2 * time.Second,
