@@ -57,7 +57,7 @@ func TestAuditInstant(t *testing.T) {
 			execs: []api.Execution{execution("e1", 1, "node_lost", false)}, reqs: []request{received("e1", 1)},
 			wantClass: classExplained, wantReason: "node_lost"},
 		{name: "failed with no retry left", job: retried,
-			execs: []api.Execution{execution("e1", 1, "failed", false), execution("e2", 2, "failed", false), execution("e3", 3, "failed", false)},
+			execs:     []api.Execution{execution("e1", 1, "failed", false), execution("e2", 2, "failed", false), execution("e3", 3, "failed", false)},
 			wantClass: classExplained, wantReason: "failed"},
 		{name: "two first attempts in the history", job: recovery,
 			execs:     []api.Execution{execution("e1", 1, "succeeded", false), execution("e2", 1, "succeeded", false)},
