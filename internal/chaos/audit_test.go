@@ -102,7 +102,7 @@ func (r *auditResult) failures() []verdict {
 // audit classifies every instant of every job from the executions the
 // history holds (by job name), the requests the target received, and,
 // for instants with neither, the decisions.
-func audit(jobs []auditJob, execs map[string][]api.Execution, reqs []request, decisions decisionsFunc) (*auditResult, error) {
+func audit(jobs []auditJob, execs map[string][]api.Execution, reqs []request, faults []fault, decisions decisionsFunc) (*auditResult, error) {
 	r := &auditResult{explainedBy: make(map[string]int), requests: len(reqs)}
 	reqsByJob := make(map[string][]request)
 	for _, q := range reqs {
@@ -111,7 +111,7 @@ func audit(jobs []auditJob, execs map[string][]api.Execution, reqs []request, de
 	known := make(map[string]bool, len(jobs))
 	for _, j := range jobs {
 		known[j.name] = true
-		vs, unexpected, err := auditJobInstants(j, execs[j.name], reqsByJob[j.name], decisions)
+		vs, unexpected, err := auditJobInstants(j, execs[j.name], reqsByJob[j.name], faults, decisions)
 		if err != nil {
 			return nil, err
 		}
@@ -145,7 +145,7 @@ func audit(jobs []auditJob, execs map[string][]api.Execution, reqs []request, de
 
 // auditJobInstants classifies the instants of one job, and returns the
 // executions and requests for times that are not instants of the job.
-func auditJobInstants(j auditJob, execs []api.Execution, reqs []request, decisions decisionsFunc) ([]verdict, []verdict, error) {
+func auditJobInstants(j auditJob, execs []api.Execution, reqs []request, faults []fault, decisions decisionsFunc) ([]verdict, []verdict, error) {
 	execsAt := make(map[int64][]api.Execution)
 	inHistory := make(map[string]bool)
 	for _, e := range execs {
@@ -164,7 +164,7 @@ func auditJobInstants(j auditJob, execs []api.Execution, reqs []request, decisio
 	var out []verdict
 	for _, at := range j.instants {
 		k := at.UnixNano()
-		v := auditInstant(j, at, execsAt[k], reqsAt[k], inHistory)
+		v := auditInstant(j, at, execsAt[k], reqsAt[k], inHistory, faults)
 		delete(execsAt, k)
 		delete(reqsAt, k)
 		if v.class == classMiss && decisions != nil {
@@ -208,9 +208,12 @@ func auditJobInstants(j auditJob, execs []api.Execution, reqs []request, decisio
 // requests recovery did not succeed and its last execution was lost with
 // its node or cancelled, with no re-run after it; when an attempt failed
 // with retries left and no retry ran; when an execution is still running;
-// or when the history says an execution succeeded that the target never
-// received.
-func auditInstant(j auditJob, at time.Time, execs []api.Execution, reqs []request, inHistory map[string]bool) verdict {
+// when the history says an execution succeeded that the target never
+// received; or when an execution is recorded node_lost although the
+// target answered it while its node held its lease (no fault made the node
+// lose it within lostGrace of the answer): the node ran it to its end,
+// and the end was not recorded.
+func auditInstant(j auditJob, at time.Time, execs []api.Execution, reqs []request, inHistory map[string]bool, faults []fault) verdict {
 	v := verdict{job: j.name, at: at}
 	ids := make(map[string]bool)
 	for _, e := range execs {
@@ -239,9 +242,13 @@ func auditInstant(j auditJob, at time.Time, execs []api.Execution, reqs []reques
 	// At the target: an execution received twice, and, for a job that is
 	// never re-run, two first attempts.
 	received := make(map[string]int)
+	answered := make(map[string]request)
 	var targetFirsts []string
 	for _, q := range reqs {
 		received[q.ExecutionID]++
+		if !q.Answered.IsZero() {
+			answered[q.ExecutionID] = q
+		}
 		if received[q.ExecutionID] == 2 {
 			dups = append(dups, "execution "+q.ExecutionID+" received more than once")
 		}
@@ -276,6 +283,11 @@ func auditInstant(j auditJob, at time.Time, execs []api.Execution, reqs []reques
 			success = &ordered[i]
 		case e.Outcome == "running":
 			problems = append(problems, "execution "+e.ID+" is still running")
+		}
+		if q, ok := answered[e.ID]; ok && e.Outcome == "node_lost" && !lostNear(faults, e.NodeID, q.Answered) {
+			problems = append(problems, fmt.Sprintf("execution %s is recorded node_lost, but the target answered it (%d) at %s, "+
+				"and no fault made node %s lose its lease then: its end was not recorded",
+				e.ID, q.Status, q.Answered.UTC().Format("15:04:05.000"), e.NodeID))
 		}
 		if e.Recovering && !j.recovery {
 			problems = append(problems, "execution "+e.ID+" re-ran the firing as recovering, but the job does not request recovery")
@@ -363,4 +375,20 @@ func explainByDecisions(v verdict, at time.Time, ds []api.Decision) verdict {
 // sortedKeys returns a map's keys in order.
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// lostGrace is how long after the target answered an execution its node
+// may have lost its lease for a node_lost record to be expected: the node
+// records the end of an execution within milliseconds of the answer.
+const lostGrace = 2 * time.Second
+
+// lostNear reports whether a fault made node lose its lease within
+// lostGrace of t, or while t.
+func lostNear(faults []fault, node string, t time.Time) bool {
+	for _, f := range faults {
+		if f.loses(node, t, t.Add(lostGrace)) {
+			return true
+		}
+	}
+	return false
 }

@@ -26,6 +26,14 @@ func received(id string, attempt int) request {
 	return request{Job: "j", Scheduled: auditAt(), ExecutionID: id, Attempt: attempt, Node: "a"}
 }
 
+// answered is a request of job j for auditAt that the target answered
+// after a delay.
+func answered(id string, attempt int, after time.Duration) request {
+	r := received(id, attempt)
+	r.Status, r.Answered = 200, auditAt().Add(after)
+	return r
+}
+
 func TestAuditInstant(t *testing.T) {
 	t.Parallel()
 	plain := auditJob{name: "j", maxAttempts: 1}
@@ -36,6 +44,7 @@ func TestAuditInstant(t *testing.T) {
 		job        auditJob
 		execs      []api.Execution
 		reqs       []request
+		faults     []fault
 		wantClass  class
 		wantReason string // a part of the reason
 	}{
@@ -97,6 +106,22 @@ func TestAuditInstant(t *testing.T) {
 		{name: "succeeded but never received", job: plain,
 			execs:     []api.Execution{execution("e1", 1, "succeeded", false)},
 			wantClass: classUnexplained, wantReason: "never received"},
+		{name: "lost with its node after the answer, killed then", job: plain,
+			execs: []api.Execution{execution("e1", 1, "node_lost", false)}, reqs: []request{answered("e1", 1, time.Second)},
+			faults:    []fault{{kind: faultKill9, node: "a", start: auditAt().Add(1500 * time.Millisecond), held: time.Second}},
+			wantClass: classExplained, wantReason: "node_lost"},
+		{name: "lost with its node after the answer, cut off past DeadAfter then", job: plain,
+			execs: []api.Execution{execution("e1", 1, "node_lost", false)}, reqs: []request{answered("e1", 1, time.Second)},
+			faults:    []fault{{kind: faultCut, node: "a", start: auditAt(), held: deadAfter + time.Second}},
+			wantClass: classExplained, wantReason: "node_lost"},
+		{name: "recorded lost, answered while its node held its lease", job: plain,
+			execs: []api.Execution{execution("e1", 1, "node_lost", false)}, reqs: []request{answered("e1", 1, time.Second)},
+			faults: []fault{
+				{kind: faultKill9, node: "a", start: auditAt().Add(time.Minute), held: time.Second},
+				{kind: faultKill9, node: "b", start: auditAt().Add(time.Second), held: time.Second},
+				{kind: faultCut, node: "a", start: auditAt().Add(time.Second), held: time.Second},
+			},
+			wantClass: classUnexplained, wantReason: "its end was not recorded"},
 		{name: "nothing", job: plain, wantClass: classMiss},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,7 +130,7 @@ func TestAuditInstant(t *testing.T) {
 			for _, e := range tt.execs {
 				inHistory[e.ID] = true
 			}
-			got := auditInstant(tt.job, auditAt(), tt.execs, tt.reqs, inHistory)
+			got := auditInstant(tt.job, auditAt(), tt.execs, tt.reqs, inHistory, tt.faults)
 			if got.class != tt.wantClass || !strings.Contains(got.reason, tt.wantReason) {
 				t.Errorf("got %s, want %s with %q", got, tt.wantClass, tt.wantReason)
 			}
@@ -128,7 +153,7 @@ func TestAuditDecisions(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res, err := audit([]auditJob{job}, nil, nil, func(string, time.Time) ([]api.Decision, error) { return tt.decisions, nil })
+			res, err := audit([]auditJob{job}, nil, nil, nil, func(string, time.Time) ([]api.Decision, error) { return tt.decisions, nil })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +171,7 @@ func TestAuditCountsUnexpectedAndRunning(t *testing.T) {
 	stray.ScheduledTime = auditAt().Add(500 * time.Millisecond)
 	execs := map[string][]api.Execution{"j": {execution("e1", 1, "succeeded", false), stray}}
 	reqs := []request{received("e1", 1), {Job: "other", Scheduled: auditAt(), ExecutionID: "e3", Attempt: 1}}
-	res, err := audit([]auditJob{job}, execs, reqs, nil)
+	res, err := audit([]auditJob{job}, execs, reqs, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

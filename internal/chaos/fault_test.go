@@ -31,10 +31,11 @@ func faultOrder() []faultKind {
 
 // fault is one fault injected.
 type fault struct {
-	kind faultKind
-	node string        // empty for a database restart
-	at   time.Duration // since the injector began
-	held time.Duration // how long the node was down, stopped or cut off
+	kind  faultKind
+	node  string        // empty for a database restart
+	at    time.Duration // since the injector began
+	start time.Time
+	held  time.Duration // how long the node was down, stopped or cut off
 }
 
 func (f fault) String() string {
@@ -104,7 +105,7 @@ func (in *injector) next() faultKind {
 
 // inject injects one fault and reverts it.
 func (in *injector) inject(ctx context.Context, kind faultKind, n *node) (fault, error) {
-	f := fault{kind: kind, node: n.id, at: time.Since(in.began)}
+	f := fault{kind: kind, node: n.id, at: time.Since(in.began), start: time.Now()}
 	var err error
 	switch kind {
 	case faultKill9:
@@ -194,4 +195,19 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// loses reports whether the fault made its node lose its lease (killed,
+// stopped past DeadAfter, cut off or without its database for longer
+// than DeadAfter) at some time in [from, to].
+func (f fault) loses(node string, from, to time.Time) bool {
+	switch {
+	case f.node != node && f.node != "":
+		return false
+	case f.kind == faultCut || f.kind == faultDBRestart:
+		if f.held < deadAfter {
+			return false
+		}
+	}
+	return !f.start.After(to) && !f.start.Add(f.held).Before(from)
 }

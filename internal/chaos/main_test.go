@@ -13,11 +13,12 @@ import (
 
 // Flags of the suite, given after -args:
 //
-//	go test ./internal/chaos -run Soak -args -duration 30m -seed 7 -nodes 3
+//	go test ./internal/chaos -run Soak -args -duration 30m -seed 7 -nodes 3 -logs /tmp
 var (
 	durationFlag = flag.Duration("duration", 45*time.Second, "how long the jobs fire and the faults run, per database")
 	seedFlag     = flag.Int64("seed", 0, "seed of the fault schedule (0: a new one, printed)")
 	nodesFlag    = flag.Int("nodes", 3, "chime server processes in the cluster (at least 2)")
+	logsFlag     = flag.String("logs", "", "keep the nodes' logs in a new directory under this one (default: removed with the test)")
 )
 
 // chimePackage is the program the nodes run, which nodeproc.Binary builds

@@ -113,6 +113,13 @@ func soak(t *testing.T, d database, rng *rand.Rand) {
 	}
 	bin := binary(t)
 	dir := t.TempDir()
+	if *logsFlag != "" {
+		var err error
+		if dir, err = os.MkdirTemp(*logsFlag, "chime-chaos-"+d.name+"-"); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("chaos: the nodes' logs are kept in %s", dir)
+	}
 
 	// The nodes: each through its own proxy, except on SQLite.
 	proxyTarget := ""
@@ -185,7 +192,7 @@ func soak(t *testing.T, d database, rng *rand.Rand) {
 	for _, b := range bad {
 		t.Errorf("the target could not read a request: %s", b)
 	}
-	res, err := audit(auditJobs, execs, reqs, func(job string, at time.Time) ([]api.Decision, error) {
+	res, err := audit(auditJobs, execs, reqs, in.faults, func(job string, at time.Time) ([]api.Decision, error) {
 		ex, err := client.Explain(ctx, jobGroup, job, at)
 		if err != nil {
 			return nil, err
@@ -354,8 +361,11 @@ func report(t *testing.T, db string, in *injector, res *auditResult, nodes []*no
 		t.Errorf("the cluster did not settle within %s of the last instant: executions still running or requests still arriving", settleTimeout)
 	}
 	logs := nodeLogs(nodes)
+	for _, line := range logs.errorSummary() {
+		t.Logf("chaos: node log errors: %s", line)
+	}
 	for _, v := range res.failures() {
-		t.Errorf("%s%s", v, logs.about(v.ids))
+		t.Errorf("%s%s%s", v, logs.about(v.ids), logs.aboutInstant(v.job, v.at, len(v.ids) == 0))
 	}
 	for _, e := range res.running {
 		t.Errorf("execution %s of %s (attempt %d, scheduled %s) is still running on node %s after the cluster settled%s",
@@ -427,6 +437,61 @@ func (l logLines) about(ids []string) string {
 				}
 			}
 		}
+	}
+	return b.String()
+}
+
+// errorSummary counts the nodes' ERROR records by message, one line per
+// message: "17 × cannot record the end of the execution".
+func (l logLines) errorSummary() []string {
+	counts := make(map[string]int)
+	for _, node := range sortedKeys(l) {
+		for _, line := range l[node] {
+			if !strings.Contains(line, "level=ERROR") {
+				continue
+			}
+			msg := line
+			if _, rest, ok := strings.Cut(line, "msg="); ok {
+				msg = rest
+				if strings.HasPrefix(msg, `"`) {
+					if end := strings.Index(msg[1:], `"`); end >= 0 {
+						msg = msg[1 : end+1]
+					}
+				} else if sp := strings.IndexByte(msg, ' '); sp >= 0 {
+					msg = msg[:sp]
+				}
+			}
+			counts[msg]++
+		}
+	}
+	var out []string
+	for _, msg := range sortedKeys(counts) {
+		out = append(out, fmt.Sprintf("%d × %s", counts[msg], msg))
+	}
+	return out
+}
+
+// aboutInstant returns, when asked, the log lines (up to 6 per node) about
+// a job's scheduled instant, indented: for an instant that left no
+// execution ID to look for.
+func (l logLines) aboutInstant(job string, at time.Time, ask bool) string {
+	if !ask {
+		return ""
+	}
+	key := "job_key=" + jobGroup + "." + job + " "
+	when := "scheduled_fire_time=" + at.UTC().Format("2006-01-02T15:04:05.000Z")
+	var b strings.Builder
+	for _, node := range sortedKeys(l) {
+		n := 0
+		for _, line := range l[node] {
+			if strings.Contains(line, key) && strings.Contains(line, when) && n < 6 {
+				fmt.Fprintf(&b, "\n    node %s: %s", node, line)
+				n++
+			}
+		}
+	}
+	if b.Len() == 0 {
+		return "\n    (no node log line names the instant)"
 	}
 	return b.String()
 }

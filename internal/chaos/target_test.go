@@ -24,8 +24,10 @@ type request struct {
 	Node        string    `json:"node"`
 	// Received is when the target read the request, on the test's clock.
 	Received time.Time `json:"-"`
-	// Status is what the target answered.
-	Status int `json:"-"`
+	// Status is what the target answers, and Answered when it did; zero
+	// when the caller went away first.
+	Status   int       `json:"-"`
+	Answered time.Time `json:"-"`
 }
 
 // behaviour is how the target answers one job's requests.
@@ -73,6 +75,7 @@ func (tg *target) serve(w http.ResponseWriter, r *http.Request) {
 		req.Status = http.StatusInternalServerError
 	}
 	tg.mu.Lock()
+	i := len(tg.requests)
 	tg.requests = append(tg.requests, req)
 	tg.mu.Unlock()
 	if b.hold > 0 {
@@ -85,6 +88,9 @@ func (tg *target) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.WriteHeader(req.Status)
+	tg.mu.Lock()
+	tg.requests[i].Answered = time.Now()
+	tg.mu.Unlock()
 }
 
 // received returns the requests so far, and the bodies it could not read.
