@@ -6,7 +6,7 @@
 // The suite is its test, TestSoak (see docs/reliability.md):
 //
 //	go test ./internal/chaos -run Soak                        # CI scale: 45 s per database
-//	go test ./internal/chaos -run Soak -args -duration 30m    # by hand
+//	go test -timeout 0 ./internal/chaos -run Soak -args -duration 30m   # by hand
 //	go test ./internal/chaos -run Soak -args -seed 7 -nodes 5
 //
 // # What runs

@@ -13,7 +13,7 @@ import (
 
 // Flags of the suite, given after -args:
 //
-//	go test ./internal/chaos -run Soak -args -duration 30m -seed 7 -nodes 3 -logs /tmp
+//	go test -timeout 0 ./internal/chaos -run Soak -args -duration 30m -seed 7 -nodes 3 -logs /tmp
 var (
 	durationFlag = flag.Duration("duration", 45*time.Second, "how long the jobs fire and the faults run, per database")
 	seedFlag     = flag.Int64("seed", 0, "seed of the fault schedule (0: a new one, printed)")

@@ -74,6 +74,10 @@ func soakJobs() []soakJob {
 	}
 }
 
+// perDatabaseOverhead is the time a run takes per database besides
+// -duration: building chime, starting the cluster, settling, the audit.
+const perDatabaseOverhead = 2 * time.Minute
+
 // TestSoak runs the soak and fault suite on each database; see the
 // package documentation.
 func TestSoak(t *testing.T) {
@@ -82,6 +86,13 @@ func TestSoak(t *testing.T) {
 	}
 	if *nodesFlag < 2 {
 		t.Fatalf("-nodes %d: want at least 2, so that one survives each fault", *nodesFlag)
+	}
+	if deadline, ok := t.Deadline(); ok {
+		need := time.Duration(len(databases())) * (*durationFlag + perDatabaseOverhead)
+		if left := time.Until(deadline); left < need {
+			t.Fatalf("-duration %s needs about %s for %d databases, and go test's -timeout leaves %s: add -timeout 0 (go test -timeout 0 ./internal/chaos -run Soak -args -duration %s)",
+				*durationFlag, need.Round(time.Minute), len(databases()), left.Round(time.Second), *durationFlag)
+		}
 	}
 	seed := *seedFlag
 	if seed == 0 {
