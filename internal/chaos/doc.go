@@ -38,7 +38,9 @@
 //     delay of up to twice DeadAfter;
 //   - sigstop: SIGSTOP for longer than DeadAfter, then SIGCONT;
 //   - cut: the node's proxy closes its database connections and refuses
-//     new ones for a random time around DeadAfter (PostgreSQL and MariaDB);
+//     new ones, for 0.5 to 1.5 s (the node keeps its lease and its writes
+//     fail) or for longer than DeadAfter (it loses its lease) (PostgreSQL
+//     and MariaDB);
 //   - dbrestart: the database server restarts (PostgreSQL and MariaDB, only
 //     with CHIME_TEST_RESTART_DATABASES=1, because it disrupts every other
 //     test using the server; .ci/run sets it in a step of its own).
@@ -53,7 +55,8 @@
 // decision such as a misfire), dup (two first attempts), miss (nothing at
 // all) or unexplained (a request the history does not know, a lost firing
 // of a job that requests recovery not re-run, a retry that never ran, an
-// execution still running). It prints one "chaos:" figures line per
+// execution still running, an execution recorded node_lost that the target
+// answered while its node held its lease). It prints one "chaos:" figures line per
 // database and fails on any dup, miss, unexplained instant or execution
 // left running, listing each with its execution IDs and the node log lines
 // that mention them.
