@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"syscall"
 	"time"
@@ -226,8 +227,11 @@ func (e *RefusedError) Error() string {
 // name rules, "localhost" and names under ".localhost" as loopback. It
 // resolves nothing, so a name that is not refused may still resolve to an
 // address that is: the check at connection time decides. It returns a
-// *RefusedError or nil.
+// *RefusedError or nil; a nil *Policy refuses nothing.
 func (p *Policy) CheckHost(host string) error {
+	if p == nil {
+		return nil
+	}
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if refused := p.checkAddr(ip, false); refused != nil {
@@ -250,6 +254,18 @@ func (p *Policy) CheckHost(host string) error {
 		}
 	}
 	return nil
+}
+
+// CheckURL applies CheckHost to the host of rawURL. A URL that does not
+// parse, or has no host (such as a template whose host is filled in
+// later), passes: the check at connection time decides. A nil *Policy
+// refuses nothing.
+func (p *Policy) CheckURL(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return nil
+	}
+	return p.CheckHost(u.Hostname())
 }
 
 // checkName matches a host name, in lower case without a final dot,

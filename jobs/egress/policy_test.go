@@ -371,3 +371,29 @@ func TestClientRefusesATransportItCannotCheck(t *testing.T) {
 		t.Errorf("Client: %v, want it refused", err)
 	}
 }
+
+func TestCheckURL(t *testing.T) {
+	t.Parallel()
+	p := newPolicy(t, egress.Config{Allow: []string{"10.0.0.7"}})
+	for raw, refused := range map[string]bool{
+		"http://127.0.0.1:8080/metrics":       true,
+		"https://[::1]/":                      true,
+		"http://user:pw@169.254.169.254/meta": true,
+		"http://LOCALHOST./x":                 true,
+		"http://127.0.0.1/{{.JobName}}":       true,
+		"http://10.0.0.7:9000/":               false,
+		"https://example.com/hook":            false,
+		"http://{{.Params.host}}/x":           false, // decided when it is dialled
+		"{{.Params.base}}/x":                  false,
+		"not a url at all":                    false,
+	} {
+		err := p.CheckURL(raw)
+		if _, ok := errors.AsType[*egress.RefusedError](err); ok != refused || (err != nil && !ok) {
+			t.Errorf("CheckURL(%q) = %v, want refused %v", raw, err, refused)
+		}
+	}
+	var none *egress.Policy
+	if err := none.CheckURL("http://127.0.0.1/"); err != nil {
+		t.Errorf("a nil Policy's CheckURL = %v, want nil", err)
+	}
+}
