@@ -35,10 +35,17 @@ type Options struct {
 	// empty: DatabaseURL to a new SQLite file in the test's temporary
 	// directory; Listen to "127.0.0.1:0"; Logger to one that discards;
 	// Auth.BcryptCost to bcrypt.MinCost, so that logins stay quick under
-	// the race detector; ShutdownTimeout to 5s. Other fields default as
-	// in server.Config.
+	// the race detector; ShutdownTimeout to 5s; and, when Egress.Allow and
+	// Egress.Deny are both empty, Egress.Allow to loopback (127.0.0.0/8
+	// and ::1), where the endpoints of net/http/httptest listen, so that
+	// HTTP jobs and webhooks may reach them. Other fields default as in
+	// server.Config.
 	Config server.Config
 }
+
+// LoopbackEgress returns the egress allow rules of loopback, 127.0.0.0/8
+// and ::1, which Start allows by default.
+func LoopbackEgress() []string { return []string{"127.0.0.0/8", "::1"} }
 
 // Server is a running chime server and a client of its API.
 type Server struct {
@@ -85,6 +92,9 @@ func Start(t testing.TB, opts *Options) *Server {
 	}
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 5 * time.Second
+	}
+	if len(cfg.Egress.Allow) == 0 && len(cfg.Egress.Deny) == 0 {
+		cfg.Egress.Allow = LoopbackEgress()
 	}
 
 	ctx := context.Background()
