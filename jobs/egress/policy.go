@@ -219,7 +219,11 @@ func (e *RefusedError) Error() string {
 	if e.Rule != "" {
 		return fmt.Sprintf("egress to %s refused: denied by the rule %q", target, e.Rule)
 	}
-	return fmt.Sprintf("egress to %s refused: %s addresses are denied by default; allow with %s", target, e.Range, e.allowSetting)
+	how := e.allowSetting
+	if how == "" {
+		how = "an allow rule"
+	}
+	return fmt.Sprintf("egress to %s refused: %s addresses are denied by default; allow with %s", target, e.Range, how)
 }
 
 // CheckHost checks a host alone, as url.URL.Hostname returns it: an IP

@@ -43,10 +43,6 @@ type Options struct {
 	Config server.Config
 }
 
-// LoopbackEgress returns the egress allow rules of loopback, 127.0.0.0/8
-// and ::1, which Start allows by default.
-func LoopbackEgress() []string { return []string{"127.0.0.0/8", "::1"} }
-
 // Server is a running chime server and a client of its API.
 type Server struct {
 	// Server is the node itself, for calling its service methods directly
@@ -94,7 +90,7 @@ func Start(t testing.TB, opts *Options) *Server {
 		cfg.ShutdownTimeout = 5 * time.Second
 	}
 	if len(cfg.Egress.Allow) == 0 && len(cfg.Egress.Deny) == 0 {
-		cfg.Egress.Allow = LoopbackEgress()
+		cfg.Egress.Allow = []string{"127.0.0.0/8", "::1"}
 	}
 
 	ctx := context.Background()
