@@ -29,7 +29,8 @@ func TestDependenciesPointInward(t *testing.T) {
 		"api":               nil,
 		"api/wire":          {"api", "calendar", "jobs", "schedule"},
 		"jobs":              nil,
-		"jobs/httpjob":      {"jobs"},
+		"jobs/egress":       nil,
+		"jobs/httpjob":      {"jobs", "jobs/egress"},
 		"jobs/shelljob":     {"jobs"},
 	}
 	for pkg, deps := range allowed {

@@ -235,6 +235,9 @@ func (s *Server) PutAlertSettings(ctx context.Context, actor string, in api.Aler
 	if err := (alert.Recipients{Webhooks: in.DefaultWebhooks}).Validate(); err != nil {
 		return invalidf("default_webhooks", "%v", err)
 	}
+	if err := s.checkWebhooksEgress("default_webhooks", in.DefaultWebhooks); err != nil {
+		return err
+	}
 	rate, aerr := parseDuration("rate_limit", in.RateLimit)
 	if aerr != nil {
 		return aerr

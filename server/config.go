@@ -9,6 +9,7 @@ import (
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/jobs/egress"
 	"github.com/chime-scheduler/chime/jobs/shelljob"
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"
@@ -46,6 +47,16 @@ type Config struct {
 	// default, so that enabling shell jobs is a decision about what they
 	// may run.
 	ShellAllow []string
+	// Egress says which hosts and addresses HTTP jobs and alert webhooks
+	// may reach (see package egress for the rules), checked on every
+	// connection they make, redirects included; they use no proxy,
+	// whatever HTTP_PROXY says. A job or default webhook whose URL names a
+	// refused address is refused when saved, naming the field. Alert.Egress
+	// defaults to the same policy. Defaults to refusing loopback,
+	// link-local (cloud metadata), private and other internal addresses,
+	// and "localhost", and allowing the rest; Egress.AllowSetting defaults
+	// to "egress_allow", the chime server setting of Egress.Allow.
+	Egress egress.Config
 	// Retention bounds the execution history, pruned in the background by
 	// every node. Defaults to 30 days, keeping each job's 1000 newest
 	// executions however old and its 10000 newest at most.
@@ -178,6 +189,9 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	c.ShellAllow = slices.Clone(c.ShellAllow)
+	if c.Egress.AllowSetting == "" {
+		c.Egress.AllowSetting = "egress_allow"
+	}
 	if err := c.Retention.applyDefaults(); err != nil {
 		return c, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/jobs/egress"
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"
 	"golang.org/x/crypto/bcrypt"
@@ -59,6 +60,8 @@ func newServer(t *testing.T, url string, mods ...func(*Config)) *Server {
 		Logger:          quietLogger,
 		Auth:            auth.Options{BcryptCost: bcrypt.MinCost},
 		Alert:           alert.Config{RateLimit: alert.RateLimit{Alerts: -1}, RetryBackoff: 10 * time.Millisecond},
+		// The endpoints and webhooks of these tests listen on loopback.
+		Egress: egress.Config{Allow: []string{"127.0.0.0/8", "::1"}},
 	}
 	for _, m := range mods {
 		m(&cfg)

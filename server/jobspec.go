@@ -353,6 +353,9 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 			return nil, fieldErr("shell", err)
 		}
 	}
+	if err := s.checkPlanEgress(p); err != nil {
+		return nil, err
+	}
 	timeout, err := parseDuration("timeout", j.Timeout)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/jobs/egress"
 	"github.com/chime-scheduler/chime/jobs/httpjob"
 	"github.com/chime-scheduler/chime/jobs/shelljob"
 	"github.com/chime-scheduler/chime/server/alert"
@@ -53,6 +54,7 @@ type Server struct {
 	state   *stateStore
 	handler http.Handler
 	http    *httpjob.Runner
+	egress  *egress.Policy
 	shell   *shelljob.Runner
 	local   *localRuns
 	writes  *writeQueue
@@ -81,13 +83,21 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	policy, err := newEgressPolicy(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Alert.Egress == nil {
+		cfg.Alert.Egress = policy
+	}
 	s := &Server{
 		cfg:     cfg,
 		log:     cfg.Logger,
 		goTypes: make(map[string]chime.Job),
 		local:   newLocalRuns(),
 		writes:  newWriteQueue(),
-		http:    &httpjob.Runner{},
+		http:    &httpjob.Runner{Egress: policy},
+		egress:  policy,
 		shell:   &shelljob.Runner{},
 		swept:   make(map[lostKey]bool),
 	}

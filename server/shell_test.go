@@ -93,7 +93,7 @@ func TestShellJobsNeedTheShellCapability(t *testing.T) {
 			if _, err := shell.RunJob(ctx, "ops", "echo", api.RunRequest{Params: map[string]any{"word": "bye"}}); err != nil {
 				t.Fatalf("running a shell job with parameters and the capability: %v", err)
 			}
-			waitFinished(t, admin, acc.ExecutionIDs[0], "succeeded")
+			waitOutcome(t, admin, acc.ExecutionIDs[0], "succeeded")
 
 			// Other jobs stay an operator's.
 			if _, err := plain.CreateJob(ctx, api.Job{Group: "ops", Name: "ping", Type: "http", HTTP: []byte(`{"url":"https://example.com"}`)}); err != nil {
@@ -118,8 +118,8 @@ func TestShellJobsNeedTheShellCapability(t *testing.T) {
 	}
 }
 
-// waitFinished waits for execution id to finish with outcome.
-func waitFinished(t *testing.T, c *apiclient.Client, id, outcome string) *api.Execution {
+// waitOutcome waits for execution id to finish with outcome.
+func waitOutcome(t *testing.T, c *apiclient.Client, id, outcome string) *api.Execution {
 	t.Helper()
 	var e *api.Execution
 	deadline := time.Now().Add(20 * time.Second)

@@ -128,6 +128,9 @@ func journey(t *testing.T, databaseURL string) {
 		args: []string{
 			"--smtp-host", mail.Host, "--smtp-port", strconv.Itoa(mail.Port), "--smtp-tls", "starttls",
 			"--smtp-username", "chime", "--smtp-from", "chime <chime@example.com>", "--alert-email", "ops@example.com",
+			// As README says: the endpoints listen on 127.0.0.1, which
+			// HTTP jobs may not reach unless allowed.
+			"--egress-allow", "127.0.0.1",
 		},
 	})
 	p.waitReady(t)
@@ -455,6 +458,14 @@ func TestServerProcessBadInput(t *testing.T) {
 			name: "invalid cron in a new job", method: http.MethodPut, path: "/api/v1/jobs/demo/other", token: token,
 			body:   job(func(_, sc map[string]any) { sc["expression"] = "every day" }),
 			status: http.StatusBadRequest, code: api.CodeInvalidArgument, field: "triggers[0].schedule.expression",
+		},
+		{
+			// The harness allows loopback only; this is link-local.
+			name: "cloud metadata URL", method: http.MethodPut, path: "/api/v1/jobs/demo/nightly", token: token,
+			body: job(func(j, _ map[string]any) {
+				j["http"] = map[string]any{"url": "http://169.254.169.254/latest/meta-data/"}
+			}),
+			status: http.StatusBadRequest, code: api.CodeInvalidArgument, field: "http.url",
 		},
 		{
 			name: "not JSON", method: http.MethodPost, path: "/api/v1/jobs", token: token,

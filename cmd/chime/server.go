@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/jobs/egress"
 	"github.com/chime-scheduler/chime/server"
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"
@@ -35,6 +36,8 @@ type serverConfig struct {
 	Workers         int           `koanf:"workers"`
 	EnableShellJobs bool          `koanf:"enable_shell_jobs"`
 	ShellAllow      []string      `koanf:"shell_allow"`
+	EgressAllow     []string      `koanf:"egress_allow"`
+	EgressDeny      []string      `koanf:"egress_deny"`
 	NoJobMetrics    bool          `koanf:"no_job_metrics"`
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
 	// AdminPassword, or the content of AdminPasswordFile, is the first
@@ -108,6 +111,10 @@ func serverSettings() []serverSetting {
 		{key: "enable_shell_jobs", flag: "enable-shell-jobs", def: false, usage: "allow jobs of type shell, which run commands on this host as this server's user (needs --shell-allow)"},
 		{key: "shell_allow", flag: "shell-allow", def: []string(nil),
 			usage: `programs shell jobs may run: absolute paths or globs such as /opt/jobs/bin/*, or "*" for any (repeat or comma-separate)`},
+		{key: "egress_allow", flag: "egress-allow", def: []string(nil),
+			usage: "hosts, *.domains, IPs and CIDRs HTTP jobs and alert webhooks may reach although loopback, link-local and private addresses are refused by default (repeat or comma-separate)"},
+		{key: "egress_deny", flag: "egress-deny", def: []string(nil),
+			usage: "hosts, *.domains, IPs and CIDRs HTTP jobs and alert webhooks never reach, whatever egress_allow says (repeat or comma-separate)"},
 		{key: "no_job_metrics", flag: "no-job-metrics", def: false, usage: "leave out the per-job series of /metrics (up to 7 per job that ran)"},
 		{key: "shutdown_timeout", flag: "shutdown-timeout", def: server.DefaultShutdownTimeout, usage: "how long a stop waits for running jobs before cancelling them"},
 		{key: "admin_password", flag: "admin-password", def: "", mask: maskSecret,
@@ -159,6 +166,13 @@ beats the default. The effective configuration is logged at start: each
 setting with the value the node runs with (defaults resolved) and where it came
 from, secrets masked. With --log-format json, an error that stops the server is
 a JSON log record too.
+
+HTTP jobs and alert webhooks may not reach loopback, link-local (cloud
+metadata), private or other internal addresses, nor "localhost", unless
+egress_allow lists them (--egress-allow 127.0.0.1,10.0.0.0/8,*.corp.example.com);
+egress_deny refuses more, and beats egress_allow. Every connection they make
+is checked, redirects included, and they use no proxy (HTTP_PROXY is ignored
+for them).
 
 The server listens on its address before it touches the database: a port
 already taken stops it with an error naming the address, and changes
@@ -366,6 +380,13 @@ func (c *serverConfig) validate() error {
 	default:
 		return fmt.Errorf("chime server: log.format %q: want text or json", c.Log.Format)
 	}
+	if _, err := egress.New(egress.Config{Allow: c.EgressAllow, Deny: c.EgressDeny}); err != nil {
+		if re, ok := errors.AsType[*egress.RuleError](err); ok {
+			key := map[string]string{"Allow": "egress_allow", "Deny": "egress_deny"}[re.List]
+			return fmt.Errorf("chime server: %s[%d] %q: %s", key, re.Index, re.Entry, re.Reason)
+		}
+		return fmt.Errorf("chime server: %w", err)
+	}
 	if c.Workers < 1 {
 		return fmt.Errorf("chime server: workers %d: want at least 1", c.Workers)
 	}
@@ -401,6 +422,7 @@ func (c *serverConfig) toServer(log *slog.Logger) server.Config {
 		Workers:           c.Workers,
 		EnableShellJobs:   c.EnableShellJobs,
 		ShellAllow:        c.ShellAllow,
+		Egress:            egress.Config{Allow: c.EgressAllow, Deny: c.EgressDeny},
 		DisableJobMetrics: c.NoJobMetrics,
 		ShutdownTimeout:   c.ShutdownTimeout,
 		AdminPassword:     c.AdminPassword,
@@ -511,6 +533,8 @@ func effectiveValues(cfg *serverConfig, run server.Config) map[string]slog.Value
 		"workers":                   slog.IntValue(run.Workers),
 		"enable_shell_jobs":         slog.BoolValue(run.EnableShellJobs),
 		"shell_allow":               slog.AnyValue(nonNil(run.ShellAllow)),
+		"egress_allow":              slog.AnyValue(nonNil(cfg.EgressAllow)),
+		"egress_deny":               slog.AnyValue(nonNil(cfg.EgressDeny)),
 		"no_job_metrics":            slog.BoolValue(run.DisableJobMetrics),
 		"shutdown_timeout":          d(run.ShutdownTimeout),
 		"admin_password":            str(cfg.AdminPassword),

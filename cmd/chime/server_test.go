@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -64,7 +65,9 @@ func TestServerConfigPrecedence(t *testing.T) {
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 
 	cmd := newServerCmd()
-	if err := cmd.Flags().Parse([]string{"--node-id", "from-flag", "--alert-email", "a@example.com,b@example.com"}); err != nil {
+	env["CHIME_EGRESS_DENY"] = "*.evil.example,192.0.2.0/24"
+	if err := cmd.Flags().Parse([]string{"--node-id", "from-flag", "--alert-email", "a@example.com,b@example.com",
+		"--egress-allow", "127.0.0.1/32,10.0.0.0/8", "--egress-allow", "*.corp.example"}); err != nil {
 		t.Fatal(err)
 	}
 	cfg, sources, err := loadServerConfig(cmd.Flags(), serverSettings(), file, lookup)
@@ -85,6 +88,8 @@ func TestServerConfigPrecedence(t *testing.T) {
 		{"retention.max_age", cfg.Retention.MaxAge.String(), "720h0m0s", sourceDefault},
 		{"retention.per_job", fmt.Sprint(cfg.Retention.PerJob), "200", sourceFile},
 		{"retention.max_per_job", fmt.Sprint(cfg.Retention.MaxPerJob), "5000", sourceEnv},
+		{"egress_allow", strings.Join(cfg.EgressAllow, " "), "127.0.0.1/32 10.0.0.0/8 *.corp.example", sourceFlag},
+		{"egress_deny", strings.Join(cfg.EgressDeny, " "), "*.evil.example 192.0.2.0/24", sourceEnv},
 	}
 	for _, c := range checks {
 		if c.got != c.want || sources[c.key] != c.from {
@@ -93,6 +98,9 @@ func TestServerConfigPrecedence(t *testing.T) {
 	}
 	if got := len(effectiveValues(cfg, cfg.toServer(nil))); got != len(serverSettings()) {
 		t.Errorf("effectiveValues has %d settings, want all %d", got, len(serverSettings()))
+	}
+	if got := cfg.toServer(nil).Egress; !slices.Equal(got.Allow, cfg.EgressAllow) || !slices.Equal(got.Deny, cfg.EgressDeny) {
+		t.Errorf("toServer().Egress = %+v, want the egress_allow and egress_deny settings", got)
 	}
 	want := server.Retention{MaxAge: 720 * time.Hour, PerJob: 200, MaxPerJob: 5000}
 	if got := cfg.toServer(nil).Retention; got != want {
@@ -161,6 +169,10 @@ func TestServerConfigErrors(t *testing.T) {
 			want: "retention.per_job 20000 is more than retention.max_per_job 10000"},
 		{name: "zero cap", args: []string{"--retention-max-per-job", "0"}, want: "retention.max_per_job 0"},
 		{name: "negative floor", args: []string{"--retention-per-job=-5"}, want: "retention.per_job -5 is negative"},
+		{name: "egress rule with a port", args: []string{"--egress-allow", "10.0.0.0/8,db.corp.example:5432"},
+			want: `egress_allow[1] "db.corp.example:5432": not an IP address, and a host name has no colon`},
+		{name: "bad egress network in file", file: write("egress.yaml", "egress_deny: [10.0.0.0/99]\n"),
+			want: `egress_deny[0] "10.0.0.0/99": not a CIDR network`},
 		{name: "short admin password", env: map[string]string{"CHIME_ADMIN_PASSWORD": "hunter2"},
 			want: "admin_password: the password must be at least 12 characters"},
 		{name: "both admin passwords", env: map[string]string{"CHIME_ADMIN_PASSWORD": "correct horse battery"},
@@ -247,7 +259,9 @@ type processOptions struct {
 	// databaseURL is the server's --database-url. Defaults to a fresh
 	// SQLite file.
 	databaseURL string
-	// env is added to the test's environment.
+	// env is added to the test's environment, after
+	// CHIME_EGRESS_ALLOW=127.0.0.0/8,::1: the endpoints of the tests
+	// listen on loopback, which the server refuses to call by default.
 	env []string
 	// args follow --listen and --database-url.
 	args []string
@@ -279,7 +293,7 @@ func startServerProcess(t *testing.T, opts processOptions) *serverProcess {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(chime, append([]string{"server", "--listen", addr, "--database-url", db}, opts.args...)...)
-	cmd.Env = append(os.Environ(), opts.env...)
+	cmd.Env = append(append(os.Environ(), "CHIME_EGRESS_ALLOW=127.0.0.0/8,::1"), opts.env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

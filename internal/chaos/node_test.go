@@ -91,9 +91,9 @@ func (n *node) args() []string {
 		"--shutdown-timeout", "10s",
 		"--retention-max-per-job", "-1",
 		"--log-level", "info",
-		// The recording target listens on loopback. When the server
-		// denies HTTP jobs to loopback by default (the egress policy),
-		// allow it here: "--egress-allow", "127.0.0.0/8".
+		// The recording target listens on loopback, which the egress
+		// policy refuses by default.
+		"--egress-allow", "127.0.0.0/8",
 	}
 }
 

@@ -42,4 +42,13 @@
 // expect_status is a *StatusError; running out of time is an error wrapping
 // context.DeadlineExceeded. Redirects are followed as the Runner's
 // http.Client follows them (the default client follows up to 10).
+//
+// # Egress
+//
+// A Runner's requests may reach any address unless Runner.Egress holds an
+// egress.Policy: then the host of every request and redirect, and the
+// address each connection is made to, are checked against it, so that a
+// job cannot be aimed at the scheduler's own host, its private network or
+// a cloud metadata service. chime server always sets one, refusing
+// loopback, link-local and private addresses unless they are allowed.
 package httpjob

@@ -9,13 +9,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/chime-scheduler/chime/jobs"
+	"github.com/chime-scheduler/chime/jobs/egress"
 )
 
 // Runner sends the requests of "http" jobs. Its zero value is ready to use,
-// and it is safe for concurrent use.
+// and it is safe for concurrent use. Its fields must not change once it
+// has run.
 type Runner struct {
 	// Client sends the requests. Redirects are followed as it decides.
 	// Defaults to http.DefaultClient, which follows up to 10 redirects
@@ -23,6 +26,34 @@ type Runner struct {
 	// to the same domain and drops sensitive ones such as Authorization
 	// when the domain changes.
 	Client *http.Client
+	// Egress, when set, decides which hosts and addresses requests may
+	// reach, redirects included: requests go through Egress.Client of
+	// Client, whose transport must then be nil or an *http.Transport, and
+	// use no proxy. A refused request fails with an error wrapping an
+	// *egress.RefusedError. Defaults to nil: requests may reach any
+	// address, the scheduler's own host and network included.
+	Egress *egress.Policy
+
+	once      sync.Once
+	client    *http.Client
+	clientErr error
+}
+
+// httpClient returns the client requests go through.
+func (r *Runner) httpClient() (*http.Client, error) {
+	r.once.Do(func() {
+		r.client = r.Client
+		if r.client == nil {
+			r.client = http.DefaultClient
+		}
+		if r.Egress != nil {
+			r.client, r.clientErr = r.Egress.Client(r.client)
+			if r.clientErr != nil {
+				r.clientErr = fmt.Errorf("httpjob: Runner.Egress: %w", r.clientErr)
+			}
+		}
+	})
+	return r.client, r.clientErr
 }
 
 // Result describes the response to one request.
@@ -68,9 +99,11 @@ func (e *StatusError) Error() string {
 //
 // Run returns a *jobs.FieldError when spec is invalid or a template fails
 // to expand (nothing is sent then), a *StatusError when the response's
-// status is not expected, and an error wrapping context.DeadlineExceeded
-// when spec.Timeout passes first, or the context's error when ctx ends
-// first. The Result is non-nil whenever a response arrived, even with an
+// status is not expected, an error wrapping an *egress.RefusedError when
+// r.Egress refuses the request's host, an address it resolves to or a
+// redirect, and an error wrapping context.DeadlineExceeded when
+// spec.Timeout passes first, or the context's error when ctx ends first.
+// The Result is non-nil whenever a response arrived, even with an
 // error.
 func (r *Runner) Run(ctx context.Context, spec Spec, v jobs.Vars, out io.Writer) (*Result, error) {
 	if err := spec.Validate(); err != nil {
@@ -86,14 +119,22 @@ func (r *Runner) Run(ctx context.Context, spec Spec, v jobs.Vars, out io.Writer)
 	if err != nil {
 		return nil, err
 	}
-	client := r.Client
-	if client == nil {
-		client = http.DefaultClient
+	client, err := r.httpClient()
+	if err != nil {
+		return nil, err
 	}
 
 	start := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
+		if refused, ok := errors.AsType[*egress.RefusedError](err); ok {
+			// Said without the *url.Error's URL, whose query may hold a
+			// secret.
+			if refused.Host != req.URL.Hostname() {
+				return nil, fmt.Errorf("httpjob: following a redirect: %w", refused)
+			}
+			return nil, fmt.Errorf("httpjob: %w", refused)
+		}
 		return nil, stopped(ctx, reqCtx, spec.Timeout, err)
 	}
 	defer resp.Body.Close()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime/jobs"
+	"github.com/chime-scheduler/chime/jobs/egress"
 	"github.com/chime-scheduler/chime/jobs/httpjob"
 )
 
@@ -419,5 +421,100 @@ func TestRunUnreachable(t *testing.T) {
 	}
 	if !strings.HasPrefix(err.Error(), "httpjob: Get ") {
 		t.Errorf("error %q does not name the request", err)
+	}
+}
+
+func TestRunEgress(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int64
+	inner := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		io.WriteString(w, "chime_fires_total 7")
+	})
+	innerURL, _ := url.Parse(inner.URL)
+	outer := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, inner.URL+"/metrics", http.StatusFound)
+	})
+	outerURL, _ := url.Parse(outer.URL)
+	policy := func(cfg egress.Config) *egress.Policy {
+		p, err := egress.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name   string
+		policy *egress.Policy
+		url    string
+		want   string // the error; empty for success
+	}{
+		{
+			name:   "no policy",
+			url:    inner.URL + "/metrics",
+			policy: nil,
+		},
+		{
+			name:   "loopback by default",
+			policy: policy(egress.Config{AllowSetting: "egress_allow"}),
+			url:    inner.URL + "/metrics?token={{.Params.token}}",
+			want:   "httpjob: egress to " + innerURL.Host + " refused: loopback addresses are denied by default; allow with egress_allow",
+		},
+		{
+			name:   "allowed",
+			policy: policy(egress.Config{Allow: []string{"127.0.0.1/32"}}),
+			url:    inner.URL + "/metrics",
+		},
+		{
+			name:   "redirect to a refused address",
+			policy: policy(egress.Config{Allow: []string{"localhost"}}),
+			url:    "http://localhost:" + outerURL.Port() + "/",
+			want:   "httpjob: following a redirect: egress to " + innerURL.Host + " refused: loopback addresses are denied by default; allow with an allow rule",
+		},
+		{
+			name:   "denied name",
+			policy: policy(egress.Config{Allow: []string{"127.0.0.0/8"}, Deny: []string{"localhost"}}),
+			url:    "http://localhost:" + innerURL.Port() + "/",
+			want:   `httpjob: egress to localhost refused: denied by the rule "localhost"`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := hits.Load()
+			r := &httpjob.Runner{Egress: tt.policy}
+			var out strings.Builder
+			_, err := r.Run(t.Context(), httpjob.Spec{URL: tt.url}, vars(), &out)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Run: %v", err)
+			case tt.want == "":
+				if out.String() != "HTTP/1.1 200 OK\nchime_fires_total 7" {
+					t.Errorf("wrote %q", out.String())
+				}
+			default:
+				if err == nil || err.Error() != tt.want {
+					t.Fatalf("Run: %v, want %q", err, tt.want)
+				}
+				if _, ok := errors.AsType[*egress.RefusedError](err); !ok {
+					t.Errorf("Run: %v does not wrap an *egress.RefusedError", err)
+				}
+				if n := hits.Load() - before; n != 0 {
+					t.Errorf("the refused server saw %d requests", n)
+				}
+			}
+		})
+	}
+}
+
+func TestRunEgressNeedsATransportItCanCheck(t *testing.T) {
+	t.Parallel()
+	p, err := egress.New(egress.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &httpjob.Runner{Egress: p, Client: &http.Client{Transport: http.NewFileTransport(http.Dir("."))}}
+	_, err = r.Run(t.Context(), httpjob.Spec{URL: "http://example.com/"}, vars(), nil)
+	if err == nil || !strings.HasPrefix(err.Error(), "httpjob: Runner.Egress: ") {
+		t.Errorf("Run: %v, want the transport refused", err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/chime-scheduler/chime/jobs/egress"
 )
 
 // ErrInvalidConfig is wrapped by every error New returns for a Config it
@@ -56,6 +58,13 @@ type Config struct {
 	// the client's own timeout. Defaults to a client like
 	// http.DefaultClient.
 	HTTPClient *http.Client
+	// Egress, when set, decides which hosts and addresses webhooks may
+	// reach, checked on every connection (see package egress): a refused
+	// webhook fails at once, without retries. HTTPClient's transport must
+	// then be nil or an *http.Transport, and no proxy is used. New refuses
+	// DefaultWebhooks whose host Egress.CheckHost refuses. Defaults to
+	// nil: webhooks may reach any address.
+	Egress *egress.Policy
 	// SubjectTemplate renders an e-mail's subject line, a text/template
 	// over TemplateData; line breaks and runs of spaces in what it renders
 	// become single spaces. Defaults to DefaultSubjectTemplate.
@@ -227,6 +236,8 @@ func (cfg Config) validate() error {
 	}
 	for i, u := range cfg.DefaultWebhooks {
 		if err := validateWebhookURL(u); err != nil {
+			bad(fmt.Sprintf("DefaultWebhooks[%d]", i), "%v", err)
+		} else if err := cfg.Egress.CheckURL(u); err != nil {
 			bad(fmt.Sprintf("DefaultWebhooks[%d]", i), "%v", err)
 		}
 	}

@@ -36,7 +36,11 @@
 //
 // A webhook receives a POST with Content-Type application/json and a
 // WebhookPayload body: a "text" field rendered for chat tools, and the
-// event's fields for programs. Any status but 2xx is a failed try.
+// event's fields for programs. Any status but 2xx is a failed try. With
+// Config.Egress set, every webhook connection is checked against that
+// egress.Policy (chime server refuses loopback, link-local and private
+// addresses unless allowed); a refused webhook fails at once, without
+// retries, and the log names the address and the rule.
 //
 // # Recipients
 //

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"text/template"
 	"time"
+
+	"github.com/chime-scheduler/chime/jobs/egress"
 )
 
 // ErrStarted is returned by Start on a Notifier that was started before.
@@ -67,6 +69,11 @@ func New(cfg Config) (*Notifier, error) {
 	t, err := newTemplates(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Egress != nil {
+		if cfg.HTTPClient, err = cfg.Egress.Client(cfg.HTTPClient); err != nil {
+			return nil, fmt.Errorf("%w: HTTPClient: %w", ErrInvalidConfig, err)
+		}
 	}
 	return &Notifier{
 		cfg:       cfg,
@@ -295,7 +302,8 @@ func (n *Notifier) try(ctx context.Context, ev Event, channel, target string, se
 			n.log.Debug("alert delivered", append(eventAttrs(ev), "channel", channel, "target", target, "attempts", attempt)...)
 			return
 		}
-		if attempt >= n.cfg.Attempts || ctx.Err() != nil {
+		_, refused := errors.AsType[*egress.RefusedError](err) // trying again would change nothing
+		if attempt >= n.cfg.Attempts || ctx.Err() != nil || refused {
 			n.mu.Lock()
 			n.stats.Failed++
 			n.mu.Unlock()

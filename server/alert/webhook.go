@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/chime-scheduler/chime/jobs/egress"
 )
 
 // WebhookPayload is the JSON body POSTed to webhooks. Text is for chat
@@ -77,6 +79,9 @@ func (n *Notifier) postWebhook(ctx context.Context, u string, body []byte) error
 		// A *url.Error quotes the whole URL; keep its secret out of logs.
 		if urlErr, ok := errors.AsType[*url.Error](err); ok {
 			err = urlErr.Err
+		}
+		if refused, ok := errors.AsType[*egress.RefusedError](err); ok {
+			err = refused // without the dial error's repetition of the address
 		}
 		return fmt.Errorf("post %s: %w", redactURL(u), err)
 	}

@@ -36,8 +36,11 @@ type Options struct {
 	// empty: DatabaseURL to a new SQLite file in the test's temporary
 	// directory; Listen to "127.0.0.1:0"; Logger to one that discards;
 	// Auth.BcryptCost to bcrypt.MinCost, so that logins stay quick under
-	// the race detector; ShutdownTimeout to 5s; and, with EnableShellJobs,
-	// ShellAllow to "*" (any program). Other fields default as in
+	// the race detector; ShutdownTimeout to 5s; with EnableShellJobs,
+	// ShellAllow to "*" (any program); and, when Egress.Allow and
+	// Egress.Deny are both empty, Egress.Allow to loopback (127.0.0.0/8
+	// and ::1), where the endpoints of net/http/httptest listen, so that
+	// HTTP jobs and webhooks may reach them. Other fields default as in
 	// server.Config. With EnableShellJobs the admin gets the shell
 	// capability too, so that Client may write shell jobs.
 	Config server.Config
@@ -91,6 +94,9 @@ func Start(t testing.TB, opts *Options) *Server {
 	}
 	if cfg.EnableShellJobs && len(cfg.ShellAllow) == 0 {
 		cfg.ShellAllow = []string{"*"}
+	}
+	if len(cfg.Egress.Allow) == 0 && len(cfg.Egress.Deny) == 0 {
+		cfg.Egress.Allow = []string{"127.0.0.0/8", "::1"}
 	}
 
 	ctx := context.Background()
