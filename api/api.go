@@ -339,12 +339,20 @@ type Role string
 
 // Roles, each allowed everything the one before it may do.
 const (
-	// RoleViewer reads everything but users, tokens and secrets.
+	// RoleViewer reads jobs, triggers, calendars, nodes and the execution
+	// history, but not users, tokens, alert settings or secrets. Sensitive
+	// header values and environment variables of jobs, and the paths,
+	// queries and user info of alert webhook URLs, are masked for it.
+	// Execution output, error messages, logs and parameters stay readable:
+	// whatever a job prints a viewer reads (values of {{secret}} references
+	// are masked there, as a best effort).
 	RoleViewer Role = "viewer"
 	// RoleOperator also creates, edits, pauses, runs, retries and deletes
-	// jobs, triggers and calendars.
+	// jobs, triggers and calendars, and reads jobs unmasked (an operator
+	// could point a job at a server of their own and read its headers
+	// anyway). It may refer to secrets in jobs, not read or change them.
 	RoleOperator Role = "operator"
-	// RoleAdmin also manages users, tokens and alert settings.
+	// RoleAdmin also manages users, tokens, alert settings and secrets.
 	RoleAdmin Role = "admin"
 )
 
@@ -392,6 +400,28 @@ type Token struct {
 	Created  *time.Time `json:"created,omitempty"`
 	LastUsed *time.Time `json:"last_used,omitempty"`
 	Expires  *time.Time `json:"expires,omitempty"`
+}
+
+// Secret is a named secret that job and alert templates insert with
+// {{secret "name"}}, kept encrypted in the database (admin only). Value is
+// write-only: accepted by PUT /api/v1/secrets/{name}, never returned.
+type Secret struct {
+	// Name is 1 to 200 of letters, digits, '.', '_' and '-', starting with
+	// a letter or digit.
+	Name string `json:"name"`
+	// Value is the secret's value, at most 64 KiB; write-only.
+	Value string `json:"value,omitempty"`
+	// KeyID identifies the key the value is encrypted with: the first 16
+	// hex digits of a SHA-256 of the key, not the key. Read-only.
+	KeyID string `json:"key_id,omitempty"`
+	// Created and Updated are when the secret was first and last set, and
+	// UpdatedBy who set it last. Read-only.
+	Created   *time.Time `json:"created,omitempty"`
+	Updated   *time.Time `json:"updated,omitempty"`
+	UpdatedBy string     `json:"updated_by,omitempty"`
+	// UsedBy lists the jobs ("group/name") whose specs or alert webhooks
+	// refer to the secret. Read-only.
+	UsedBy []string `json:"used_by,omitempty"`
 }
 
 // LoginRequest is the body of POST /api/v1/auth/login.
