@@ -302,7 +302,7 @@ func (h *handler) table() []route {
 		// Secrets (admin).
 		{
 			method: http.MethodGet, path: v1 + "/secrets", role: admin, operationID: "listSecrets",
-			summary: "Secrets by name, with their key IDs, times, who set them last and the jobs that use them; never their values.",
+			summary:   "Secrets by name, with their key IDs, times, who set them last and the jobs that use them; never their values.",
 			responses: ok([]api.Secret{}),
 			handle:    h.listSecrets,
 		},
@@ -314,7 +314,7 @@ func (h *handler) table() []route {
 		{
 			method: http.MethodPut, path: v1 + "/secrets/{name}", role: admin, operationID: "putSecret",
 			summary: "Create (201) or replace (200) a secret's value, encrypted with the server's key; the answer never holds the value. Refused (400) when the server has no secret key.",
-			body: api.Secret{},
+			body:    api.Secret{},
 			responses: []response{
 				{status: http.StatusOK, body: api.Secret{}},
 				{status: http.StatusCreated, body: api.Secret{}},
