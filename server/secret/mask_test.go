@@ -46,13 +46,13 @@ func TestMaskValue(t *testing.T) {
 func TestMaskURL(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
-		"https://hooks.slack.com/services/T0/B0/XXXX":          "https://hooks.slack.com/****",
-		"https://example.com/hook?token=abc":                   "https://example.com/****",
-		"https://user:pass@example.com":                        "https://****@example.com",
-		"https://example.com":                                  "https://example.com",
-		"https://example.com/":                                 "https://example.com",
+		"https://hooks.slack.com/services/T0/B0/XXXX":         "https://hooks.slack.com/****",
+		"https://example.com/hook?token=abc":                  "https://example.com/****",
+		"https://user:pass@example.com":                       "https://****@example.com",
+		"https://example.com":                                 "https://example.com",
+		"https://example.com/":                                "https://example.com",
 		`https://hooks.slack.com/services/{{secret "slack"}}`: "https://hooks.slack.com/****",
-		"::not a url":                                          "****",
+		"::not a url": "****",
 	} {
 		if got := secret.MaskURL(in); got != want {
 			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)
