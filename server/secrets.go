@@ -219,6 +219,9 @@ func checkNotMasked(st jobSettings) error {
 	if len(st.HTTP) > 0 {
 		var spec httpjob.Spec
 		if json.Unmarshal(st.HTTP, &spec) == nil {
+			if strings.Contains(spec.URL, "="+secret.Mask) || strings.Contains(spec.URL, secret.Mask+"@") {
+				return masked("http.url")
+			}
 			for _, h := range slices.Sorted(maps.Keys(spec.Headers)) {
 				if spec.Headers[h] == secret.Mask {
 					return masked("http.headers." + h)

@@ -150,6 +150,9 @@ func TestSavingAJobChecksItsSecrets(t *testing.T) {
 		{"a viewer's mask written back", api.Job{Type: "http", HTTP: httpSpec(t, map[string]any{
 			"url": "https://example.com", "headers": map[string]string{"Authorization": secret.Mask},
 		})}, "http.headers.Authorization", "the mask a viewer reads"},
+		{"a masked URL written back", api.Job{Type: "http", HTTP: httpSpec(t, map[string]any{
+			"url": "https://example.com/x?api_key=" + secret.Mask,
+		})}, "http.url", "the mask a viewer reads"},
 		{"a masked webhook written back", api.Job{Type: "http", HTTP: httpSpec(t, map[string]any{"url": "https://example.com"}),
 			Alerts: &api.JobAlerts{Webhooks: []string{"https://hooks.slack.com/" + secret.Mask}}},
 			"alerts.webhooks[0]", "the mask a viewer reads"},

@@ -107,12 +107,49 @@ func MaskURL(raw string) string {
 	return out
 }
 
+// MaskRequestURL returns an http job's URL (or URL template) as a viewer
+// reads it: the user info and the values of query parameters whose names
+// look sensitive (SensitiveName, such as api_key or token) masked by
+// MaskValue, the rest as written, so that a viewer still sees where the
+// job goes: "https://api.example.com/v1/items?api_key=****&page=2".
+func MaskRequestURL(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		scheme, rest = "", raw
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+		rest = Mask + rest[at:]
+	}
+	before, query, hasQuery := strings.Cut(rest, "?")
+	if hasQuery {
+		query, fragment, hasFragment := strings.Cut(query, "#")
+		params := strings.Split(query, "&")
+		for i, p := range params {
+			if k, v, ok := strings.Cut(p, "="); ok && v != "" && SensitiveName(k) {
+				params[i] = k + "=" + MaskValue(v)
+			}
+		}
+		rest = before + "?" + strings.Join(params, "&")
+		if hasFragment {
+			rest += "#" + fragment
+		}
+	}
+	if !ok {
+		return rest
+	}
+	return scheme + "://" + rest
+}
+
 // MaskJob returns j as a viewer reads it: the values of its sensitive HTTP
-// headers and shell environment variables masked by MaskValue, and its
-// alert webhooks by MaskURL. A spec that does not decode is left out
-// whole rather than shown.
+// headers and shell environment variables masked by MaskValue, its URL by
+// MaskRequestURL, and its alert webhooks by MaskURL. A spec that does not
+// decode is left out whole rather than shown.
 func MaskJob(j api.Job) api.Job {
-	j.HTTP = maskSpecMap(j.HTTP, "headers")
+	j.HTTP = maskSpecURL(maskSpecMap(j.HTTP, "headers"))
 	j.Shell = maskSpecMap(j.Shell, "env")
 	if j.Alerts != nil && len(j.Alerts.Webhooks) > 0 {
 		a := *j.Alerts
@@ -123,6 +160,34 @@ func MaskJob(j api.Job) api.Job {
 		j.Alerts = &a
 	}
 	return j
+}
+
+// maskSpecURL masks the "url" of an http spec's JSON object.
+func maskSpecURL(spec json.RawMessage) json.RawMessage {
+	if len(spec) == 0 {
+		return spec
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(spec, &obj); err != nil {
+		return nil
+	}
+	var u string
+	if raw, ok := obj["url"]; !ok || json.Unmarshal(raw, &u) != nil {
+		return spec
+	}
+	masked := MaskRequestURL(u)
+	if masked == u {
+		return spec
+	}
+	var err error
+	if obj["url"], err = json.Marshal(masked); err != nil {
+		return nil
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // maskSpecMap masks the sensitive entries of the map field of a spec's

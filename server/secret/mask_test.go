@@ -60,13 +60,30 @@ func TestMaskURL(t *testing.T) {
 	}
 }
 
+func TestMaskRequestURL(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"https://api.example.com/v1/items?api_key=abc&page=2":            "https://api.example.com/v1/items?api_key=****&page=2",
+		"https://api.example.com/v1/items?page=2#token=x":                "https://api.example.com/v1/items?page=2#token=x",
+		"https://bob:pw@api.example.com/x":                               "https://****@api.example.com/x",
+		`https://api.example.com/x?token={{secret "t"}}&region=eu`:       `https://api.example.com/x?token={{secret "t"}}&region=eu`,
+		"https://api.example.com/{{.Params.path}}?access_token=abc#frag": "https://api.example.com/{{.Params.path}}?access_token=****#frag",
+		"https://api.example.com/plain":                                  "https://api.example.com/plain",
+		"{{.Params.base}}/x?key=abc":                                     "{{.Params.base}}/x?key=****",
+	} {
+		if got := secret.MaskRequestURL(in); got != want {
+			t.Errorf("MaskRequestURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // TestMaskJob masks a job's sensitive headers, variables and webhooks and
 // keeps everything else as it was.
 func TestMaskJob(t *testing.T) {
 	t.Parallel()
 	in := api.Job{
 		Group: "g", Name: "n", Type: "http",
-		HTTP: json.RawMessage(`{"url":"https://api.example.com/x","headers":{"Authorization":"Bearer abc123",` +
+		HTTP: json.RawMessage(`{"url":"https://api.example.com/x?api_key=k1","headers":{"Authorization":"Bearer abc123",` +
 			`"X-Trace":"t1","X-Api-Key":"{{secret \"key\"}}"},"body":"{}"}`),
 		Shell:  json.RawMessage(`{"argv":["run"],"env":{"DB_PASSWORD":"hunter2","REGION":"eu"}}`),
 		Alerts: &api.JobAlerts{Webhooks: []string{"https://hooks.slack.com/services/T/B/X"}, Emails: []string{"ops@example.com"}},
@@ -79,7 +96,7 @@ func TestMaskJob(t *testing.T) {
 	if err := json.Unmarshal(got.Shell, &shell); err != nil {
 		t.Fatal(err)
 	}
-	wantHTTP := map[string]any{"url": "https://api.example.com/x", "body": "{}", "headers": map[string]any{
+	wantHTTP := map[string]any{"url": "https://api.example.com/x?api_key=****", "body": "{}", "headers": map[string]any{
 		"Authorization": "****", "X-Trace": "t1", "X-Api-Key": `{{secret "key"}}`,
 	}}
 	if !reflect.DeepEqual(http, wantHTTP) {

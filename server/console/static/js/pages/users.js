@@ -6,7 +6,7 @@ import { h, replace, pageHead, panel, table, badge, timeEl, button, field, toast
 
 const ROLES = ['viewer', 'operator', 'admin'];
 
-const roleHelp = 'viewer reads; operator also changes jobs, calendars, runs and retries; admin also manages users, tokens and alerts.';
+const roleHelp = 'viewer reads jobs (sensitive values masked) and everything jobs print; operator also changes jobs, calendars, runs and retries; admin also manages users, tokens, secrets and alerts.';
 
 export async function render(ctx) {
   let users, tokens;
