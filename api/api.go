@@ -341,11 +341,11 @@ type Role string
 const (
 	// RoleViewer reads jobs, triggers, calendars, nodes and the execution
 	// history, but not users, tokens, alert settings or secrets. Sensitive
-	// header values and environment variables of jobs, and the paths,
-	// queries and user info of alert webhook URLs, are masked for it.
-	// Execution output, error messages, logs and parameters stay readable:
-	// whatever a job prints a viewer reads (values of {{secret}} references
-	// are masked there, as a best effort).
+	// header values, environment variables and URL query values of jobs,
+	// and the paths, queries and user info of alert webhook URLs, are
+	// masked for it. Execution output, error messages, logs and parameters
+	// stay readable: whatever a job prints a viewer reads (the values of
+	// {{secret}} references are masked there, as a best effort).
 	RoleViewer Role = "viewer"
 	// RoleOperator also creates, edits, pauses, runs, retries and deletes
 	// jobs, triggers and calendars, and reads jobs unmasked (an operator
