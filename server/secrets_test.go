@@ -282,3 +282,31 @@ func TestAlertWebhookUsesASecret(t *testing.T) {
 		t.Errorf("the alert went to %q, want /services/T000/B000/XXXX", paths[0])
 	}
 }
+
+// TestShellJobReadsASecretFromItsEnvironment passes a secret to a shell
+// script through env; the script echoes it, and the history has it
+// masked.
+func TestShellJobReadsASecretFromItsEnvironment(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db", withKey(secret.GenerateKey()), func(c *Config) { c.EnableShellJobs = true })
+	start(t, s)
+	ctx := t.Context()
+	const value = "db-password-0123456789"
+	if _, _, err := s.PutSecret(ctx, "admin", "db-password", value); err != nil {
+		t.Fatal(err)
+	}
+	j := api.Job{Group: "ops", Name: "backup", Type: "shell",
+		Shell: []byte(`{"shell":"echo connecting with $DB_PASSWORD; echo length ${#DB_PASSWORD}; exit 3","env":{"DB_PASSWORD":"{{secret \"db-password\"}}"}}`)}
+	if _, err := s.CreateJob(ctx, "otto", j); err != nil {
+		t.Fatalf("CreateJob: %v", err)
+	}
+	acc, err := s.RunJob(ctx, "otto", "ops", "backup", api.RunRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := waitExecution(t, s, acc.ExecutionIDs[0])
+	if e.Outcome != "failed" || strings.Contains(e.Output, value) || !strings.Contains(e.Output, "connecting with ****") ||
+		!strings.Contains(e.Output, "length 22") {
+		t.Errorf("execution = %s, output %q; want it failed, the secret read (length 22) and masked", e.Outcome, e.Output)
+	}
+}
