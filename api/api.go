@@ -403,14 +403,12 @@ type Token struct {
 }
 
 // Secret is a named secret that job and alert templates insert with
-// {{secret "name"}}, kept encrypted in the database (admin only). Value is
-// write-only: accepted by PUT /api/v1/secrets/{name}, never returned.
+// {{secret "name"}}, kept encrypted in the database (admin only), as the
+// API shows it: never with its value, which is write-only (SecretValue).
 type Secret struct {
 	// Name is 1 to 200 of letters, digits, '.', '_' and '-', starting with
 	// a letter or digit.
 	Name string `json:"name"`
-	// Value is the secret's value, at most 64 KiB; write-only.
-	Value string `json:"value,omitempty"`
 	// KeyID identifies the key the value is encrypted with: the first 16
 	// hex digits of a SHA-256 of the key, not the key. Read-only.
 	KeyID string `json:"key_id,omitempty"`
@@ -422,6 +420,12 @@ type Secret struct {
 	// UsedBy lists the jobs ("group/name") whose specs or alert webhooks
 	// refer to the secret. Read-only.
 	UsedBy []string `json:"used_by,omitempty"`
+}
+
+// SecretValue is the body of PUT /api/v1/secrets/{name}: the secret's
+// value, non-empty UTF-8 of at most 64 KiB. No answer ever returns it.
+type SecretValue struct {
+	Value string `json:"value"`
 }
 
 // LoginRequest is the body of POST /api/v1/auth/login.

@@ -238,7 +238,7 @@ func (f *roleFixture) mutations() []mutation {
 		{op: "deleteUser", role: admin, path: v1 + "/users/ursula", want: http.StatusNoContent},
 		{op: "createToken", role: admin, path: v1 + "/tokens", body: api.Token{Name: "deploy", Role: operator}, want: http.StatusCreated},
 		{op: "deleteToken", role: admin, path: v1 + "/tokens/" + f.spareTokenID, want: http.StatusNoContent},
-		{op: "putSecret", role: admin, path: v1 + "/secrets/api-token", body: api.Secret{Value: "a value"}, want: http.StatusCreated},
+		{op: "putSecret", role: admin, path: v1 + "/secrets/api-token", body: api.SecretValue{Value: "a value"}, want: http.StatusCreated},
 		{op: "deleteSecret", role: admin, path: v1 + "/secrets/spare-secret", want: http.StatusNoContent},
 		{op: "logout", role: viewer, path: v1 + "/auth/logout", want: http.StatusNoContent}, // last: it ends vera's session
 	}

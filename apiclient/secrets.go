@@ -31,7 +31,7 @@ func (c *Client) GetSecret(ctx context.Context, name string) (*api.Secret, error
 // refuses it when it has no secret key. The returned Secret has no value.
 func (c *Client) PutSecret(ctx context.Context, name, value string) (*api.Secret, bool, error) {
 	var out api.Secret
-	resp, err := c.do(ctx, request{method: http.MethodPut, path: path("secrets", name), body: api.Secret{Value: value}}, &out)
+	resp, err := c.do(ctx, request{method: http.MethodPut, path: path("secrets", name), body: api.SecretValue{Value: value}}, &out)
 	if err != nil {
 		return nil, false, err
 	}

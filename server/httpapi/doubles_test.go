@@ -243,13 +243,12 @@ func (s *recordingService) ListSecrets(context.Context) ([]api.Secret, error) {
 
 func (s *recordingService) GetSecret(_ context.Context, name string) (*api.Secret, error) {
 	s.call("GetSecret", "", name)
-	// The stand-in answers with a value to prove the API drops it.
-	return &api.Secret{Name: name, Value: "leaked", KeyID: "0123456789abcdef"}, nil
+	return &api.Secret{Name: name, KeyID: "0123456789abcdef"}, nil
 }
 
 func (s *recordingService) PutSecret(_ context.Context, actor, name, value string) (*api.Secret, bool, error) {
 	s.call("PutSecret", actor, name, value)
-	return &api.Secret{Name: name, Value: value, KeyID: "0123456789abcdef"}, true, nil
+	return &api.Secret{Name: name, KeyID: "0123456789abcdef"}, true, nil
 }
 
 func (s *recordingService) DeleteSecret(_ context.Context, actor, name string) error {

@@ -314,7 +314,7 @@ func (h *handler) table() []route {
 		{
 			method: http.MethodPut, path: v1 + "/secrets/{name}", role: admin, operationID: "putSecret",
 			summary: "Create (201) or replace (200) a secret's value, encrypted with the server's key; the answer never holds the value. Refused (400) when the server has no secret key.",
-			body:    api.Secret{},
+			body:    api.SecretValue{},
 			responses: []response{
 				{status: http.StatusOK, body: api.Secret{}},
 				{status: http.StatusCreated, body: api.Secret{}},

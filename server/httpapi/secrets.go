@@ -12,9 +12,6 @@ func (h *handler) listSecrets(w http.ResponseWriter, r *http.Request, _ *call) e
 	if err != nil {
 		return err
 	}
-	for i := range list {
-		list[i].Value = ""
-	}
 	httpjson.Write(w, http.StatusOK, nonNil(list))
 	return nil
 }
@@ -24,25 +21,20 @@ func (h *handler) getSecret(w http.ResponseWriter, r *http.Request, _ *call) err
 	if err != nil {
 		return err
 	}
-	sec.Value = ""
 	httpjson.Write(w, http.StatusOK, sec)
 	return nil
 }
 
 func (h *handler) putSecret(w http.ResponseWriter, r *http.Request, c *call) error {
-	var in api.Secret
+	var in api.SecretValue
 	if err := h.decode(w, r, &in); err != nil {
 		return err
 	}
-	name, err := fromPath(r, "name", in.Name)
-	if err != nil {
-		return err
-	}
+	name := r.PathValue("name")
 	stored, created, err := h.svc.PutSecret(r.Context(), c.actor(), name, in.Value)
 	if err != nil {
 		return err
 	}
-	stored.Value = ""
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
