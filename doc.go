@@ -21,6 +21,16 @@
 // trigger may name an exclusion calendar (package calendar) added with
 // Scheduler.AddCalendar; excluded instants are skipped.
 //
+// ScheduleJob writes a job with its triggers in one atomic step: with
+// ScheduleJobOptions it also deletes triggers of the job (Unschedule) and
+// pauses or resumes all of them (Pause) in that step, so a failure or a
+// crash leaves the old job or the new one, never a mix. Values no store can
+// keep are refused before anything is written, with a ValidationError
+// naming the field: keys, job types, calendar names and node IDs longer than
+// MaxKeyLength characters, text that is not UTF-8 or holds NUL, priorities
+// outside MinPriority to MaxPriority and instants outside EarliestTime to
+// LatestTime.
+//
 // # Firing
 //
 // Start joins the cluster and starts the firing loop: it claims triggers due

@@ -92,3 +92,52 @@ func ExampleUnscheduleFiringTrigger() {
 	fmt.Println(err)
 	// Output: chime: job asks to unschedule firing trigger
 }
+
+// ScheduleJob replaces a job, its triggers and their paused state in one
+// atomic step: here the hourly trigger gives way to a nightly one, and the
+// job is paused, or, had anything failed, nothing would have changed.
+func ExampleScheduleJobOptions() {
+	ctx := context.Background()
+	s, err := chime.New(chime.Config{Logger: quietLogger})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Stop(ctx)
+	if err := s.Register("report", chime.JobFunc(func(context.Context, *chime.JobContext) error { return nil })); err != nil {
+		panic(err)
+	}
+	job := chime.JobDetail{Key: chime.NewJobKey("reports", "sales"), Type: "report", Durable: true}
+	hourly, err := schedule.NewCron("0 0 * * * ?", "UTC")
+	if err != nil {
+		panic(err)
+	}
+	hourlyKey := chime.NewTriggerKey("reports", "hourly")
+	if err := s.ScheduleJob(ctx, job, []chime.Trigger{{Key: hourlyKey, Schedule: hourly}}, nil); err != nil {
+		panic(err)
+	}
+	read, err := s.Job(ctx, job.Key)
+	if err != nil {
+		panic(err)
+	}
+	nightly, err := schedule.NewCron("0 30 2 * * ?", "UTC")
+	if err != nil {
+		panic(err)
+	}
+	err = s.ScheduleJob(ctx, *read, []chime.Trigger{{Key: chime.NewTriggerKey("reports", "nightly"), Schedule: nightly}},
+		&chime.ScheduleJobOptions{
+			IfVersion:  read.Version, // nobody changed the job since it was read
+			Unschedule: []chime.TriggerKey{hourlyKey},
+			Pause:      chime.PauseTriggers,
+		})
+	if err != nil {
+		panic(err)
+	}
+	triggers, err := s.Triggers(ctx, &chime.TriggerFilter{JobKey: &job.Key})
+	if err != nil {
+		panic(err)
+	}
+	for _, t := range triggers {
+		fmt.Println(t.Key, t.State)
+	}
+	// Output: reports.nightly PAUSED
+}

@@ -1,6 +1,14 @@
 package chime
 
-import "github.com/chime-scheduler/chime/store"
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/chime-scheduler/chime/store"
+)
 
 // DefaultGroup is the group of a key whose group is left empty.
 const DefaultGroup = "DEFAULT"
@@ -88,4 +96,51 @@ func groupOfKey[K JobKey | TriggerKey](k K) string {
 		return k.Group
 	}
 	return ""
+}
+
+// MaxKeyLength is the most characters (Unicode code points) that the group
+// or the name of a key, a job type, a calendar name and a node ID may have:
+// as many as every store keeps.
+const MaxKeyLength = 200
+
+// EarliestTime returns the earliest instant a trigger may hold as its start,
+// end or fire time, 1677-09-21T00:12:43.145224192Z: stores keep instants
+// as 64-bit Unix nanoseconds.
+func EarliestTime() time.Time { return time.Unix(0, math.MinInt64).UTC() }
+
+// LatestTime returns the latest instant a trigger may hold as its start,
+// end or fire time, 2262-04-11T23:47:16.854775807Z.
+func LatestTime() time.Time { return time.Unix(0, math.MaxInt64).UTC() }
+
+// checkText refuses a string that no store can keep: one that is not
+// valid UTF-8 or holds the NUL character (PostgreSQL and MySQL refuse
+// both), or, when limit is positive, one of more than limit characters.
+func checkText(field, v string, limit int) error {
+	switch {
+	case !utf8.ValidString(v):
+		return &ValidationError{Field: field, Reason: "is not valid UTF-8"}
+	case strings.IndexByte(v, 0) >= 0:
+		return &ValidationError{Field: field, Reason: "contains the NUL character"}
+	case limit > 0 && utf8.RuneCountInString(v) > limit:
+		return &ValidationError{Field: field, Reason: fmt.Sprintf("is %d characters long; at most %d are allowed", utf8.RuneCountInString(v), limit)}
+	}
+	return nil
+}
+
+// checkKey refuses a key whose group or name no store can keep.
+func checkKey(field string, k store.Key) error {
+	if err := checkText(field+".Group", k.Group, MaxKeyLength); err != nil {
+		return err
+	}
+	return checkText(field+".Name", k.Name, MaxKeyLength)
+}
+
+// checkInstant refuses an instant outside EarliestTime to LatestTime; the
+// zero time, which means none, passes.
+func checkInstant(field string, t time.Time) error {
+	if t.IsZero() || (!t.Before(EarliestTime()) && !t.After(LatestTime())) {
+		return nil
+	}
+	return &ValidationError{Field: field, Reason: fmt.Sprintf("%s is outside %s to %s, the instants stores keep",
+		t.Format(time.RFC3339Nano), EarliestTime().Format(time.RFC3339Nano), LatestTime().Format(time.RFC3339Nano))}
 }

@@ -23,6 +23,16 @@ import (
 	"github.com/chime-scheduler/chime/store/memstore"
 )
 
+// Defaults of Config's zero fields.
+const (
+	DefaultWorkers          = 10
+	DefaultMisfireThreshold = time.Minute
+	DefaultCheckInInterval  = 2 * time.Second
+	// DefaultDeadAfterCheckIns is DeadAfter's default, in check-in
+	// intervals.
+	DefaultDeadAfterCheckIns = 3
+)
+
 // Config configures a Scheduler. The zero value is usable: an in-memory
 // store, ten workers and Quartz's defaults.
 type Config struct {
@@ -179,17 +189,26 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.NodeID == "" {
 		cfg.NodeID = defaultNodeID()
 	}
+	if err := checkText("Config.NodeID", cfg.NodeID, MaxKeyLength); err != nil {
+		return nil, err
+	}
 	if cfg.Workers < 0 {
 		return nil, &ValidationError{Field: "Config.Workers", Reason: "must not be negative"}
 	}
 	if cfg.Workers == 0 {
-		cfg.Workers = 10
+		cfg.Workers = DefaultWorkers
 	}
 	if cfg.MisfireThreshold < 0 {
 		return nil, &ValidationError{Field: "Config.MisfireThreshold", Reason: "must not be negative"}
 	}
 	if cfg.MisfireThreshold == 0 {
-		cfg.MisfireThreshold = 60 * time.Second
+		cfg.MisfireThreshold = DefaultMisfireThreshold
+	}
+	if cfg.CheckInInterval == 0 {
+		cfg.CheckInInterval = DefaultCheckInInterval
+	}
+	if cfg.DeadAfter == 0 {
+		cfg.DeadAfter = DefaultDeadAfterCheckIns * cfg.CheckInInterval
 	}
 	if cfg.ReconcileInterval < 0 {
 		return nil, &ValidationError{Field: "Config.ReconcileInterval", Reason: "must be positive"}
@@ -449,23 +468,63 @@ type ScheduleJobOptions struct {
 	Replace bool
 	// IfVersion, when not zero, stores the job only if its stored Version
 	// is this one (ErrVersionMismatch otherwise, ErrJobNotFound when it is
-	// gone), checked atomically with the job's write and before any
-	// trigger is written. It implies Replace.
+	// gone), checked in the same atomic step as the rest of the write. It
+	// implies Replace.
 	IfVersion int64
+	// Unschedule lists triggers of the job to delete in the same step,
+	// before the new triggers are stored (so a key may be in both). Keys
+	// that name no trigger of this job are ignored. Deleting the last
+	// trigger of a job that is not durable deletes the job, as Unschedule
+	// does.
+	Unschedule []TriggerKey
+	// Pause pauses or resumes every trigger of the job in the same step,
+	// the new ones included, as PauseJob and ResumeJob do. Defaults to
+	// KeepPauseState.
+	Pause PauseChange
 }
 
+// PauseChange is what ScheduleJob does to the paused state of the job's
+// triggers.
+type PauseChange string
+
+// Pause changes of ScheduleJobOptions.
+const (
+	// KeepPauseState leaves the job's triggers as they are; a new trigger
+	// starts paused only when a paused group covers it.
+	KeepPauseState PauseChange = ""
+	// PauseTriggers pauses every trigger of the job, as PauseJob does.
+	PauseTriggers PauseChange = "pause"
+	// ResumeTriggers resumes every trigger of the job, as ResumeJob does.
+	ResumeTriggers PauseChange = "resume"
+)
+
 // ScheduleJob stores a job together with its triggers, whose JobKey may be
-// left empty. Nothing is stored when any of them is invalid, or when
-// opts.IfVersion does not match.
+// left empty, in one atomic step: the job, the triggers, the deletions of
+// opts.Unschedule and the pause or resume of opts.Pause are all stored, or,
+// on any error, none of them. Without opts.Replace an existing job fails
+// with ErrJobExists and an existing trigger with ErrTriggerExists.
+// Listeners hear of the write once it is stored: EventJobAdded, then
+// EventJobUnscheduled for each deleted trigger, EventJobScheduled for each
+// stored one, and EventJobPaused or EventJobResumed.
 func (s *Scheduler) ScheduleJob(ctx context.Context, job JobDetail, triggers []Trigger, opts *ScheduleJobOptions) error {
 	if len(triggers) == 0 && !job.Durable {
 		return &ValidationError{Field: "triggers", Reason: "a non-durable job needs at least one trigger"}
+	}
+	var o ScheduleJobOptions
+	if opts != nil {
+		o = *opts
 	}
 	rec, err := s.jobRecord(job)
 	if err != nil {
 		return err
 	}
-	trecs := make([]store.TriggerRecord, 0, len(triggers))
+	p := &store.JobWriteParams{
+		Job:           rec,
+		Replace:       o.Replace,
+		ExpectVersion: o.IfVersion,
+		Triggers:      make([]store.TriggerRecord, 0, len(triggers)),
+	}
+	seen := make(map[store.Key]int, len(triggers))
 	for i, t := range triggers {
 		if t.JobKey == (JobKey{}) {
 			t.JobKey = job.Key
@@ -477,48 +536,46 @@ func (s *Scheduler) ScheduleJob(ctx context.Context, job JobDetail, triggers []T
 		if err != nil {
 			return err
 		}
-		trecs = append(trecs, trec)
+		if first, dup := seen[trec.Key]; dup {
+			return &ValidationError{Field: fmt.Sprintf("triggers[%d].Key", i), Reason: fmt.Sprintf("%s is also the key of triggers[%d]", trec.Key, first)}
+		}
+		seen[trec.Key] = i
+		p.Triggers = append(p.Triggers, trec)
 	}
-	var ifVersion int64
-	replace := false
-	if opts != nil {
-		ifVersion = opts.IfVersion
-		replace = opts.Replace || ifVersion != 0
-	}
-	if !replace {
-		if err := s.checkFree(ctx, rec.Key, trecs); err != nil {
+	for i, k := range o.Unschedule {
+		if err := checkKey(fmt.Sprintf("ScheduleJobOptions.Unschedule[%d]", i), k.store()); err != nil {
 			return err
 		}
+		p.DeleteTriggers = append(p.DeleteTriggers, k.store())
 	}
-	if err := s.store.JobUpsert(ctx, &store.JobUpsertParams{Job: rec, Replace: replace, ExpectVersion: ifVersion}); err != nil {
+	switch o.Pause {
+	case KeepPauseState:
+	case PauseTriggers:
+		p.Pause = store.PauseTriggers
+	case ResumeTriggers:
+		p.Pause = store.ResumeTriggers
+	default:
+		return &ValidationError{Field: "ScheduleJobOptions.Pause", Reason: fmt.Sprintf("%q: want %q, %q or %q", o.Pause, KeepPauseState, PauseTriggers, ResumeTriggers)}
+	}
+	res, err := s.store.JobWrite(ctx, p)
+	if err != nil {
 		return fmt.Errorf("chime: schedule job %s: %w", rec.Key, err)
 	}
-	s.emit(SchedulerEvent{Type: EventJobAdded, JobKey: jobKeyOf(rec.Key)})
-	for _, trec := range trecs {
-		if err := s.store.TriggerInsert(ctx, &store.TriggerInsertParams{Trigger: trec, Replace: replace}); err != nil {
-			return fmt.Errorf("chime: schedule trigger %s: %w", trec.Key, err)
-		}
-		s.emit(SchedulerEvent{Type: EventJobScheduled, JobKey: jobKeyOf(rec.Key), TriggerKey: triggerKeyOf(trec.Key)})
+	jk := jobKeyOf(rec.Key)
+	s.emit(SchedulerEvent{Type: EventJobAdded, JobKey: jk})
+	for _, k := range res.Deleted {
+		s.emit(SchedulerEvent{Type: EventJobUnscheduled, TriggerKey: triggerKeyOf(k)})
+	}
+	for _, trec := range p.Triggers {
+		s.emit(SchedulerEvent{Type: EventJobScheduled, JobKey: jk, TriggerKey: triggerKeyOf(trec.Key)})
+	}
+	switch o.Pause {
+	case PauseTriggers:
+		s.emit(SchedulerEvent{Type: EventJobPaused, JobKey: jk})
+	case ResumeTriggers:
+		s.emit(SchedulerEvent{Type: EventJobResumed, JobKey: jk})
 	}
 	s.engine.Wake()
-	return nil
-}
-
-// checkFree fails when the job or a trigger key is taken, before anything
-// is written.
-func (s *Scheduler) checkFree(ctx context.Context, job store.Key, triggers []store.TriggerRecord) error {
-	if _, err := s.store.JobGet(ctx, job); err == nil {
-		return fmt.Errorf("chime: schedule job %s: %w", job, ErrJobExists)
-	} else if !errors.Is(err, store.ErrJobNotFound) {
-		return fmt.Errorf("chime: schedule job %s: %w", job, err)
-	}
-	for _, t := range triggers {
-		if _, err := s.store.TriggerGet(ctx, t.Key); err == nil {
-			return fmt.Errorf("chime: schedule trigger %s: %w", t.Key, ErrTriggerExists)
-		} else if !errors.Is(err, store.ErrTriggerNotFound) {
-			return fmt.Errorf("chime: schedule trigger %s: %w", t.Key, err)
-		}
-	}
 	return nil
 }
 
@@ -656,6 +713,15 @@ func (s *Scheduler) jobRecord(job JobDetail) (store.JobRecord, error) {
 	if job.Timeout < 0 {
 		return store.JobRecord{}, &ValidationError{Field: "JobDetail.Timeout", Reason: "must not be negative"}
 	}
+	if err := checkKey("JobDetail.Key", key.store()); err != nil {
+		return store.JobRecord{}, err
+	}
+	if err := checkText("JobDetail.Type", job.Type, MaxKeyLength); err != nil {
+		return store.JobRecord{}, err
+	}
+	if err := checkText("JobDetail.Description", job.Description, 0); err != nil {
+		return store.JobRecord{}, err
+	}
 	data, err := s.encodeData("JobDetail.Data", job.Data)
 	if err != nil {
 		return store.JobRecord{}, err
@@ -703,6 +769,18 @@ func (s *Scheduler) triggerRecord(ctx context.Context, t Trigger) (store.Trigger
 		return store.TriggerRecord{}, &ValidationError{Field: "Trigger.Priority",
 			Reason: fmt.Sprintf("%d is out of range %d to %d", t.Priority, MinPriority, MaxPriority)}
 	}
+	for _, err := range []error{
+		checkKey("Trigger.Key", key.store()),
+		checkKey("Trigger.JobKey", jobKey.store()),
+		checkText("Trigger.Description", t.Description, 0),
+		checkText("Trigger.CalendarName", t.CalendarName, MaxKeyLength),
+		checkInstant("Trigger.StartTime", t.StartTime),
+		checkInstant("Trigger.EndTime", t.EndTime),
+	} {
+		if err != nil {
+			return store.TriggerRecord{}, err
+		}
+	}
 	start := t.StartTime
 	if start.IsZero() {
 		now, err := s.now(ctx)
@@ -735,8 +813,14 @@ func (s *Scheduler) triggerRecord(ctx context.Context, t Trigger) (store.Trigger
 		}
 		cal = c
 	}
-	if tr.ComputeFirstFireTime(cal).IsZero() {
+	first := tr.ComputeFirstFireTime(cal)
+	if first.IsZero() {
 		return store.TriggerRecord{}, fmt.Errorf("chime: trigger %s: %w", key, ErrWillNeverFire)
+	}
+	if err := checkInstant("Trigger.Schedule", first); err != nil {
+		// Schedules fire before the year 2200, but the first fire time of
+		// a start at EarliestTime, cut to the millisecond, comes before it.
+		return store.TriggerRecord{}, err
 	}
 	rec := store.TriggerRecord{
 		Key:          key.store(),
@@ -773,6 +857,9 @@ type AddCalendarOptions struct {
 func (s *Scheduler) AddCalendar(ctx context.Context, name string, cal calendar.Calendar, opts *AddCalendarOptions) error {
 	if name == "" {
 		return &ValidationError{Field: "name", Reason: "must not be empty"}
+	}
+	if err := checkText("name", name, MaxKeyLength); err != nil {
+		return err
 	}
 	if cal == nil {
 		return &ValidationError{Field: "cal", Reason: "must not be nil"}
@@ -816,16 +903,7 @@ func (s *Scheduler) updateCalendarTriggers(ctx context.Context, name string, cal
 		if rec.PreviousFireTime.After(after) {
 			after = rec.PreviousFireTime
 		}
-		next := tr.FireTimeAfter(after)
-		for !next.IsZero() && !cal.Includes(next) {
-			included := cal.NextIncluded(next)
-			if included.IsZero() {
-				next = time.Time{}
-				break
-			}
-			next = tr.FireTimeAfter(included.Add(-time.Millisecond))
-		}
-		tr.NextFireTime = next
+		tr.NextFireTime = tr.NextIncludedAfter(after, cal)
 		if err := engine.SetTiming(&rec, tr); err != nil {
 			return fmt.Errorf("chime: update trigger %s: %w", rec.Key, err)
 		}

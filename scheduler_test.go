@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -855,6 +856,131 @@ func TestScheduleJobRefusesTakenKeysAndChangesNothing(t *testing.T) {
 	}
 	if _, err := s.Job(ctx, chime.NewJobKey("", "other")); !errors.Is(err, chime.ErrJobNotFound) {
 		t.Errorf("refused ScheduleJob stored its job: %v", err)
+	}
+}
+
+// TestScheduleJobIsOneStep checks that ScheduleJob stores a job, deletes
+// and stores its triggers and pauses them all at once or not at all, and
+// that listeners hear of it after it is stored.
+func TestScheduleJobIsOneStep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		s, _ := newScheduler(t, chime.Config{})
+		var mu sync.Mutex
+		var events []string
+		s.AddSchedulerListener("job j", func(_ context.Context, ev chime.SchedulerEvent) {
+			// An unscheduling event names the trigger only.
+			if ev.JobKey.Name != "j" && ev.Type != chime.EventJobUnscheduled {
+				return
+			}
+			mu.Lock()
+			events = append(events, strings.TrimSpace(fmt.Sprintf("%s %s %s", ev.Type, ev.JobKey.Name, ev.TriggerKey.Name)))
+			mu.Unlock()
+		})
+		start(t, s)
+		hourly := func(name string) chime.Trigger { return trig(name, mustCron(t, "0 0 * * * ?")) }
+		j := job("j")
+		j.Durable = true
+		scheduleJob(t, s, j, hourly("old"), hourly("kept"))
+		scheduleJob(t, s, job("other"), hourly("taken"))
+		read, err := s.Job(ctx, j.Key)
+		if err != nil {
+			t.Fatalf("Job: %v", err)
+		}
+		states := func() map[string]chime.TriggerState {
+			t.Helper()
+			all, err := s.Triggers(ctx, nil)
+			if err != nil {
+				t.Fatalf("Triggers: %v", err)
+			}
+			out := make(map[string]chime.TriggerState)
+			for _, ti := range all {
+				out[ti.JobKey.Name+"/"+ti.Key.Name] = ti.State
+			}
+			return out
+		}
+		before := states()
+
+		// A new job whose last trigger's key is taken: nothing of it is
+		// stored, not its first triggers, not the pause.
+		err = s.ScheduleJob(ctx, job("new"), []chime.Trigger{hourly("n1"), hourly("n2"), hourly("taken")},
+			&chime.ScheduleJobOptions{Pause: chime.PauseTriggers})
+		if !errors.Is(err, chime.ErrTriggerExists) {
+			t.Fatalf("ScheduleJob with a taken trigger key: err = %v, want ErrTriggerExists", err)
+		}
+		if _, err := s.Job(ctx, chime.NewJobKey("", "new")); !errors.Is(err, chime.ErrJobNotFound) {
+			t.Errorf("the refused ScheduleJob stored its job: %v", err)
+		}
+		// A stale version: the deletion and the pause do not happen.
+		err = s.ScheduleJob(ctx, *read, []chime.Trigger{hourly("added")}, &chime.ScheduleJobOptions{
+			IfVersion: read.Version + 1, Unschedule: []chime.TriggerKey{hourly("old").Key}, Pause: chime.PauseTriggers,
+		})
+		if !errors.Is(err, chime.ErrVersionMismatch) {
+			t.Fatalf("ScheduleJob with a stale version: err = %v, want ErrVersionMismatch", err)
+		}
+		if got := states(); !maps.Equal(got, before) {
+			t.Errorf("refused writes changed the triggers: %v, want %v", got, before)
+		}
+
+		err = s.ScheduleJob(ctx, *read, []chime.Trigger{hourly("added")}, &chime.ScheduleJobOptions{
+			IfVersion: read.Version, Unschedule: []chime.TriggerKey{hourly("old").Key}, Pause: chime.PauseTriggers,
+		})
+		if err != nil {
+			t.Fatalf("ScheduleJob: %v", err)
+		}
+		wantStates := map[string]chime.TriggerState{"j/kept": chime.TriggerPaused, "j/added": chime.TriggerPaused, "other/taken": chime.TriggerNormal}
+		if got := states(); !maps.Equal(got, wantStates) {
+			t.Errorf("triggers after the write = %v, want %v", got, wantStates)
+		}
+		err = s.ScheduleJob(ctx, j, nil, &chime.ScheduleJobOptions{Replace: true, Pause: chime.ResumeTriggers})
+		if err != nil {
+			t.Fatalf("ScheduleJob resuming: %v", err)
+		}
+		wantStates = map[string]chime.TriggerState{"j/kept": chime.TriggerNormal, "j/added": chime.TriggerNormal, "other/taken": chime.TriggerNormal}
+		if got := states(); !maps.Equal(got, wantStates) {
+			t.Errorf("triggers after resuming = %v, want %v", got, wantStates)
+		}
+		stop(t, s)
+		mu.Lock()
+		defer mu.Unlock()
+		want := []string{
+			"JOB_ADDED j", "JOB_SCHEDULED j old", "JOB_SCHEDULED j kept", // the first write
+			"JOB_ADDED j", "JOB_UNSCHEDULED  old", "JOB_SCHEDULED j added", "JOB_PAUSED j",
+			"JOB_ADDED j", "JOB_RESUMED j",
+		}
+		if !slices.Equal(events, want) {
+			t.Errorf("events of job j\n got %q\nwant %q", events, want)
+		}
+	})
+}
+
+// TestScheduleJobRefusesInvalidOptions checks the options ScheduleJob
+// validates before it stores anything.
+func TestScheduleJobRefusesInvalidOptions(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newScheduler(t, chime.Config{})
+	defer s.Stop(ctx)
+	hourly := trig("t", mustCron(t, "0 0 * * * ?"))
+	tests := []struct {
+		name     string
+		triggers []chime.Trigger
+		opts     *chime.ScheduleJobOptions
+		field    string
+	}{
+		{"unknown pause change", []chime.Trigger{hourly}, &chime.ScheduleJobOptions{Pause: "later"}, "ScheduleJobOptions.Pause"},
+		{"one trigger key twice", []chime.Trigger{hourly, hourly}, nil, "triggers[1].Key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.ScheduleJob(ctx, job("j"), tt.triggers, tt.opts)
+			var ve *chime.ValidationError
+			if !errors.As(err, &ve) || ve.Field != tt.field {
+				t.Fatalf("err = %v, want a ValidationError on %s", err, tt.field)
+			}
+		})
+	}
+	if jobs, err := s.Jobs(ctx, ""); err != nil || len(jobs) != 0 {
+		t.Errorf("refused calls stored %v (err %v)", jobs, err)
 	}
 }
 

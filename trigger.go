@@ -30,11 +30,11 @@ type Trigger struct {
 	// Schedule computes the fire times: a *schedule.Cron, *schedule.Simple,
 	// *schedule.CalendarInterval or *schedule.DailyTimeInterval. Required.
 	Schedule schedule.Schedule
-	// StartTime is the earliest fire time. Defaults to the time the trigger
-	// is scheduled.
+	// StartTime is the earliest fire time, between EarliestTime and
+	// LatestTime. Defaults to the time the trigger is scheduled.
 	StartTime time.Time
-	// EndTime is the time after which the trigger never fires; zero for
-	// none.
+	// EndTime is the time after which the trigger never fires, at most
+	// LatestTime; zero for none.
 	EndTime time.Time
 	// CalendarName names an exclusion calendar added with
 	// Scheduler.AddCalendar; instants it excludes are skipped.

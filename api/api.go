@@ -118,9 +118,11 @@ type Trigger struct {
 	Calendar string `json:"calendar,omitempty"`
 	// Misfire is a schedule.MisfireInstruction; empty for the smart policy.
 	Misfire string `json:"misfire,omitempty"`
-	// Priority breaks ties between triggers due at the same instant.
+	// Priority breaks ties between triggers due at the same instant: a
+	// 32-bit integer, higher first.
 	Priority int `json:"priority,omitempty"`
-	// StartTime and EndTime bound the firing window.
+	// StartTime and EndTime bound the firing window; each lies between
+	// 1677-09-21 and 2262-04-11, the instants the server keeps.
 	StartTime *time.Time `json:"start_time,omitempty"`
 	EndTime   *time.Time `json:"end_time,omitempty"`
 	// Data overrides the job's data for this trigger's firings.

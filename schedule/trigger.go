@@ -187,6 +187,15 @@ func (t *Trigger) endPassed(now time.Time) bool {
 	return now.After(t.EndTime)
 }
 
+// NextIncludedAfter returns the first fire time strictly after after that
+// cal does not exclude, or zero when there is none: the trigger ends
+// first, or cal excludes every fire time for maxCalendarHops stretches.
+// A nil cal excludes nothing. It is how a trigger moves when its calendar
+// changes.
+func (t *Trigger) NextIncludedAfter(after time.Time, cal Calendar) time.Time {
+	return t.nextIncluded(after, cal)
+}
+
 // nextIncluded is the first fire time strictly after after that cal does
 // not exclude.
 func (t *Trigger) nextIncluded(after time.Time, cal Calendar) time.Time {

@@ -73,14 +73,19 @@ func TestCalendarSkippingTerminates(t *testing.T) {
 				t.Parallel()
 				tr := schedule.Trigger{Schedule: s, StartTime: start}
 				done := make(chan time.Time, 1)
-				go func() { done <- tr.ComputeFirstFireTime(cal) }()
-				select {
-				case got := <-done:
-					if !got.IsZero() {
-						t.Errorf("ComputeFirstFireTime = %s, want never", got)
+				for name, compute := range map[string]func() time.Time{
+					"ComputeFirstFireTime": func() time.Time { return tr.ComputeFirstFireTime(cal) },
+					"NextIncludedAfter":    func() time.Time { return tr.NextIncludedAfter(start, cal) },
+				} {
+					go func() { done <- compute() }()
+					select {
+					case got := <-done:
+						if !got.IsZero() {
+							t.Errorf("%s = %s, want never", name, got)
+						}
+					case <-time.After(30 * time.Second):
+						t.Fatalf("%s did not return", name)
 					}
-				case <-time.After(30 * time.Second):
-					t.Fatal("ComputeFirstFireTime did not return")
 				}
 				tr.NextFireTime = start
 				tr.Triggered(cal)
@@ -99,6 +104,9 @@ func TestCalendarSkipsWeekend(t *testing.T) {
 	want := times(t, "2024-06-14T23:00:00Z", "2024-06-17T00:00:00Z", "2024-06-17T01:00:00Z")
 	if d := diffTimes(want, got); d != "" {
 		t.Errorf("fire times %s", d)
+	}
+	if got, want := tr.NextIncludedAfter(at(t, "2024-06-14T23:00:00Z"), weekendCalendar{}), at(t, "2024-06-17T00:00:00Z"); !got.Equal(want) {
+		t.Errorf("NextIncludedAfter(Friday 23:00) = %s, want %s", got, want)
 	}
 }
 

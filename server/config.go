@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"
@@ -133,8 +134,8 @@ const (
 	DefaultRetentionMaxPerJob = 10000
 	DefaultDeadManInterval    = time.Minute
 	DefaultShutdownTimeout    = 30 * time.Second
-	DefaultCheckInInterval    = 2 * time.Second
-	DefaultMisfireThreshold   = time.Minute
+	DefaultCheckInInterval    = chime.DefaultCheckInInterval
+	DefaultMisfireThreshold   = chime.DefaultMisfireThreshold
 )
 
 // NoRetentionCap as Retention.MaxPerJob sets no cap: every execution
@@ -180,7 +181,7 @@ func (c Config) withDefaults() (Config, error) {
 		def  int64
 		set  func(int64)
 	}{
-		{"Workers", int64(c.Workers), 10, func(v int64) { c.Workers = int(v) }},
+		{"Workers", int64(c.Workers), chime.DefaultWorkers, func(v int64) { c.Workers = int(v) }},
 		{"MaxBodyBytes", c.MaxBodyBytes, DefaultMaxBodyBytes, func(v int64) { c.MaxBodyBytes = v }},
 		{"MaxOutputBytes", int64(c.MaxOutputBytes), DefaultMaxOutputBytes, func(v int64) { c.MaxOutputBytes = int(v) }},
 		{"MaxJobDataBytes", int64(c.MaxJobDataBytes), DefaultMaxJobDataBytes, func(v int64) { c.MaxJobDataBytes = int(v) }},
@@ -211,7 +212,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.CheckInInterval = DefaultCheckInInterval
 	}
 	if c.DeadAfter == 0 {
-		c.DeadAfter = 3 * c.CheckInInterval
+		c.DeadAfter = chime.DefaultDeadAfterCheckIns * c.CheckInInterval
 	}
 	if c.MisfireThreshold == 0 {
 		c.MisfireThreshold = DefaultMisfireThreshold

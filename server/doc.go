@@ -64,6 +64,14 @@
 //     trigger after the policy's backoff (a "retry_scheduled" decision), or
 //     when none is left sends the failure or timeout alert.
 //
+// The writes of steps 3 and 4 that follow the run (its end, its retry,
+// the decisions) are retried until the database takes them, however long
+// it is down (see writeQueue): an outage delays them and loses none. The
+// retry trigger and each decision are named before the first try, so
+// that a try whose answer was lost finds its write there. A node presumed
+// dead meanwhile, whose execution another node recorded as node_lost,
+// records the outcome it really had.
+//
 // Each attempt has one execution ID, 32 hex digits: the scheduler's for a
 // firing's first attempt, one the server chose when it asked for the run
 // otherwise (a retry, a run by hand, a backfill, a recovery). The history,
@@ -74,7 +82,10 @@
 // Misfires are recorded as decisions (and alerted); a node that dies has
 // its running executions recorded as node_lost by the others (and
 // alerted), and a job that requests recovery runs again as a new attempt
-// marked recovering. Pauses and resumes are recorded too, so that Explain
+// marked recovering. A firing whose node died after firing it and before
+// recording it gets its node_lost row too: from the node that re-runs it,
+// or, when the job does not request recovery, from the nodes' watch of
+// the store's executions of the dead node (see recordLostFirings). Pauses and resumes are recorded too, so that Explain
 // can answer "why did job X not run at 02:00?".
 //
 // The queue overlap policy is chime's DisallowConcurrentExecution: a

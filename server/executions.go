@@ -15,23 +15,41 @@ import (
 // historyErr translates the history's refusals into invalid_argument
 // errors naming the API's field.
 func historyErr(err error) error {
-	if !errors.Is(err, history.ErrInvalid) {
+	var inv *history.InvalidError
+	if !errors.As(err, &inv) {
 		return err
 	}
-	msg := strings.TrimPrefix(err.Error(), history.ErrInvalid.Error()+": ")
-	field := ""
-	for _, f := range []struct{ in, out string }{
-		{"Query.Cursor", "cursor"}, {"Query.Limit", "limit"}, {"Query.From", "from"}, {"Query.To", "to"},
-		{"Query.JobGroup", "job"}, {"Query.JobName", "job"}, {"Query.NodeID", "node"},
-		{"AuditQuery.Cursor", "cursor"}, {"AuditQuery.Limit", "limit"}, {"AuditQuery.Actor", "actor"}, {"AuditQuery.Target", "target"},
-	} {
-		if strings.HasPrefix(msg, f.in) {
-			field = f.out
-			msg = strings.TrimSpace(strings.TrimPrefix(msg, f.in))
-			break
-		}
+	name, _, _ := strings.Cut(inv.Field, "[")
+	if field := apiField(name); field != "" || inv.Field == "" {
+		return invalidf(field, "%s", inv.Reason)
 	}
-	return invalidf(field, "%s", msg)
+	return invalidf("", "%s %s", inv.Field, inv.Reason)
+}
+
+// apiField names the API's query parameter of a history's field, or ""
+// when the API has none.
+func apiField(historyField string) string {
+	switch historyField {
+	case "Query.Cursor", "AuditQuery.Cursor":
+		return "cursor"
+	case "Query.Limit", "AuditQuery.Limit":
+		return "limit"
+	case "Query.From":
+		return "from"
+	case "Query.To":
+		return "to"
+	case "Query.JobGroup", "Query.JobName":
+		return "job"
+	case "Query.NodeID":
+		return "node"
+	case "Query.Outcome":
+		return "outcome"
+	case "AuditQuery.Actor":
+		return "actor"
+	case "AuditQuery.Target":
+		return "target"
+	}
+	return ""
 }
 
 // executionToAPI translates a recorded execution.
@@ -154,10 +172,10 @@ func (s *Server) RetryExecution(ctx context.Context, actor, id string) (*api.Acc
 		firstID: e.FirstID, job: key, triggerGroup: e.TriggerGroup, triggerName: e.TriggerName,
 		scheduled: e.ScheduledTime, manual: true, triggerData: e.Params,
 	}
-	newID, _, err := s.scheduleRetry(ctx, a, next, 0)
-	if err != nil {
+	retryID := newID()
+	if err := s.scheduleRetry(ctx, a, retryID, next, s.now()); err != nil {
 		return nil, schedulerErr(key, err)
 	}
-	s.audit(ctx, actor, "execution.retry", "executions/"+id, map[string]any{"execution_id": newID, "attempt": next})
-	return &api.Accepted{ExecutionIDs: []string{newID}, Count: 1}, nil
+	s.audit(ctx, actor, "execution.retry", "executions/"+id, map[string]any{"execution_id": retryID, "attempt": next})
+	return &api.Accepted{ExecutionIDs: []string{retryID}, Count: 1}, nil
 }

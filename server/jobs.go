@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -244,13 +245,8 @@ func (s *Server) CreateJob(ctx context.Context, actor string, job api.Job) (*api
 	if err := s.checkTriggerKeys(ctx, key, w.triggers); err != nil {
 		return nil, err
 	}
-	if err := s.sched.ScheduleJob(ctx, w.detail, w.triggers, nil); err != nil {
+	if err := s.sched.ScheduleJob(ctx, w.detail, w.triggers, &chime.ScheduleJobOptions{Pause: w.pauseChange(false)}); err != nil {
 		return nil, schedulerErr(key, err)
-	}
-	if w.plan.settings.Paused {
-		if err := s.sched.PauseJob(ctx, key); err != nil {
-			return nil, err
-		}
 	}
 	stored, err := s.GetJob(ctx, key.Group, key.Name)
 	if err != nil {
@@ -400,17 +396,12 @@ func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch, base int6
 		if base != 0 {
 			return false, false, errRaced
 		}
-		err := s.sched.ScheduleJob(ctx, w.detail, w.triggers, nil)
+		err := s.sched.ScheduleJob(ctx, w.detail, w.triggers, &chime.ScheduleJobOptions{Pause: w.pauseChange(false)})
 		if errors.Is(err, chime.ErrJobExists) {
 			return false, false, errRaced
 		}
 		if err != nil {
 			return false, false, schedulerErr(key, err)
-		}
-		if w.plan.settings.Paused {
-			if err := s.sched.PauseJob(ctx, key); err != nil {
-				return false, false, err
-			}
 		}
 		return true, true, nil
 	case err != nil:
@@ -444,7 +435,15 @@ func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch, base int6
 	if sameJob(cur, w) && len(write) == 0 && len(stored) == 0 {
 		return false, false, nil
 	}
-	err = s.sched.ScheduleJob(ctx, w.detail, write, &chime.ScheduleJobOptions{IfVersion: cur.Version})
+	unschedule := slices.SortedFunc(maps.Keys(stored), func(a, b chime.TriggerKey) int {
+		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Name, b.Name))
+	})
+	// One atomic write: the job, the triggers that changed, the removal of
+	// those no longer listed and the paused state are all stored, or,
+	// should anything fail, none of them.
+	err = s.sched.ScheduleJob(ctx, w.detail, write, &chime.ScheduleJobOptions{
+		IfVersion: cur.Version, Unschedule: unschedule, Pause: w.pauseChange(wasPaused),
+	})
 	switch {
 	case errors.Is(err, chime.ErrVersionMismatch) && ifMatch != 0:
 		return false, false, httpjson.Errorf(api.CodeVersionMismatch, "", "job %s/%s changed since version %d", key.Group, key.Name, ifMatch)
@@ -453,18 +452,21 @@ func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch, base int6
 	case err != nil:
 		return false, false, schedulerErr(key, err)
 	}
-	for k := range stored {
-		if _, err := s.sched.Unschedule(ctx, k); err != nil {
-			return false, false, err
-		}
-	}
+	return false, true, nil
+}
+
+// pauseChange is what a write of w does to the paused state of the job's
+// triggers, the server's one-shot ones included: a paused job pauses them
+// all, and a job that was paused (wasPaused) and no longer is resumes
+// them.
+func (w *jobWrite) pauseChange(wasPaused bool) chime.PauseChange {
 	switch {
 	case w.plan.settings.Paused:
-		err = s.sched.PauseJob(ctx, key)
+		return chime.PauseTriggers
 	case wasPaused:
-		err = s.sched.ResumeJob(ctx, key)
+		return chime.ResumeTriggers
 	}
-	return false, true, err
+	return chime.KeepPauseState
 }
 
 // versionMismatch is the error of a write whose If-Match is not the

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
 )
 
@@ -130,6 +132,17 @@ func TestBadInputIsRefusedNamingTheFieldAndChangesNothing(t *testing.T) {
 		{"trigger priority beyond 32 bits", func(j *api.Job) {
 			j.Triggers = append(j.Triggers, api.Trigger{Name: "high", Priority: 1 << 31, Schedule: cronSchedule("0 0 3 * * ?")})
 		}, api.CodeInvalidArgument, "triggers[1].priority"},
+		{"end time in 9999", func(j *api.Job) {
+			j.Triggers = append(j.Triggers, api.Trigger{Name: "forever", Schedule: cronSchedule("0 0 3 * * ?"),
+				EndTime: new(time.Date(9999, time.December, 31, 0, 0, 0, 0, time.UTC))})
+		}, api.CodeInvalidArgument, "triggers[1].end_time"},
+		{"start time before 1677", func(j *api.Job) {
+			j.Triggers[0].StartTime = new(time.Date(1600, time.January, 1, 0, 0, 0, 0, time.UTC))
+		}, api.CodeInvalidArgument, "triggers[0].start_time"},
+		{"first fire time before the earliest instant", func(j *api.Job) {
+			j.Triggers[0].Schedule = json.RawMessage(`{"kind":"once"}`)
+			j.Triggers[0].StartTime = new(chime.EarliestTime())
+		}, api.CodeInvalidArgument, "triggers[0].start_time"},
 		{"unknown type", func(j *api.Job) { j.Type = "ftp" }, api.CodeInvalidArgument, "type"},
 		{"shell disabled", func(j *api.Job) {
 			j.Type, j.HTTP, j.Shell = "shell", nil, json.RawMessage(`{"argv":["true"]}`)

@@ -465,6 +465,15 @@ func (s *Server) triggerFromAPI(ctx context.Context, j api.Job, i int, at api.Tr
 	if at.EndTime != nil {
 		t.EndTime = *at.EndTime
 	}
+	for _, f := range []struct {
+		name string
+		at   time.Time
+	}{{"start_time", t.StartTime}, {"end_time", t.EndTime}} {
+		if !f.at.IsZero() && (f.at.Before(chime.EarliestTime()) || f.at.After(chime.LatestTime())) {
+			return chime.Trigger{}, nil, invalidf(field+"."+f.name, "%s is outside %s to %s, the instants this server keeps",
+				f.at.Format(time.RFC3339), chime.EarliestTime().Format(time.RFC3339), chime.LatestTime().Format(time.RFC3339))
+		}
+	}
 	start := t.StartTime
 	if start.IsZero() {
 		start = s.now()
@@ -494,8 +503,13 @@ func (s *Server) triggerFromAPI(ctx context.Context, j api.Job, i int, at api.Tr
 		}
 		cal = c
 	}
-	if timing.ComputeFirstFireTime(cal).IsZero() {
+	first := timing.ComputeFirstFireTime(cal)
+	if first.IsZero() {
 		return chime.Trigger{}, nil, invalidf(field+".schedule", "never fires after %s (within its end time and calendar)", start.Format(time.RFC3339))
+	}
+	if first.Before(chime.EarliestTime()) {
+		return chime.Trigger{}, nil, invalidf(field+".start_time", "%s first fires at %s, before %s, the earliest instant this server keeps",
+			start.Format(time.RFC3339Nano), first.Format(time.RFC3339Nano), chime.EarliestTime().Format(time.RFC3339Nano))
 	}
 	return t, warnings, nil
 }

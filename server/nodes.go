@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -11,32 +12,12 @@ import (
 	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/history"
-	"github.com/chime-scheduler/chime/store"
 )
-
-// nodeList returns the cluster's nodes and the database's clock.
-func (s *Server) nodeList(ctx context.Context) ([]store.NodeRecord, time.Time, error) {
-	nodes, err := s.store.NodeList(ctx)
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("server: listing nodes: %w", err)
-	}
-	now, err := s.store.Now(ctx)
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("server: reading the database clock: %w", err)
-	}
-	return nodes, now, nil
-}
-
-// alive reports whether a node holds a live lease at the database time
-// now: it checked in within DeadAfter and was not declared dead.
-func (s *Server) alive(n store.NodeRecord, now time.Time) bool {
-	return !n.Dead && now.Sub(n.LastCheckIn) < s.cfg.DeadAfter
-}
 
 // Nodes returns the cluster's nodes, alive or not, with what each last
 // reported about itself and the executions each runs now.
 func (s *Server) Nodes(ctx context.Context) ([]api.Node, error) {
-	nodes, now, err := s.nodeList(ctx)
+	view, err := s.sched.Cluster(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -48,9 +29,9 @@ func (s *Server) Nodes(ctx context.Context) ([]api.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	out := make([]api.Node, 0, len(nodes))
-	for _, n := range nodes {
-		an := api.Node{ID: n.ID, Epoch: n.Epoch, LastCheckIn: n.LastCheckIn, Alive: s.alive(n, now), Running: running[n.ID]}
+	out := make([]api.Node, 0, len(view.Nodes))
+	for _, n := range view.Nodes {
+		an := api.Node{ID: n.ID, Epoch: n.Epoch, LastCheckIn: n.LastCheckIn, Alive: n.Alive, Running: running[n.ID]}
 		r, reported := reports[n.ID]
 		if reported {
 			an.Version, an.Workers = r.Version, r.Workers
@@ -59,7 +40,7 @@ func (s *Server) Nodes(ctx context.Context) ([]api.Node, error) {
 			an.Self = true
 			an.ClockOffset = s.clockOffset().String()
 			an.Version, an.Workers = s.version, s.cfg.Workers
-		} else if reported && an.Alive && now.Sub(r.Reported) <= s.cfg.DeadAfter {
+		} else if reported && an.Alive && view.At.Sub(r.Reported) <= s.sched.DeadAfter() {
 			// A live node reports its offset every DeadAfter/3; an older
 			// report is of no use.
 			an.ClockOffset = r.Offset.String()
@@ -119,23 +100,11 @@ func buildVersion() string {
 // chimeModule is the path of chime's Go module.
 const chimeModule = "github.com/chime-scheduler/chime"
 
-// leader reports whether this node is the live node with the smallest ID:
-// the one that sends the alerts that must not come from every node
-// (dead-man's switches, nodes lost while running nothing).
-func (s *Server) leader(nodes []store.NodeRecord, now time.Time) bool {
-	for _, n := range nodes {
-		if s.alive(n, now) {
-			return n.ID == s.NodeID()
-		}
-	}
-	return false
-}
-
 // watchNodes watches the cluster until ctx ends: it counts the live
 // nodes, records the executions of nodes that died as node_lost (with an
 // alert for each), and, on the leader, alerts about nodes that died.
 func (s *Server) watchNodes(ctx context.Context) {
-	interval := s.cfg.DeadAfter / 3
+	interval := s.sched.DeadAfter() / 3
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	wasAlive := make(map[string]int64) // node ID → epoch, of nodes seen alive
@@ -156,15 +125,13 @@ func (s *Server) watchNodes(ctx context.Context) {
 
 // checkNodes is one pass of watchNodes.
 func (s *Server) checkNodes(ctx context.Context, wasAlive map[string]int64) error {
-	nodes, now, err := s.nodeList(ctx)
+	view, err := s.sched.Cluster(ctx)
 	if err != nil {
 		return err
 	}
-	byID := make(map[string]store.NodeRecord, len(nodes))
 	live := 0
-	for _, n := range nodes {
-		byID[n.ID] = n
-		if s.alive(n, now) {
+	for _, n := range view.Nodes {
+		if n.Alive {
 			live++
 		}
 	}
@@ -176,7 +143,7 @@ func (s *Server) checkNodes(ctx context.Context, wasAlive map[string]int64) erro
 	}
 	lost := make(map[string]bool)
 	for _, e := range page.Executions {
-		n, ok := byID[e.NodeID]
+		n, ok := view.Node(e.NodeID)
 		// Only a node declared dead (and fenced) or gone is lost: a node
 		// merely late checking in may still finish what it runs.
 		if e.NodeID != s.NodeID() && (!ok || n.Dead) {
@@ -184,12 +151,19 @@ func (s *Server) checkNodes(ctx context.Context, wasAlive map[string]int64) erro
 		}
 	}
 	for node := range lost {
-		s.markNodeLost(ctx, node)
+		// The view was read first: the executions started before it
+		// are the lost incarnation's.
+		s.markNodeLost(ctx, node, view.At)
+	}
+	for _, n := range view.Nodes {
+		if n.Dead {
+			s.sweepLostFirings(ctx, n)
+		}
 	}
 
-	leader := s.leader(nodes, now)
-	for _, n := range nodes {
-		if s.alive(n, now) {
+	leader := view.Leader() == s.NodeID()
+	for _, n := range view.Nodes {
+		if n.Alive {
 			wasAlive[n.ID] = n.Epoch
 			continue
 		}
@@ -200,7 +174,7 @@ func (s *Server) checkNodes(ctx context.Context, wasAlive map[string]int64) erro
 		delete(wasAlive, n.ID)
 		if leader {
 			s.alerts.notify(ctx, nil, alert.Event{
-				Kind: alert.KindNodeLost, NodeID: n.ID, At: now,
+				Kind: alert.KindNodeLost, NodeID: n.ID, At: view.At,
 				Detail: fmt.Sprintf("Node %s (lease epoch %d) stopped checking in at %s and was declared dead.",
 					n.ID, epoch, n.LastCheckIn.Format(time.RFC3339)),
 			})
@@ -209,41 +183,67 @@ func (s *Server) checkNodes(ctx context.Context, wasAlive map[string]int64) erro
 	return nil
 }
 
-// markNodeLost records the running executions of a dead node as node_lost
-// and alerts about each. Several nodes may do it at once: the one whose
-// update changes the rows alerts.
-func (s *Server) markNodeLost(ctx context.Context, node string) {
-	page, err := s.history.List(ctx, &history.Query{NodeID: node, Outcome: []history.Outcome{history.OutcomeRunning}, Limit: history.MaxLimit})
+// sweepLostFirings records the firings that the dead node n lost before
+// it recorded them (see recordLostFirings), once per node incarnation.
+func (s *Server) sweepLostFirings(ctx context.Context, n chime.Node) {
+	k := lostKey{node: n.ID, epoch: n.Epoch}
+	s.mu.Lock()
+	done := s.swept[k]
+	s.mu.Unlock()
+	if done {
+		return
+	}
+	if err := s.recordLostFirings(ctx, n.ID); err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("cannot look for the firings a lost node did not record", "lost_node", n.ID, "error", err)
+		}
+		return
+	}
+	s.mu.Lock()
+	s.swept[k] = true
+	s.mu.Unlock()
+}
+
+// markNodeLost records the executions of the lost node that are
+// recorded running and started before startedBefore as node_lost, and
+// alerts about each. The bound leaves out the executions of a later
+// incarnation of a node that restarted under the same ID. Several nodes
+// may do it at once: the one whose write changes an execution alerts
+// about it.
+func (s *Server) markNodeLost(ctx context.Context, node string, startedBefore time.Time) {
+	page, err := s.history.List(ctx, &history.Query{NodeID: node, Outcome: []history.Outcome{history.OutcomeRunning}, To: startedBefore, Limit: history.MaxLimit})
 	if err != nil {
 		s.log.Warn("cannot list the executions of a lost node", "lost_node", node, "error", err)
 		return
 	}
-	if len(page.Executions) == 0 {
-		return
-	}
-	n, err := s.history.MarkNodeLost(ctx, node, s.now())
-	if err != nil {
-		s.log.Warn("cannot record the executions of a lost node", "lost_node", node, "error", err)
-		return
-	}
-	if n == 0 {
-		return
-	}
-	s.log.Warn("recorded the executions of a lost node as node_lost", "lost_node", node, "executions", n)
+	marked := 0
 	for _, e := range page.Executions {
-		key := chime.NewJobKey(e.JobGroup, e.JobName)
-		s.metrics.executed(key, history.OutcomeNodeLost, time.Time{})
-		var p *plan
-		if d, err := s.sched.Job(ctx, key); err == nil {
-			if st, _, err := settingsOf(d); err == nil {
-				p, _ = compilePlan(d.Type, st, true, true)
-			}
+		if s.markLost(ctx, &e, "node "+node+" lost") {
+			marked++
 		}
-		s.alerts.notify(ctx, p, alert.Event{
-			Kind: alert.KindNodeLost, JobGroup: e.JobGroup, JobName: e.JobName, ExecutionID: e.ID, Attempt: e.Attempt,
-			ScheduledTime: e.ScheduledTime, NodeID: node, Error: "node " + node + " lost",
-		})
 	}
+	if marked > 0 {
+		s.log.Warn("recorded the executions of a lost node as node_lost", "lost_node", node, "executions", marked)
+	}
+}
+
+// markLost records the running execution e as lost with its node, and
+// alerts about it, unless it is no longer running. It reports whether it
+// marked it.
+func (s *Server) markLost(ctx context.Context, e *history.Execution, reason string) bool {
+	if err := s.history.MarkLost(ctx, e.ID, s.now(), reason); err != nil {
+		if !errors.Is(err, history.ErrNotRunning) && !errors.Is(err, history.ErrNotFound) {
+			s.log.Warn("cannot record an execution of a lost node", "lost_node", e.NodeID, "execution_id", e.ID, "error", err)
+		}
+		return false
+	}
+	key := chime.NewJobKey(e.JobGroup, e.JobName)
+	s.metrics.executed(key, history.OutcomeNodeLost, time.Time{})
+	s.alerts.notify(ctx, s.alertPlan(ctx, key), alert.Event{
+		Kind: alert.KindNodeLost, JobGroup: e.JobGroup, JobName: e.JobName, ExecutionID: e.ID, Attempt: e.Attempt,
+		ScheduledTime: e.ScheduledTime, NodeID: e.NodeID, Error: reason,
+	})
+	return true
 }
 
 // misfired records a trigger's misfire: the decision, the metric and the
@@ -272,13 +272,7 @@ func (s *Server) misfired(ctx context.Context, t chime.TriggerInfo) {
 	if serverMade(t.Key.Group) {
 		return // a run someone asked for, which runs late: nothing to alert
 	}
-	var p *plan
-	if d, err := s.sched.Job(rec, t.JobKey); err == nil {
-		if st, _, err := settingsOf(d); err == nil {
-			p, _ = compilePlan(d.Type, st, true, true)
-		}
-	}
-	s.alerts.notify(rec, p, alert.Event{
+	s.alerts.notify(rec, s.alertPlan(rec, t.JobKey), alert.Event{
 		Kind: alert.KindMisfire, JobGroup: t.JobKey.Group, JobName: t.JobKey.Name,
 		ScheduledTime: missed, NodeID: s.NodeID(), Detail: "Trigger " + t.Key.String() + ": " + reason,
 	})
@@ -307,10 +301,11 @@ func (s *Server) checkDeadMen(ctx context.Context) {
 
 // checkDeadMenOnce is one pass of checkDeadMen.
 func (s *Server) checkDeadMenOnce(ctx context.Context) error {
-	nodes, now, err := s.nodeList(ctx)
-	if err != nil || !s.leader(nodes, now) {
+	view, err := s.sched.Cluster(ctx)
+	if err != nil || view.Leader() != s.NodeID() {
 		return err
 	}
+	now := view.At
 	details, err := s.sched.Jobs(ctx, "")
 	if err != nil {
 		return fmt.Errorf("server: listing jobs: %w", err)

@@ -62,8 +62,14 @@ type attempt struct {
 	// triggerData is the firing trigger's own data, without the server's
 	// keys, which a retry carries on.
 	triggerData map[string]any
-	// lostNode is the node a recovered run's first try was lost with.
+	// lostNode is the node a recovered run's earlier try was lost with,
+	// and lost that try as the history recorded it.
 	lostNode string
+	lost     *history.Execution
+	// started is when the run started; recorded, whether the history
+	// holds its start.
+	started  time.Time
+	recorded bool
 	// log is the server's logger with the attempt's keys, its execution_id
 	// the ID the API shows.
 	log *slog.Logger
@@ -110,7 +116,7 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 		defer release()
 	}
 
-	s.recordStart(ctx, jc, a)
+	s.recordStart(ctx, a)
 	s.metrics.running.Inc()
 	out := jobs.NewCapture(s.cfg.MaxOutputBytes)
 	logs := newLogRecorder(a.log.Handler(), maxLogLines)
@@ -120,37 +126,77 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 	}
 	s.metrics.running.Dec()
 	outcome, msg := outcomeOf(runCtx, runErr, jc.Job.Timeout)
-	s.recordEnd(ctx, jc, a, p, history.Finish{
+	s.recordEnd(ctx, a, p, history.Finish{
 		Outcome: outcome, FinishedTime: s.now(), Error: msg,
 		Output: out.String(), OutputTruncated: out.Truncated(), Logs: logs.lines(),
 	})
 	return runErr
 }
 
-// recordStart records a's execution as running.
-func (s *Server) recordStart(ctx context.Context, jc *chime.JobContext, a *attempt) {
+// recordStart records a's execution as running. It tries once: the
+// database fired the job a moment ago, and a run is not held back for its
+// history. When it fails, recordEnd records the start with the end.
+func (s *Server) recordStart(ctx context.Context, a *attempt) {
 	rec, done := recordCtx(ctx)
 	defer done()
-	if err := s.history.Start(rec, &history.Execution{
+	a.started = s.now()
+	err := s.history.Start(rec, a.execution(s.NodeID()))
+	if err == nil || errors.Is(err, history.ErrExists) {
+		a.recorded = true
+		return
+	}
+	a.log.Warn("cannot record the start of the execution; it is recorded when it ends", "error", err)
+}
+
+// execution is a's execution as the history records its start.
+func (a *attempt) execution(node string) *history.Execution {
+	return &history.Execution{
 		ID: a.id, FirstID: a.firstID, Attempt: a.number,
 		JobGroup: a.job.Group, JobName: a.job.Name, TriggerGroup: a.triggerGroup, TriggerName: a.triggerName,
-		NodeID: s.NodeID(), ScheduledTime: a.scheduled, StartedTime: s.now(),
+		NodeID: node, ScheduledTime: a.scheduled, StartedTime: a.started,
 		Recovering: a.recovering, Manual: a.manual, Params: a.params,
-	}); err != nil {
-		a.log.Error("cannot record the start of the execution", "error", err)
 	}
 }
 
 // recordEnd records how a's execution ended, then schedules its retry or
-// raises its alert.
-func (s *Server) recordEnd(ctx context.Context, jc *chime.JobContext, a *attempt, p *plan, f history.Finish) {
-	rec, done := recordCtx(ctx)
-	defer done()
-	if err := s.history.Finish(rec, a.id, f); err != nil {
-		a.log.Error("cannot record the end of the execution", "error", err)
-	}
+// raises its alert. Each write is retried until the database takes it
+// (see writeQueue), so that an outage neither loses a retry nor leaves
+// the execution running.
+func (s *Server) recordEnd(ctx context.Context, a *attempt, p *plan, f history.Finish) {
 	s.metrics.executed(a.job, f.Outcome, f.FinishedTime)
-	s.afterAttempt(rec, a, p, f.Outcome, f.Error)
+	err := s.writes.persist(ctx, a.log, "the end of the execution", func(ctx context.Context) error {
+		return s.finish(ctx, a, f)
+	})
+	if err != nil {
+		return
+	}
+	s.afterAttempt(ctx, a, p, f.Outcome, f.Error)
+}
+
+// finish records the end of a's execution, and its start first when
+// recordStart could not. An execution another node recorded as node_lost
+// meanwhile (this node's lease lapsed during an outage) takes the outcome
+// it really had.
+func (s *Server) finish(ctx context.Context, a *attempt, f history.Finish) error {
+	if !a.recorded {
+		err := s.history.Start(ctx, a.execution(s.NodeID()))
+		switch {
+		case err == nil, errors.Is(err, history.ErrExists):
+			a.recorded = true
+		case errors.Is(err, history.ErrInvalid):
+			return permanent(err)
+		default:
+			return err
+		}
+	}
+	err := s.history.Finish(ctx, a.id, f)
+	switch {
+	case errors.Is(err, history.ErrNotRunning):
+		return nil // an earlier try committed, and its answer was lost
+	case errors.Is(err, history.ErrInvalid), errors.Is(err, history.ErrNotFound):
+		return permanent(err)
+	}
+	return err
 }
 
 // recordCtx returns a context for recording an execution: it keeps ctx's
@@ -163,13 +209,13 @@ func recordCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 // newAttempt works out which attempt of which firing jc is.
 func (s *Server) newAttempt(ctx context.Context, jc *chime.JobContext) (*attempt, error) {
 	a := &attempt{
+		id:         jc.ExecutionID,
 		job:        jc.Job.Key,
 		number:     1,
 		scheduled:  jc.ScheduledFireTime,
 		recovering: jc.Recovering,
 		params:     withoutReserved(jc.MergedData),
 	}
-	origID := jc.ExecutionID
 	if jc.Trigger != nil {
 		a.triggerGroup, a.triggerName = jc.Trigger.Key.Group, jc.Trigger.Key.Name
 		a.triggerData = withoutReserved(jc.Trigger.Data)
@@ -177,23 +223,11 @@ func (s *Server) newAttempt(ctx context.Context, jc *chime.JobContext) (*attempt
 		if err != nil {
 			return nil, err
 		}
-		if facts != nil {
-			if facts.ID != "" {
-				origID = facts.ID
-			}
-			a.firstID = facts.FirstID
-			a.number = max(facts.Attempt, 1)
-			if !facts.ScheduledTime.IsZero() {
-				a.scheduled = facts.ScheduledTime
-			}
-			a.triggerGroup, a.triggerName = facts.TriggerGroup, facts.TriggerName
-			a.manual = facts.Manual
-		}
+		a.apply(facts)
 	}
 	if a.firstID == "" {
-		a.firstID = origID
+		a.firstID = a.id
 	}
-	a.id = origID
 	if !jc.Recovering && jc.RefireCount == 0 {
 		a.log = s.attemptLogger(a)
 		return a, nil
@@ -201,8 +235,19 @@ func (s *Server) newAttempt(ctx context.Context, jc *chime.JobContext) (*attempt
 	// A re-run of a firing already tried (its node was lost, or the job
 	// asked to be refired) is a further attempt of that firing.
 	if jc.Recovering {
-		if first, err := s.history.Get(ctx, origID); err == nil && first.NodeID != s.NodeID() {
-			a.lostNode = first.NodeID
+		first, err := s.history.Get(ctx, a.id)
+		switch {
+		case err == nil:
+			if first.NodeID != s.NodeID() {
+				a.lostNode, a.lost = first.NodeID, first
+			}
+		case errors.Is(err, history.ErrNotFound):
+			// Its node died between firing it and recording it: the
+			// history gets the lost try, so that the re-run is its next
+			// attempt and the loss is told.
+			lost := *a
+			lost.log = s.attemptLogger(&lost)
+			s.recordLostRun(ctx, &lost, "node lost after it fired the execution, before it recorded it; re-run on node "+s.NodeID())
 		}
 	}
 	a.id = newID()
@@ -210,7 +255,7 @@ func (s *Server) newAttempt(ctx context.Context, jc *chime.JobContext) (*attempt
 	switch {
 	case errors.Is(err, history.ErrNotFound):
 		// Nothing of the firing was recorded: this is its first attempt.
-		a.firstID = a.id
+		a.firstID, a.number = a.id, 1
 	case err != nil:
 		return nil, err
 	default:
@@ -220,6 +265,25 @@ func (s *Server) newAttempt(ctx context.Context, jc *chime.JobContext) (*attempt
 	}
 	a.log = s.attemptLogger(a)
 	return a, nil
+}
+
+// apply sets the identity of a run the server asked for from its facts:
+// its execution ID, the firing it is an attempt of, and whether a person
+// asked for it. Nil facts (a trigger's own firing) change nothing.
+func (a *attempt) apply(facts *runFacts) {
+	if facts == nil {
+		return
+	}
+	if facts.ID != "" {
+		a.id = facts.ID
+	}
+	a.firstID = facts.FirstID
+	a.number = max(facts.Attempt, 1)
+	if !facts.ScheduledTime.IsZero() {
+		a.scheduled = facts.ScheduledTime
+	}
+	a.triggerGroup, a.triggerName = facts.TriggerGroup, facts.TriggerName
+	a.manual = facts.Manual
 }
 
 // attemptLogger returns the logger of a's records: the server's, with the
@@ -233,13 +297,13 @@ func (s *Server) attemptLogger(a *attempt) *slog.Logger {
 	return s.log.With(attrs...)
 }
 
-// recordLost records that a recovered run's first try was lost with its
-// node, if the node watch has not already, and the decision to re-run.
+// recordLost records that a recovered run's earlier try was lost with
+// its node, if the node watch has not already, and the decision to re-run.
 func (s *Server) recordLost(ctx context.Context, a *attempt) {
 	rec, done := recordCtx(ctx)
 	defer done()
-	if a.lostNode != "" {
-		s.markNodeLost(rec, a.lostNode)
+	if a.lost != nil {
+		s.markLost(rec, a.lost, "node "+a.lostNode+" lost")
 	}
 	reason := "re-run on node " + s.NodeID() + " because the node running it was lost"
 	if a.lostNode != "" {
@@ -325,14 +389,16 @@ func (s *Server) afterAttempt(ctx context.Context, a *attempt, p *plan, outcome 
 	}
 	if p != nil && a.number < p.retry.maxAttempts {
 		delay := p.retry.backoff(a.number)
-		_, next, err := s.scheduleRetry(ctx, a, a.number+1, delay)
+		id, next := newID(), s.now().Add(delay)
+		err := s.writes.persist(ctx, a.log, "the retry of the execution", func(ctx context.Context) error {
+			return s.scheduleRetry(ctx, a, id, a.number+1, next)
+		})
 		if err == nil {
 			s.metrics.retries.Inc()
 			s.decide(ctx, a, history.DecisionRetryScheduled, fmt.Sprintf("attempt %d of %d %s: %s; attempt %d runs at %s (after %s)",
 				a.number, p.retry.maxAttempts, outcome, msg, a.number+1, next.Format(time.RFC3339Nano), delay.Round(time.Millisecond)), a.id)
 			return
 		}
-		a.log.Error("cannot schedule a retry", "error", err)
 	}
 	if p != nil && p.retry.maxAttempts > 1 {
 		s.decide(ctx, a, history.DecisionRetriesExhausted, fmt.Sprintf("attempt %d of %d %s: %s; no retry is left",
@@ -348,20 +414,19 @@ func (s *Server) afterAttempt(ctx context.Context, a *attempt, p *plan, outcome 
 	})
 }
 
-// scheduleRetry schedules attempt number of a's firing to run after
-// delay, as a one-shot trigger, and returns the new execution's ID and
-// when it runs.
-func (s *Server) scheduleRetry(ctx context.Context, a *attempt, number int, delay time.Duration) (string, time.Time, error) {
-	id := newID()
+// scheduleRetry schedules attempt number of a's firing, whose execution
+// ID is id, to run at at, as a one-shot trigger named by id: a try whose
+// answer was lost after it committed finds the trigger there. A job
+// deleted meanwhile has nothing left to retry.
+func (s *Server) scheduleRetry(ctx context.Context, a *attempt, id string, number int, at time.Time) error {
 	facts := runFacts{
 		ID: id, FirstID: a.firstID, Attempt: number, ScheduledTime: a.scheduled,
 		TriggerGroup: a.triggerGroup, TriggerName: a.triggerName, Manual: a.manual,
 	}
 	data, err := factsData(a.triggerData, facts)
 	if err != nil {
-		return "", time.Time{}, err
+		return permanent(err)
 	}
-	at := s.now().Add(delay)
 	_, err = s.sched.Schedule(ctx, chime.Trigger{
 		Key:       chime.NewTriggerKey(retryGroup, id),
 		JobKey:    a.job,
@@ -369,7 +434,14 @@ func (s *Server) scheduleRetry(ctx context.Context, a *attempt, number int, dela
 		StartTime: at,
 		Data:      data,
 	})
-	return id, at, err
+	var invalid *chime.ValidationError
+	switch {
+	case errors.Is(err, chime.ErrTriggerExists):
+		return nil
+	case errors.Is(err, chime.ErrJobNotFound), errors.As(err, &invalid):
+		return permanent(err)
+	}
+	return err
 }
 
 // factsData returns a one-shot trigger's data: data with the run's facts.
@@ -402,36 +474,40 @@ func (r retryPolicy) backoff(n int) time.Duration {
 	return min(max(d, 0), r.maxDelay)
 }
 
-// decide records a decision about a's firing; a failure is logged.
+// decide records a decision about a's firing, retrying until the
+// database takes it (see writeQueue).
 func (s *Server) decide(ctx context.Context, a *attempt, kind history.DecisionKind, reason, executionID string) {
 	d := &history.Decision{
+		// Named here, so that a try whose answer was lost after it
+		// committed is found on the next.
+		ID:       newID(),
 		JobGroup: a.job.Group, JobName: a.job.Name, TriggerGroup: a.triggerGroup, TriggerName: a.triggerName,
 		ScheduledTime: a.scheduled, At: s.now(), Kind: kind, Reason: reason, NodeID: s.NodeID(), ExecutionID: executionID,
 	}
-	if err := s.history.RecordDecision(ctx, d); err != nil {
-		s.log.Error("cannot record a decision", "job_key", a.job.String(), "kind", string(kind), "error", err)
-	}
+	log := s.log.With("job_key", a.job.String(), "kind", string(kind))
+	_ = s.writes.persist(ctx, log, "a decision", func(ctx context.Context) error {
+		err := s.history.RecordDecision(ctx, d)
+		switch {
+		case errors.Is(err, history.ErrExists):
+			return nil
+		case errors.Is(err, history.ErrInvalid):
+			return permanent(err)
+		}
+		return err
+	})
 }
 
 // recordSkipped records a firing the overlap policy skipped: a skipped
 // execution and the decision.
 func (s *Server) recordSkipped(ctx context.Context, a *attempt, reason string) {
-	rec, done := recordCtx(ctx)
-	defer done()
-	now := s.now()
-	err := s.history.Start(rec, &history.Execution{
-		ID: a.id, FirstID: a.firstID, Attempt: a.number,
-		JobGroup: a.job.Group, JobName: a.job.Name, TriggerGroup: a.triggerGroup, TriggerName: a.triggerName,
-		NodeID: s.NodeID(), ScheduledTime: a.scheduled, StartedTime: now, Manual: a.manual, Params: a.params,
+	a.started = s.now()
+	s.metrics.executed(a.job, history.OutcomeSkipped, a.started)
+	err := s.writes.persist(ctx, a.log, "a skipped execution", func(ctx context.Context) error {
+		return s.finish(ctx, a, history.Finish{Outcome: history.OutcomeSkipped, FinishedTime: a.started, Error: reason})
 	})
 	if err == nil {
-		err = s.history.Finish(rec, a.id, history.Finish{Outcome: history.OutcomeSkipped, FinishedTime: now, Error: reason})
+		s.decide(ctx, a, history.DecisionSkipped, reason, a.id)
 	}
-	if err != nil {
-		a.log.Error("cannot record a skipped execution", "error", err)
-	}
-	s.metrics.executed(a.job, history.OutcomeSkipped, now)
-	s.decide(rec, a, history.DecisionSkipped, reason, a.id)
 }
 
 // takeOverlap takes the job's cluster-wide running marker for a. Under
@@ -501,16 +577,12 @@ func (s *Server) staleMarker(ctx context.Context, m *marker) bool {
 	if m.NodeID == s.NodeID() {
 		return !s.local.has(m.ExecutionID)
 	}
-	nodes, _, err := s.nodeList(ctx)
+	view, err := s.sched.Cluster(ctx)
 	if err != nil {
 		return false
 	}
-	for _, n := range nodes {
-		if n.ID == m.NodeID {
-			return n.Dead
-		}
-	}
-	return true
+	n, ok := view.Node(m.NodeID)
+	return !ok || n.Dead
 }
 
 // watchCancels cancels the executions of this node that another node's

@@ -57,6 +57,7 @@ type Server struct {
 	http    *httpjob.Runner
 	shell   *shelljob.Runner
 	local   *localRuns
+	writes  *writeQueue
 	deadMan *alert.DeadManChecker
 	version string // of chime, as buildVersion reads it
 
@@ -64,9 +65,9 @@ type Server struct {
 	goTypes   map[string]chime.Job
 	started   bool
 	closeOnce sync.Once
-	// lostSeen remembers the node incarnations (ID and epoch) this node
-	// alerted about, so that a dead node is reported once.
-	lostSeen map[lostKey]bool
+	// swept remembers the dead node incarnations (ID and epoch) whose
+	// unrecorded firings this node looked for, so that it looks once.
+	swept map[lostKey]bool
 }
 
 type lostKey struct {
@@ -83,13 +84,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		goTypes:  make(map[string]chime.Job),
-		local:    newLocalRuns(),
-		http:     &httpjob.Runner{},
-		shell:    &shelljob.Runner{},
-		lostSeen: make(map[lostKey]bool),
+		cfg:     cfg,
+		log:     cfg.Logger,
+		goTypes: make(map[string]chime.Job),
+		local:   newLocalRuns(),
+		writes:  newWriteQueue(),
+		http:    &httpjob.Runner{},
+		shell:   &shelljob.Runner{},
+		swept:   make(map[lostKey]bool),
 	}
 	st, err := sqlstore.Open(ctx, cfg.DatabaseURL, &sqlstore.Options{Logger: cfg.Logger})
 	if err != nil {
@@ -313,7 +315,9 @@ func Listen(addr string) (net.Listener, error) {
 //  1. the HTTP server, so no new request starts;
 //  2. the scheduler: no new firing, running jobs get Config.ShutdownTimeout
 //     to finish (their outcomes, retries and alerts are recorded), then are
-//     cancelled, and the node leaves the cluster;
+//     cancelled, and the node leaves the cluster; the records of the runs
+//     that the database has not taken yet (it is down) get another
+//     Config.ShutdownTimeout, after which they are logged and abandoned;
 //  3. the background loops (pruner, node watch, canceller, dead-man);
 //  4. the notifier, which delivers the alerts still queued;
 //  5. the database.
@@ -351,7 +355,7 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	}
 	// A previous incarnation of this node ID left its running executions
 	// behind: they are lost.
-	s.markNodeLost(ctx, s.NodeID())
+	s.markNodeLost(ctx, s.NodeID(), s.now())
 	if err := s.alerts.start(ctx); err != nil {
 		_ = ln.Close()
 		return err
@@ -360,6 +364,11 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 		_ = ln.Close()
 		_ = s.alerts.stop(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 		return fmt.Errorf("server: %w", err)
+	}
+	// Registering again recorded the executions that incarnation had
+	// fired as lost; those it had not recorded get their history.
+	if err := s.recordLostFirings(ctx, s.NodeID()); err != nil {
+		s.log.Warn("cannot look for the firings this node's previous run did not record", "error", err)
 	}
 	if err := s.pruner.Start(); err != nil {
 		return fmt.Errorf("server: %w", err)
@@ -390,6 +399,9 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	if err := s.sched.Stop(stopCtx); err != nil {
 		errs = append(errs, fmt.Errorf("server: stopping the scheduler: %w", err))
 	}
+	if !s.writes.drain(s.cfg.ShutdownTimeout) {
+		errs = append(errs, errors.New("server: stopped before the database took every record of the executions that ran; see the log"))
+	}
 	stopLoops()
 	loops.Wait()
 	if err := s.pruner.Stop(context.WithoutCancel(ctx)); err != nil {
@@ -406,7 +418,10 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 // for a Server that is never run, and may be called more than once.
 func (s *Server) Close() error {
 	var err error
-	s.closeOnce.Do(func() { err = s.store.Close() })
+	s.closeOnce.Do(func() {
+		s.writes.abandon()
+		err = s.store.Close()
+	})
 	return err
 }
 
@@ -416,26 +431,18 @@ func (s *Server) Ready(ctx context.Context) error {
 	if !s.sched.IsStarted() {
 		return httpjson.Errorf(api.CodeUnavailable, "", "the scheduler is not running")
 	}
-	nodes, now, err := s.nodeList(ctx)
+	view, err := s.sched.Cluster(ctx)
 	if err != nil {
 		return httpjson.Errorf(api.CodeUnavailable, "", "the database does not answer")
 	}
-	for _, n := range nodes {
-		if n.ID == s.NodeID() {
-			if s.alive(n, now) {
-				return nil
-			}
-			break
-		}
+	if n, ok := view.Node(s.NodeID()); ok && n.Alive {
+		return nil
 	}
 	return httpjson.Errorf(api.CodeUnavailable, "", "this node holds no live lease")
 }
 
-// now returns the database's time as this node estimates it: its clock
-// corrected by the measured offset.
-func (s *Server) now() time.Time {
-	return time.Now().Add(s.sched.ClockOffset()).UTC()
-}
+// now returns the database's time as this node estimates it.
+func (s *Server) now() time.Time { return s.sched.StoreTime().UTC() }
 
 // newID returns a random execution ID for a run the server asks for (a
 // retry, a run by hand, a backfilled fire time, a recovery), in the

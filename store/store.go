@@ -19,6 +19,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -244,6 +245,17 @@ type JobStore interface {
 	// one, checked and written in one atomic step: a missing job fails with
 	// ErrJobNotFound, another version with ErrVersionMismatch.
 	JobUpsert(ctx context.Context, p *JobUpsertParams) error
+	// JobWrite stores a job together with changes to its triggers in one
+	// atomic step: on any error nothing is written. In this order it
+	// writes the job as JobUpsert does (ErrJobExists, ErrJobNotFound,
+	// ErrVersionMismatch); deletes the triggers of DeleteTriggers; stores
+	// each of Triggers as TriggerInsert does (ErrCalendarNotFound,
+	// ErrTriggerExists); and pauses or resumes every trigger of the job,
+	// those just stored included, as TriggersPause and TriggersResume with
+	// a Job selector do. When the deletions leave a job that is not
+	// durable without any trigger, it is deleted, as TriggerDelete does.
+	// It reports which triggers it deleted.
+	JobWrite(ctx context.Context, p *JobWriteParams) (*JobWriteResult, error)
 	// JobGet returns a job or ErrJobNotFound.
 	JobGet(ctx context.Context, key Key) (*JobRecord, error)
 	// JobDelete deletes a job and all its triggers. It reports whether the job
@@ -263,6 +275,77 @@ type JobUpsertParams struct {
 	// write it back expecting the version they read.
 	ExpectVersion int64
 }
+
+// JobWriteParams are the parameters of JobWrite.
+type JobWriteParams struct {
+	// Job is the job record, written as JobUpsert writes it.
+	Job JobRecord
+	// Replace overwrites a stored job and stored triggers with the keys
+	// of Job and Triggers. Without it an existing job fails with
+	// ErrJobExists, and an existing trigger that DeleteTriggers does not
+	// delete with ErrTriggerExists.
+	Replace bool
+	// ExpectVersion, when not zero, makes the whole write conditional on
+	// the stored job's Version being exactly this, as for JobUpsert;
+	// Replace is then implied.
+	ExpectVersion int64
+	// DeleteTriggers are keys of the job's triggers to delete before
+	// Triggers are stored. Keys that name no trigger of this job are
+	// ignored: a write never deletes another job's trigger.
+	DeleteTriggers []Key
+	// Triggers are stored as TriggerInsert stores a trigger. Each one's
+	// JobKey must be Job.Key, and their keys must differ.
+	Triggers []TriggerRecord
+	// Pause changes the paused state of every trigger of the job once
+	// Triggers are stored; PauseNoChange leaves it.
+	Pause PauseChange
+}
+
+// JobWriteResult is the result of JobWrite.
+type JobWriteResult struct {
+	// Deleted are the keys of DeleteTriggers that named a trigger of the
+	// job, which is now deleted, in the order of DeleteTriggers.
+	Deleted []Key
+}
+
+// Validate refuses parameters that no stored state makes valid: a trigger
+// of another job, two triggers with one key, an unknown pause change.
+// Stores call it before they look at their data.
+func (p *JobWriteParams) Validate() error {
+	seen := make(map[Key]bool, len(p.Triggers))
+	for i := range p.Triggers {
+		rec := &p.Triggers[i]
+		if rec.JobKey != p.Job.Key {
+			return fmt.Errorf("store: writing job %s: trigger %s is of job %s", p.Job.Key, rec.Key, rec.JobKey)
+		}
+		if seen[rec.Key] {
+			return fmt.Errorf("store: writing job %s: trigger %s is listed twice", p.Job.Key, rec.Key)
+		}
+		seen[rec.Key] = true
+	}
+	switch p.Pause {
+	case PauseNoChange, PauseTriggers, ResumeTriggers:
+		return nil
+	}
+	return fmt.Errorf("store: writing job %s: unknown pause change %q", p.Job.Key, p.Pause)
+}
+
+// PauseChange is what JobWrite does to the paused state of a job's
+// triggers.
+type PauseChange string
+
+// Pause changes of JobWrite.
+const (
+	// PauseNoChange leaves every trigger in its state; new triggers start
+	// paused when a recorded pause of their group covers them.
+	PauseNoChange PauseChange = ""
+	// PauseTriggers pauses every trigger of the job, as TriggersPause with
+	// a Job selector does.
+	PauseTriggers PauseChange = "PAUSE"
+	// ResumeTriggers resumes every trigger of the job, as TriggersResume
+	// with a Job selector does.
+	ResumeTriggers PauseChange = "RESUME"
+)
 
 // JobListParams are the parameters of JobList.
 type JobListParams struct {

@@ -222,6 +222,10 @@ func (m *Member) LeaseRefused(lease store.Lease) {
 	}
 }
 
+// DeadAfter returns how long a node may go without checking in before it
+// is declared dead: Config.DeadAfter, or its default.
+func (m *Member) DeadAfter() time.Duration { return m.cfg.DeadAfter }
+
 // Offset returns the estimated offset of the store's clock from the local
 // clock: store time = local time + offset.
 func (m *Member) Offset() time.Duration {

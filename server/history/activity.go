@@ -175,7 +175,7 @@ func (h *History) lags(ctx context.Context, from, to int64) ([]time.Duration, er
 // returns the number of buckets.
 func (p *ActivityParams) validate() (int, error) {
 	if p == nil {
-		return 0, invalid("nil ActivityParams")
+		return 0, invalid("", "nil ActivityParams")
 	}
 	if err := checkTime("ActivityParams.From", p.From, true); err != nil {
 		return 0, err
@@ -184,11 +184,11 @@ func (p *ActivityParams) validate() (int, error) {
 		return 0, err
 	}
 	if !p.From.Before(p.To) {
-		return 0, invalid("ActivityParams.From %s is not before ActivityParams.To %s",
+		return 0, invalid("ActivityParams.From", "%s is not before ActivityParams.To %s",
 			p.From.Format(time.RFC3339Nano), p.To.Format(time.RFC3339Nano))
 	}
 	if p.Bucket < time.Millisecond {
-		return 0, invalid("ActivityParams.Bucket %s: want at least 1ms", p.Bucket)
+		return 0, invalid("ActivityParams.Bucket", "%s: want at least 1ms", p.Bucket)
 	}
 	span := p.To.Sub(p.From)
 	n := span / p.Bucket
@@ -196,7 +196,7 @@ func (p *ActivityParams) validate() (int, error) {
 		n++
 	}
 	if n > MaxActivityBuckets {
-		return 0, invalid("ActivityParams.Bucket %s makes %d buckets of %s: want at most %d", p.Bucket, n, span, MaxActivityBuckets)
+		return 0, invalid("ActivityParams.Bucket", "%s makes %d buckets of %s: want at most %d", p.Bucket, n, span, MaxActivityBuckets)
 	}
 	return int(n), nil
 }

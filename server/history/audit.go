@@ -27,7 +27,7 @@ type AuditEntry struct {
 // with one ID fails with [ErrExists].
 func (h *History) RecordAudit(ctx context.Context, e *AuditEntry) error {
 	if e == nil {
-		return invalid("nil audit entry")
+		return invalid("", "nil audit entry")
 	}
 	for _, f := range []struct {
 		name, v  string

@@ -65,7 +65,7 @@ type Decision struct {
 // record with one ID fails with [ErrExists].
 func (h *History) RecordDecision(ctx context.Context, d *Decision) error {
 	if d == nil {
-		return invalid("nil decision")
+		return invalid("", "nil decision")
 	}
 	if err := checkDecision(d); err != nil {
 		return err
@@ -105,7 +105,7 @@ func checkDecision(d *Decision) error {
 		}
 	}
 	if d.Kind == "" || len(d.Kind) > maxKind {
-		return invalid("Decision.Kind %q: want 1 to %d bytes", d.Kind, maxKind)
+		return invalid("Decision.Kind", "%q: want 1 to %d bytes", d.Kind, maxKind)
 	}
 	if err := checkTime("Decision.ScheduledTime", d.ScheduledTime, false); err != nil {
 		return err

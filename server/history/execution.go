@@ -129,7 +129,7 @@ type Finish struct {
 // e is not modified.
 func (h *History) Start(ctx context.Context, e *Execution) error {
 	if e == nil {
-		return invalid("nil execution")
+		return invalid("", "nil execution")
 	}
 	x := *e
 	if x.FirstID == "" {
@@ -173,13 +173,13 @@ func checkStart(e *Execution) error {
 	}
 	switch {
 	case e.Attempt < 0:
-		return invalid("Attempt %d is negative", e.Attempt)
+		return invalid("Attempt", "%d is negative", e.Attempt)
 	case e.Attempt == 1 && e.FirstID != e.ID:
-		return invalid("FirstID %q of attempt 1: want the execution's own ID %q", e.FirstID, e.ID)
+		return invalid("FirstID", "%q of attempt 1: want the execution's own ID %q", e.FirstID, e.ID)
 	case e.Attempt > 1 && e.FirstID == e.ID:
-		return invalid("FirstID of attempt %d is the execution's own ID: want the first attempt's", e.Attempt)
+		return invalid("FirstID", "of attempt %d is the execution's own ID: want the first attempt's", e.Attempt)
 	case e.Outcome != "" && e.Outcome != OutcomeRunning:
-		return invalid("Outcome %q: Start records a running execution; Finish records how it ended", e.Outcome)
+		return invalid("Outcome", "%q: Start records a running execution; Finish records how it ended", e.Outcome)
 	}
 	if err := checkTime("ScheduledTime", e.ScheduledTime, false); err != nil {
 		return err
@@ -187,23 +187,65 @@ func checkStart(e *Execution) error {
 	return checkTime("StartedTime", e.StartedTime, true)
 }
 
+// RecordLost records, in one step, an execution that its node fired and
+// lost before it could record it: it is node_lost from the start,
+// finished at lostAt with reason as its error. e is checked as Start
+// checks it; a second record of one ID fails with [ErrExists]. e is not
+// modified.
+func (h *History) RecordLost(ctx context.Context, e *Execution, lostAt time.Time, reason string) error {
+	if e == nil {
+		return invalid("", "nil execution")
+	}
+	x := *e
+	if x.FirstID == "" {
+		x.FirstID = x.ID
+	}
+	if x.Attempt == 0 {
+		x.Attempt = 1
+	}
+	x.Outcome = ""
+	if err := checkStart(&x); err != nil {
+		return err
+	}
+	if err := checkTime("lostAt", lostAt, true); err != nil {
+		return err
+	}
+	params, err := encodeJSON("Params", x.Params)
+	if err != nil {
+		return err
+	}
+	_, err = h.db.ExecContext(ctx, h.q.executionInsertLost, h.sched,
+		x.ID, x.FirstID, x.Attempt, x.JobGroup, x.JobName, x.TriggerGroup, x.TriggerName, x.NodeID,
+		timeArg(x.ScheduledTime), x.StartedTime.UnixNano(), lostAt.UnixNano(), cleanText(reason),
+		false, x.Recovering, x.Manual, params)
+	switch {
+	case h.st.IsUniqueViolation(err):
+		return fmt.Errorf("%w: execution %q", ErrExists, x.ID)
+	case err != nil:
+		return dbErr("recording the lost execution "+x.ID, err)
+	}
+	return nil
+}
+
 // Finish records how the running execution id ended. Output longer than
 // Options.MaxOutputBytes keeps its first and last parts around a line
 // saying how many bytes were left out, and is flagged OutputTruncated;
 // more than Options.MaxLogLines log lines keep the first and last ones
 // around a line saying how many were left out. Invalid UTF-8 and NUL bytes
-// in Error and Output become U+FFFD. An execution that is not running
-// (finished, or marked node_lost) gives [ErrNotRunning] and an unknown one
-// [ErrNotFound]; neither changes anything.
+// in Error and Output become U+FFFD. An execution marked node_lost takes
+// the outcome: its node was presumed dead while it could not reach the
+// database, and knows better how it ended. An execution that already
+// finished gives [ErrNotRunning] and an unknown one [ErrNotFound]; neither
+// changes anything.
 func (h *History) Finish(ctx context.Context, id string, f Finish) error {
 	if err := checkKey("id", id, true); err != nil {
 		return err
 	}
 	switch {
 	case !f.Outcome.valid():
-		return invalid("Finish.Outcome %q is not an outcome", f.Outcome)
+		return invalid("Finish.Outcome", "%q is not an outcome", f.Outcome)
 	case f.Outcome == OutcomeRunning:
-		return invalid("Finish.Outcome is running: want how the execution ended")
+		return invalid("Finish.Outcome", "is running: want how the execution ended")
 	}
 	if err := checkTime("Finish.FinishedTime", f.FinishedTime, true); err != nil {
 		return err
@@ -289,6 +331,37 @@ func (h *History) MarkNodeLost(ctx context.Context, nodeID string, at time.Time)
 	return int(n), nil
 }
 
+// MarkLost records that the running execution id was lost with its node
+// at the given time: it becomes node_lost with the reason as its error.
+// An execution that is not running gives [ErrNotRunning] and an unknown
+// one [ErrNotFound]; neither changes anything, so that of several nodes
+// marking one execution, one succeeds.
+func (h *History) MarkLost(ctx context.Context, id string, at time.Time, reason string) error {
+	if err := checkKey("id", id, true); err != nil {
+		return err
+	}
+	if err := checkTime("at", at, true); err != nil {
+		return err
+	}
+	res, err := h.db.ExecContext(ctx, h.q.executionLost, at.UnixNano(), cleanText(reason), h.sched, id)
+	if err != nil {
+		return dbErr("marking execution "+id+" lost", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return dbErr("marking execution "+id+" lost", err)
+	} else if n > 0 {
+		return nil
+	}
+	var count int
+	if err := h.db.QueryRowContext(ctx, h.q.executionExists, h.sched, id).Scan(&count); err != nil {
+		return dbErr("reading execution "+id, err)
+	}
+	if count == 0 {
+		return fmt.Errorf("%w: execution %q", ErrNotFound, id)
+	}
+	return fmt.Errorf("%w: execution %q", ErrNotRunning, id)
+}
+
 // Query selects executions for [History.List]. Zero fields select
 // everything.
 type Query struct {
@@ -339,7 +412,7 @@ func (h *History) List(ctx context.Context, q *Query) (*Page, error) {
 		marks := make([]string, len(q.Outcome))
 		for i, o := range q.Outcome {
 			if !o.valid() {
-				return nil, invalid("Query.Outcome[%d] %q is not an outcome", i, o)
+				return nil, invalid(fmt.Sprintf("Query.Outcome[%d]", i), "%q is not an outcome", o)
 			}
 			marks[i] = "?"
 			w.args = append(w.args, string(o))
@@ -546,7 +619,7 @@ func scanExecution(s scanner) (*Execution, error) {
 func encodeJSON[T any](field string, v T) (any, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, invalid("%s: %v", field, err)
+		return nil, invalid(field, "cannot be encoded: %v", err)
 	}
 	switch string(b) {
 	case "null", "{}", "[]":

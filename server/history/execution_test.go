@@ -418,9 +418,17 @@ func testMarkNodeLost(t *testing.T, open opener) {
 	if n, err := h.MarkNodeLost(ctx, "n1", lost); err != nil || n != 0 {
 		t.Errorf("second MarkNodeLost(n1) = %d, %v; want 0", n, err)
 	}
-	// The lost node's late report changes nothing.
-	if err := h.Finish(ctx, "m1", history.Finish{Outcome: history.OutcomeSucceeded, FinishedTime: lost}); !errors.Is(err, history.ErrNotRunning) {
-		t.Errorf("Finish of a node_lost execution: %v, want ErrNotRunning", err)
+	// The node presumed lost reports late, once the database is back: its
+	// report is the truth, and a second one changes nothing.
+	late := lost.Add(time.Second)
+	if err := h.Finish(ctx, "m1", history.Finish{Outcome: history.OutcomeSucceeded, FinishedTime: late}); err != nil {
+		t.Errorf("Finish of a node_lost execution: %v, want it to take the outcome", err)
+	}
+	if got, err := h.Get(ctx, "m1"); err != nil || got.Outcome != history.OutcomeSucceeded || !got.FinishedTime.Equal(late) {
+		t.Errorf("m1 after its late report = %+v, %v; want succeeded at %v", got, err, late)
+	}
+	if err := h.Finish(ctx, "m1", history.Finish{Outcome: history.OutcomeFailed, FinishedTime: late}); !errors.Is(err, history.ErrNotRunning) {
+		t.Errorf("second Finish: %v, want ErrNotRunning", err)
 	}
 	_, err = h.MarkNodeLost(ctx, "", lost)
 	wantInvalid(t, "MarkNodeLost without node", err, "nodeID")
@@ -524,4 +532,65 @@ func testStats(t *testing.T, open opener) {
 	}
 	_, err = h.Stats(ctx, "", "job", since)
 	wantInvalid(t, "Stats with a name and no group", err, "group")
+}
+
+func testRecordLost(t *testing.T, open opener) {
+	h := open(nil)
+	ctx := t.Context()
+	lost := t0.Add(time.Minute)
+	e := execution("l1", "g", "job", t0)
+	e.NodeID = ""
+	if err := h.RecordLost(ctx, e, lost, "node lost before it recorded the execution"); err != nil {
+		t.Fatalf("RecordLost: %v", err)
+	}
+	got, err := h.Get(ctx, "l1")
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	if got.Outcome != history.OutcomeNodeLost || !got.FinishedTime.Equal(lost) ||
+		got.Error != "node lost before it recorded the execution" || got.Attempt != 1 || got.FirstID != "l1" {
+		t.Errorf("lost execution = %+v; want node_lost at %v, attempt 1 of itself, with the reason", got, lost)
+	}
+	if err := h.RecordLost(ctx, e, lost, "again"); !errors.Is(err, history.ErrExists) {
+		t.Errorf("second RecordLost: %v, want ErrExists", err)
+	}
+	// Its node, presumed lost, reports late: the report is the truth.
+	if err := h.Finish(ctx, "l1", history.Finish{Outcome: history.OutcomeFailed, FinishedTime: lost, Error: "boom"}); err != nil {
+		t.Errorf("Finish after RecordLost: %v", err)
+	}
+	bad := execution("l2", "g", "job", t0)
+	bad.Attempt, bad.FirstID = 2, "l2"
+	err = h.RecordLost(ctx, bad, lost, "x")
+	wantInvalid(t, "RecordLost of attempt 2 naming itself first", err, "FirstID")
+	if inv := (*history.InvalidError)(nil); !errors.As(err, &inv) || inv.Field != "FirstID" {
+		t.Errorf("RecordLost of attempt 2 naming itself first: %#v, want an *InvalidError about FirstID", err)
+	}
+	err = h.RecordLost(ctx, execution("l3", "g", "job", t0), time.Time{}, "x")
+	wantInvalid(t, "RecordLost without a time", err, "lostAt")
+}
+
+func testMarkLost(t *testing.T, open opener) {
+	h := open(nil)
+	ctx := t.Context()
+	start(t, h, execution("k1", "g", "job", t0), execution("k2", "g", "job", t0))
+	finish(t, h, "k2", history.OutcomeSucceeded, t0.Add(time.Second))
+	lost := t0.Add(time.Minute)
+	if err := h.MarkLost(ctx, "k1", lost, "node n1 lost"); err != nil {
+		t.Fatalf("MarkLost: %v", err)
+	}
+	got, err := h.Get(ctx, "k1")
+	if err != nil || got.Outcome != history.OutcomeNodeLost || got.Error != "node n1 lost" || !got.FinishedTime.Equal(lost) {
+		t.Errorf("k1 = %+v, %v; want node_lost at %v with the reason", got, err, lost)
+	}
+	// A second node marking it, or marking a finished one, changes nothing.
+	if err := h.MarkLost(ctx, "k1", lost, "again"); !errors.Is(err, history.ErrNotRunning) {
+		t.Errorf("second MarkLost: %v, want ErrNotRunning", err)
+	}
+	if err := h.MarkLost(ctx, "k2", lost, "x"); !errors.Is(err, history.ErrNotRunning) {
+		t.Errorf("MarkLost of a finished execution: %v, want ErrNotRunning", err)
+	}
+	if err := h.MarkLost(ctx, "nope", lost, "x"); !errors.Is(err, history.ErrNotFound) {
+		t.Errorf("MarkLost of an unknown execution: %v, want ErrNotFound", err)
+	}
+	wantInvalid(t, "MarkLost without a time", h.MarkLost(ctx, "k1", time.Time{}, "x"), "at")
 }

@@ -56,19 +56,19 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	switch {
 	case c.MaxOutputBytes < 0:
-		return c, fmt.Errorf("%w: Options.MaxOutputBytes %d is negative", ErrInvalid, c.MaxOutputBytes)
+		return c, invalid("Options.MaxOutputBytes", "%d is negative", c.MaxOutputBytes)
 	case c.MaxOutputBytes == 0:
 		c.MaxOutputBytes = DefaultMaxOutputBytes
 	case c.MaxOutputBytes < minOutputBytes:
-		return c, fmt.Errorf("%w: Options.MaxOutputBytes %d: want at least %d", ErrInvalid, c.MaxOutputBytes, minOutputBytes)
+		return c, invalid("Options.MaxOutputBytes", "%d: want at least %d", c.MaxOutputBytes, minOutputBytes)
 	}
 	switch {
 	case c.MaxLogLines < 0:
-		return c, fmt.Errorf("%w: Options.MaxLogLines %d is negative", ErrInvalid, c.MaxLogLines)
+		return c, invalid("Options.MaxLogLines", "%d is negative", c.MaxLogLines)
 	case c.MaxLogLines == 0:
 		c.MaxLogLines = DefaultMaxLogLines
 	case c.MaxLogLines < minLogLines:
-		return c, fmt.Errorf("%w: Options.MaxLogLines %d: want at least %d", ErrInvalid, c.MaxLogLines, minLogLines)
+		return c, invalid("Options.MaxLogLines", "%d: want at least %d", c.MaxLogLines, minLogLines)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -95,7 +95,7 @@ type History struct {
 // the store ends it.
 func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*History, error) {
 	if st == nil {
-		return nil, fmt.Errorf("%w: nil store", ErrInvalid)
+		return nil, invalid("", "nil store")
 	}
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -120,9 +120,31 @@ func (h *History) now(ctx context.Context) (time.Time, error) {
 	return h.st.Now(ctx)
 }
 
-// invalid returns an ErrInvalid error with a message.
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+// InvalidError is a request refused before the database is touched.
+// errors.Is(err, ErrInvalid) holds for it.
+type InvalidError struct {
+	// Field names the argument at fault as Go spells it, such as
+	// "Query.Limit" or "Start.ID"; empty when it is the whole request.
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error returns "history: invalid request: " and the field with the
+// reason.
+func (e *InvalidError) Error() string {
+	if e.Field == "" {
+		return ErrInvalid.Error() + ": " + e.Reason
+	}
+	return ErrInvalid.Error() + ": " + e.Field + " " + e.Reason
+}
+
+// Is reports whether target is ErrInvalid.
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
+
+// invalid returns an *InvalidError about field.
+func invalid(field, format string, args ...any) error {
+	return &InvalidError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
 // newID returns a random identifier for a decision or audit entry.
@@ -135,9 +157,9 @@ const maxKey = 200
 func checkKey(field, v string, required bool) error {
 	switch {
 	case required && v == "":
-		return invalid("%s is required", field)
+		return invalid(field, "is required")
 	case len(v) > maxKey:
-		return invalid("%s is %d bytes long, want at most %d", field, len(v), maxKey)
+		return invalid(field, "is %d bytes long, want at most %d", len(v), maxKey)
 	}
 	return nil
 }
@@ -163,12 +185,12 @@ func timeOf(n sql.NullInt64) time.Time {
 func checkTime(field string, t time.Time, required bool) error {
 	if t.IsZero() {
 		if required {
-			return invalid("%s is required", field)
+			return invalid(field, "is required")
 		}
 		return nil
 	}
 	if t.Year() < 1678 || t.Year() > 2261 {
-		return invalid("%s %s is out of range (years 1678 to 2261)", field, t.Format(time.RFC3339))
+		return invalid(field, "%s is out of range (years 1678 to 2261)", t.Format(time.RFC3339))
 	}
 	return nil
 }
@@ -179,7 +201,7 @@ func checkLimit(field string, limit int) (int, error) {
 	case limit == 0:
 		return DefaultLimit, nil
 	case limit < 0 || limit > MaxLimit:
-		return 0, invalid("%s %d: want 1 to %d (0 for %d)", field, limit, MaxLimit, DefaultLimit)
+		return 0, invalid(field, "%d: want 1 to %d (0 for %d)", limit, MaxLimit, DefaultLimit)
 	}
 	return limit, nil
 }

@@ -40,6 +40,8 @@ func TestHistory(t *testing.T) {
 		{"ListPaging", testListPaging},
 		{"ListInvalid", testListInvalid},
 		{"MarkNodeLost", testMarkNodeLost},
+		{"RecordLost", testRecordLost},
+		{"MarkLost", testMarkLost},
 		{"RunningByNode", testRunningByNode},
 		{"LastSuccess", testLastSuccess},
 		{"Stats", testStats},

@@ -33,18 +33,18 @@ type PruneParams struct {
 // validate refuses params Prune cannot use, naming the field.
 func (p *PruneParams) validate() error {
 	if p == nil {
-		return invalid("nil PruneParams")
+		return invalid("", "nil PruneParams")
 	}
 	if err := checkTime("PruneParams.OlderThan", p.OlderThan, true); err != nil {
 		return err
 	}
 	switch {
 	case p.KeepPerJob < 0:
-		return invalid("PruneParams.KeepPerJob %d is negative", p.KeepPerJob)
+		return invalid("PruneParams.KeepPerJob", "%d is negative", p.KeepPerJob)
 	case p.MaxPerJob < 0:
-		return invalid("PruneParams.MaxPerJob %d is negative", p.MaxPerJob)
+		return invalid("PruneParams.MaxPerJob", "%d is negative", p.MaxPerJob)
 	case p.MaxPerJob > 0 && p.KeepPerJob > p.MaxPerJob:
-		return invalid("PruneParams.KeepPerJob %d is more than PruneParams.MaxPerJob %d", p.KeepPerJob, p.MaxPerJob)
+		return invalid("PruneParams.KeepPerJob", "%d is more than PruneParams.MaxPerJob %d", p.KeepPerJob, p.MaxPerJob)
 	}
 	return nil
 }
@@ -251,13 +251,13 @@ func (o *PrunerOptions) withDefaults() (PrunerOptions, error) {
 	}
 	switch {
 	case c.MaxAge < 0:
-		return c, invalid("PrunerOptions.MaxAge %s is negative", c.MaxAge)
+		return c, invalid("PrunerOptions.MaxAge", "%s is negative", c.MaxAge)
 	case c.MaxAge == 0:
 		c.MaxAge = DefaultMaxAge
 	}
 	switch {
 	case c.MaxPerJob < -1:
-		return c, invalid("PrunerOptions.MaxPerJob %d: want -1 (no cap), 0 (the default) or more", c.MaxPerJob)
+		return c, invalid("PrunerOptions.MaxPerJob", "%d: want -1 (no cap), 0 (the default) or more", c.MaxPerJob)
 	case c.MaxPerJob == -1:
 		c.MaxPerJob = 0
 	case c.MaxPerJob == 0:
@@ -265,7 +265,7 @@ func (o *PrunerOptions) withDefaults() (PrunerOptions, error) {
 	}
 	switch {
 	case c.KeepPerJob < -1:
-		return c, invalid("PrunerOptions.KeepPerJob %d: want -1 (no minimum), 0 (the default) or more", c.KeepPerJob)
+		return c, invalid("PrunerOptions.KeepPerJob", "%d: want -1 (no minimum), 0 (the default) or more", c.KeepPerJob)
 	case c.KeepPerJob == -1:
 		c.KeepPerJob = 0
 	case c.KeepPerJob == 0:
@@ -274,11 +274,11 @@ func (o *PrunerOptions) withDefaults() (PrunerOptions, error) {
 			c.KeepPerJob = min(c.KeepPerJob, c.MaxPerJob)
 		}
 	case c.MaxPerJob > 0 && c.KeepPerJob > c.MaxPerJob:
-		return c, invalid("PrunerOptions.KeepPerJob %d is more than PrunerOptions.MaxPerJob %d", c.KeepPerJob, c.MaxPerJob)
+		return c, invalid("PrunerOptions.KeepPerJob", "%d is more than PrunerOptions.MaxPerJob %d", c.KeepPerJob, c.MaxPerJob)
 	}
 	switch {
 	case c.Interval < 0:
-		return c, invalid("PrunerOptions.Interval %s is negative", c.Interval)
+		return c, invalid("PrunerOptions.Interval", "%s is negative", c.Interval)
 	case c.Interval == 0:
 		c.Interval = DefaultPruneInterval
 	}
@@ -301,7 +301,7 @@ type Pruner struct {
 // NewPruner returns a stopped pruner of h.
 func NewPruner(h *History, opts *PrunerOptions) (*Pruner, error) {
 	if h == nil {
-		return nil, invalid("nil history")
+		return nil, invalid("", "nil history")
 	}
 	o, err := opts.withDefaults()
 	if err != nil {

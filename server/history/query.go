@@ -41,7 +41,7 @@ func (w *where) job(owner, group, name string) error {
 		return err
 	}
 	if name != "" && group == "" {
-		return invalid("%s %q without %s: a job is named by both", nf, name, gf)
+		return invalid(nf, "%q without %s: a job is named by both", name, gf)
 	}
 	if group != "" {
 		w.add("job_group = ?", group)
@@ -68,7 +68,7 @@ func (w *where) span(owner, col string, from, to time.Time) error {
 		return err
 	}
 	if !from.IsZero() && !to.IsZero() && !from.Before(to) {
-		return invalid("%s %s is not before %s %s", ff, from.Format(time.RFC3339Nano), tf, to.Format(time.RFC3339Nano))
+		return invalid(ff, "%s is not before %s %s", from.Format(time.RFC3339Nano), tf, to.Format(time.RFC3339Nano))
 	}
 	if !from.IsZero() {
 		w.add(col+" >= ?", from.UnixNano())
@@ -86,7 +86,7 @@ func (w *where) after(field, col, cursor string) error {
 	}
 	t, id, err := decodeCursor(cursor)
 	if err != nil {
-		return invalid("%s %q: not a cursor this server returned", field, cursor)
+		return invalid(field, "%q: not a cursor this server returned", cursor)
 	}
 	w.add("("+col+" < ? OR ("+col+" = ? AND id < ?))", t, t, id)
 	return nil

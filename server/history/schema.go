@@ -122,10 +122,12 @@ const (
 // queries are the history's fixed statements, rendered once for the
 // store's dialect. Lists with filters are built per call (see where).
 type queries struct {
-	executionInsert, executionFinish, executionGet, executionExists string
-	executionAttempts, executionNodeLost                            string
-	lastSuccess                                                     string
-	decisionInsert, auditInsert                                     string
+	executionInsert, executionInsertLost           string
+	executionFinish, executionGet, executionExists string
+	executionAttempts, executionNodeLost           string
+	executionLost                                  string
+	lastSuccess                                    string
+	decisionInsert, auditInsert                    string
 	// Prune's statements; see History.Prune and pruneJob.
 	pruneJobs, pruneJobsCapped, pruneRank                   string
 	pruneSelectOld, pruneSelectOldBefore, pruneSelectBefore string
@@ -136,9 +138,11 @@ func renderQueries(st *sqlstore.Store) queries {
 	return queries{
 		executionInsert: st.SQL(`INSERT INTO {p}server_executions (sched_name, ` + executionCols + `)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, '', '', NULL, ?, ?, ?, ?)`),
+		executionInsertLost: st.SQL(`INSERT INTO {p}server_executions (sched_name, ` + executionCols + `)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'node_lost', ?, '', NULL, ?, ?, ?, ?)`),
 		executionFinish: st.SQL(`UPDATE {p}server_executions
 			SET outcome = ?, finished_time = ?, error_message = ?, output = ?, output_truncated = ?, logs = ?
-			WHERE sched_name = ? AND id = ? AND outcome = 'running'`),
+			WHERE sched_name = ? AND id = ? AND outcome IN ('running', 'node_lost')`),
 		executionGet:    st.SQL(`SELECT ` + executionCols + ` FROM {p}server_executions WHERE sched_name = ? AND id = ?`),
 		executionExists: st.SQL(`SELECT COUNT(*) FROM {p}server_executions WHERE sched_name = ? AND id = ?`),
 		executionAttempts: st.SQL(`SELECT ` + executionCols + ` FROM {p}server_executions
@@ -146,6 +150,9 @@ func renderQueries(st *sqlstore.Store) queries {
 		executionNodeLost: st.SQL(`UPDATE {p}server_executions
 			SET outcome = 'node_lost', finished_time = ?, error_message = ?
 			WHERE node_id = ? AND sched_name = ? AND outcome = 'running'`),
+		executionLost: st.SQL(`UPDATE {p}server_executions
+			SET outcome = 'node_lost', finished_time = ?, error_message = ?
+			WHERE sched_name = ? AND id = ? AND outcome = 'running'`),
 		lastSuccess: st.SQL(`SELECT MAX(finished_time) FROM {p}server_executions
 			WHERE job_group = ? AND job_name = ? AND sched_name = ? AND outcome = 'succeeded'`),
 		decisionInsert: st.SQL(`INSERT INTO {p}server_decisions (sched_name, ` + decisionCols + `, sort_time)

@@ -16,22 +16,92 @@ func (s *Store) JobUpsert(ctx context.Context, p *store.JobUpsertParams) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	j := copyJob(&p.Job)
+	if err := s.checkUpsert(&p.Job, p.Replace, p.ExpectVersion); err != nil {
+		return err
+	}
+	s.putJob(&p.Job)
+	return nil
+}
+
+// checkUpsert refuses to store j as JobUpsert would with replace and
+// expect.
+func (s *Store) checkUpsert(j *store.JobRecord, replace bool, expect int64) error {
 	old, ok := s.jobs[j.Key]
 	switch {
-	case p.ExpectVersion != 0 && !ok:
+	case expect != 0 && !ok:
 		return fmt.Errorf("%w: %s", store.ErrJobNotFound, j.Key)
-	case p.ExpectVersion != 0 && old.Version != p.ExpectVersion:
-		return fmt.Errorf("%w: job %s is at version %d, not %d", store.ErrVersionMismatch, j.Key, old.Version, p.ExpectVersion)
-	case ok && !p.Replace && p.ExpectVersion == 0:
+	case expect != 0 && old.Version != expect:
+		return fmt.Errorf("%w: job %s is at version %d, not %d", store.ErrVersionMismatch, j.Key, old.Version, expect)
+	case ok && !replace && expect == 0:
 		return fmt.Errorf("%w: %s", store.ErrJobExists, j.Key)
 	}
+	return nil
+}
+
+// putJob stores a copy of j, which checkUpsert accepted, counting the
+// write in its Version.
+func (s *Store) putJob(src *store.JobRecord) {
+	j := copyJob(src)
 	j.Version = 1
-	if ok {
+	if old, ok := s.jobs[j.Key]; ok {
 		j.Version = old.Version + 1
 	}
 	s.jobs[j.Key] = &j
-	return nil
+}
+
+// JobWrite stores a job with changes to its triggers in one step; see
+// [store.JobStore]. Everything is checked before anything changes, under
+// the store's one lock.
+func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) (*store.JobWriteResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	if err := s.checkUpsert(&p.Job, p.Replace, p.ExpectVersion); err != nil {
+		return nil, err
+	}
+	replace := p.Replace || p.ExpectVersion != 0
+	var deleting []*trigger
+	deleted := make(map[store.Key]bool)
+	for _, k := range p.DeleteTriggers {
+		if t, ok := s.triggers[k]; ok && t.rec.JobKey == p.Job.Key && !deleted[k] {
+			deleting = append(deleting, t)
+			deleted[k] = true
+		}
+	}
+	for i := range p.Triggers {
+		rec := &p.Triggers[i]
+		if err := s.checkInsert(rec, replace || deleted[rec.Key]); err != nil {
+			return nil, err
+		}
+	}
+
+	s.putJob(&p.Job)
+	res := &store.JobWriteResult{}
+	for _, t := range deleting {
+		res.Deleted = append(res.Deleted, t.rec.Key)
+		s.deleteTrigger(t)
+	}
+	for i := range p.Triggers {
+		s.putTrigger(&p.Triggers[i])
+	}
+	var ts []*trigger
+	for tk := range s.jobTriggers[p.Job.Key] {
+		ts = append(ts, s.triggers[tk])
+	}
+	switch p.Pause {
+	case store.PauseTriggers:
+		s.pauseTriggers(ts)
+	case store.ResumeTriggers:
+		s.resumeTriggers(ts)
+	}
+	if len(deleting) > 0 {
+		s.deleteJobIfOrphan(p.Job.Key)
+	}
+	return res, nil
 }
 
 // JobGet returns a job or [store.ErrJobNotFound].

@@ -20,21 +20,36 @@ func (s *Store) TriggerInsert(ctx context.Context, p *store.TriggerInsertParams)
 		return err
 	}
 	defer s.mu.Unlock()
-	rec := copyTrigger(&p.Trigger)
-	if _, ok := s.jobs[rec.JobKey]; !ok {
-		return fmt.Errorf("%w: %s, job of trigger %s", store.ErrJobNotFound, rec.JobKey, rec.Key)
+	if _, ok := s.jobs[p.Trigger.JobKey]; !ok {
+		return fmt.Errorf("%w: %s, job of trigger %s", store.ErrJobNotFound, p.Trigger.JobKey, p.Trigger.Key)
 	}
+	if err := s.checkInsert(&p.Trigger, p.Replace); err != nil {
+		return err
+	}
+	s.putTrigger(&p.Trigger)
+	return nil
+}
+
+// checkInsert refuses to store rec, whose job exists, when it names a
+// missing calendar, or when its key is taken and replace is not set.
+func (s *Store) checkInsert(rec *store.TriggerRecord, replace bool) error {
 	if rec.CalendarName != "" {
 		if _, ok := s.calendars[rec.CalendarName]; !ok {
 			return fmt.Errorf("%w: %q, calendar of trigger %s", store.ErrCalendarNotFound, rec.CalendarName, rec.Key)
 		}
 	}
-	old, ok := s.triggers[rec.Key]
-	if ok && !p.Replace {
+	if _, ok := s.triggers[rec.Key]; ok && !replace {
 		return fmt.Errorf("%w: %s", store.ErrTriggerExists, rec.Key)
 	}
+	return nil
+}
+
+// putTrigger stores a copy of rec, which checkInsert accepted, replacing
+// a trigger with its key.
+func (s *Store) putTrigger(src *store.TriggerRecord) {
+	rec := copyTrigger(src)
 	rec.Version = 0
-	if ok {
+	if old, ok := s.triggers[rec.Key]; ok {
 		rec.Version = old.rec.Version
 		s.deleteTrigger(old)
 	}
@@ -48,7 +63,6 @@ func (s *Store) TriggerInsert(ctx context.Context, p *store.TriggerInsertParams)
 		s.calendarRefs[rec.CalendarName]++
 	}
 	s.setState(t, s.insertState(&rec))
-	return nil
 }
 
 // insertState is the state a trigger is stored in.
@@ -145,6 +159,11 @@ func (s *Store) TriggersPause(ctx context.Context, sel *store.TriggerSelector) (
 	case sel.JobGroup != "":
 		s.pausedJobGroups[sel.JobGroup] = struct{}{}
 	}
+	return s.pauseTriggers(ts), nil
+}
+
+// pauseTriggers pauses ts and returns how many changed state.
+func (s *Store) pauseTriggers(ts []*trigger) int {
 	n := 0
 	for _, t := range ts {
 		switch t.rec.State {
@@ -156,7 +175,7 @@ func (s *Store) TriggersPause(ctx context.Context, sel *store.TriggerSelector) (
 			n++
 		}
 	}
-	return n, nil
+	return n
 }
 
 // TriggersResume undoes TriggersPause; see [store.TriggerStore]. Resuming
@@ -180,6 +199,11 @@ func (s *Store) TriggersResume(ctx context.Context, sel *store.TriggerSelector) 
 	case sel.JobGroup != "":
 		delete(s.pausedJobGroups, sel.JobGroup)
 	}
+	return s.resumeTriggers(ts), nil
+}
+
+// resumeTriggers resumes ts and returns how many changed state.
+func (s *Store) resumeTriggers(ts []*trigger) int {
 	n := 0
 	for _, t := range ts {
 		if t.rec.State == store.StatePaused || t.rec.State == store.StatePausedBlocked {
@@ -187,7 +211,7 @@ func (s *Store) TriggersResume(ctx context.Context, sel *store.TriggerSelector) 
 			n++
 		}
 	}
-	return n, nil
+	return n
 }
 
 // errSelector reports a TriggerSelector without exactly one field set.

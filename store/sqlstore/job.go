@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/chime-scheduler/chime/store"
 )
@@ -34,45 +35,168 @@ func (s *Store) JobUpsert(ctx context.Context, p *store.JobUpsertParams) error {
 	if err := checkJSON("job data", j.Data); err != nil {
 		return err
 	}
-	if p.ExpectVersion != 0 {
-		return s.jobUpdateIfVersion(ctx, j, p.ExpectVersion)
-	}
-	tmpl := sqlJobInsert
-	if p.Replace {
-		tmpl = s.d.jobUpsertSQL()
-	}
 	err := s.write(ctx, "storing a job", func(tx *txn) error {
-		_, err := tx.exec(tmpl, s.sched, j.Key.Group, j.Key.Name, j.Type, j.Description, j.Durable,
-			j.RequestsRecovery, j.DisallowConcurrent, j.PersistData, int64(j.Timeout), jsonArg(j.Data))
-		return err
+		return tx.putJob(j, p.Replace, p.ExpectVersion)
 	})
 	return s.translate("storing job "+j.Key.String(), err, nil, store.ErrJobExists)
+}
+
+// putJob writes job j as JobUpsert does with replace and expect.
+func (tx *txn) putJob(j *store.JobRecord, replace bool, expect int64) error {
+	if expect != 0 {
+		return tx.jobUpdateIfVersion(j, expect)
+	}
+	tmpl := sqlJobInsert
+	if replace {
+		tmpl = tx.s.d.jobUpsertSQL()
+	}
+	_, err := tx.exec(tmpl, tx.s.sched, j.Key.Group, j.Key.Name, j.Type, j.Description, j.Durable,
+		j.RequestsRecovery, j.DisallowConcurrent, j.PersistData, int64(j.Timeout), jsonArg(j.Data))
+	if tx.s.d.classify(err).unique {
+		return fmt.Errorf("%w: %s", store.ErrJobExists, j.Key)
+	}
+	return err
 }
 
 // jobUpdateIfVersion replaces job j when its stored version is want. When
 // the update matches no row, the job is read in the same transaction to
 // tell a missing job from a changed one.
-func (s *Store) jobUpdateIfVersion(ctx context.Context, j *store.JobRecord, want int64) error {
-	err := s.write(ctx, "storing a job", func(tx *txn) error {
-		n, err := tx.exec(sqlJobUpdateIfVersion, j.Type, j.Description, j.Durable, j.RequestsRecovery,
-			j.DisallowConcurrent, j.PersistData, int64(j.Timeout), jsonArg(j.Data),
-			s.sched, j.Key.Group, j.Key.Name, want)
-		if err != nil || n == 1 {
-			return err
+func (tx *txn) jobUpdateIfVersion(j *store.JobRecord, want int64) error {
+	s := tx.s
+	n, err := tx.exec(sqlJobUpdateIfVersion, j.Type, j.Description, j.Durable, j.RequestsRecovery,
+		j.DisallowConcurrent, j.PersistData, int64(j.Timeout), jsonArg(j.Data),
+		s.sched, j.Key.Group, j.Key.Name, want)
+	if err != nil || n == 1 {
+		return err
+	}
+	cur, err := scanJob(tx.queryRow(sqlJobGet, s.sched, j.Key.Group, j.Key.Name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w (storing job %s)", store.ErrJobNotFound, j.Key)
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: job %s is at version %d, not %d", store.ErrVersionMismatch, j.Key, cur.Version, want)
+}
+
+// JobWrite stores a job with changes to its triggers in one transaction;
+// see [store.JobStore]. It takes its locks in the order TriggerInsert and
+// TriggerFire take theirs: the paused-group rows of the new triggers
+// (shared), the rows of the job's triggers and of the new triggers' keys
+// (exclusive, in key order), then the job row, which it writes.
+func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) (*store.JobWriteResult, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", errInvalid, err)
+	}
+	j := &p.Job
+	if err := checkJSON("job data", j.Data); err != nil {
+		return nil, err
+	}
+	var groups []string
+	for i := range p.Triggers {
+		rec := &p.Triggers[i]
+		if err := checkTrigger(rec); err != nil {
+			return nil, err
 		}
-		cur, err := scanJob(tx.queryRow(sqlJobGet, s.sched, j.Key.Group, j.Key.Name))
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w (storing job %s)", store.ErrJobNotFound, j.Key)
+		if !rec.NextFireTime.IsZero() && !slices.Contains(groups, rec.Key.Group) {
+			groups = append(groups, rec.Key.Group)
 		}
+	}
+	slices.Sort(groups)
+	replace := p.Replace || p.ExpectVersion != 0
+	var deleted []store.Key
+	err := s.write(ctx, "writing a job", func(tx *txn) error {
+		deleted = nil
+		paused := make(map[string]bool, len(groups))
+		for _, g := range groups {
+			var err error
+			if paused[g], err = tx.pausedOfInsert(g, j.Key.Group); err != nil {
+				return err
+			}
+		}
+		rows, err := tx.query(sqlJobTriggerKeysForUpdate, s.sched, j.Key.Group, j.Key.Name)
+		owned, err := collect(rows, err, scanKey)
 		if err != nil {
 			return err
 		}
-		return fmt.Errorf("%w: job %s is at version %d, not %d", store.ErrVersionMismatch, j.Key, cur.Version, want)
+		exists := make(map[store.Key]bool, len(owned)+len(p.Triggers))
+		for _, k := range owned {
+			exists[k] = true
+		}
+		others := make([]store.Key, 0, len(p.Triggers))
+		for i := range p.Triggers {
+			if k := p.Triggers[i].Key; !exists[k] {
+				others = append(others, k)
+			}
+		}
+		slices.SortFunc(others, keyCompare)
+		for _, k := range others {
+			_, err := scanTrigger(tx.queryRow(sqlTriggerGetForUpdate, s.sched, k.Group, k.Name))
+			switch {
+			case err == nil:
+				exists[k] = true
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+		}
+		if err := tx.putJob(j, p.Replace, p.ExpectVersion); err != nil {
+			return err
+		}
+		for _, k := range p.DeleteTriggers {
+			if !slices.Contains(owned, k) || !exists[k] {
+				continue
+			}
+			if _, err := tx.exec(sqlTriggerDelete, s.sched, k.Group, k.Name); err != nil {
+				return err
+			}
+			exists[k] = false
+			deleted = append(deleted, k)
+		}
+		for i := range p.Triggers {
+			rec := &p.Triggers[i]
+			inPause := paused[rec.Key.Group]
+			switch p.Pause {
+			case store.PauseTriggers:
+				inPause = true
+			case store.ResumeTriggers:
+				inPause = false
+			}
+			if err := tx.putTrigger(rec, j, exists[rec.Key], replace, inPause); err != nil {
+				return err
+			}
+		}
+		if err := tx.pauseJob(j.Key, p.Pause); err != nil {
+			return err
+		}
+		if len(deleted) > 0 {
+			return tx.deleteJobIfOrphan(j.Key)
+		}
+		return nil
 	})
-	if errors.Is(err, store.ErrVersionMismatch) {
+	if err != nil {
+		return nil, s.translate("writing job "+j.Key.String(), err, nil, nil)
+	}
+	return &store.JobWriteResult{Deleted: deleted}, nil
+}
+
+// pauseJob pauses or resumes every trigger of a job, as TriggersPause and
+// TriggersResume with a Job selector do.
+func (tx *txn) pauseJob(key store.Key, change store.PauseChange) error {
+	where, args, err := selectorWhere(&store.TriggerSelector{Job: &key})
+	if err != nil {
 		return err
 	}
-	return s.translate("storing job "+j.Key.String(), err, nil, nil)
+	args = append([]any{tx.s.sched}, args...)
+	switch change {
+	case store.PauseTriggers:
+		_, err = tx.exec(sqlPauseTriggers+where, args...)
+	case store.ResumeTriggers:
+		_, err = tx.execWake(sqlResumeTriggers+where+`{wake}`, args...)
+	}
+	return err
 }
 
 // JobGet returns a job or [store.ErrJobNotFound].

@@ -163,7 +163,11 @@ const (
 	sqlTriggerGet = `SELECT ` + triggerCols + ` FROM {p}triggers ` +
 		`WHERE sched_name = ? AND trigger_group = ? AND trigger_name = ?`
 	sqlTriggerGetForUpdate = sqlTriggerGet + `{update}`
-	sqlTriggerDelete       = `DELETE FROM {p}triggers WHERE sched_name = ? AND trigger_group = ? AND trigger_name = ?`
+	// sqlJobTriggerKeysForUpdate locks the triggers of a job, in key
+	// order.
+	sqlJobTriggerKeysForUpdate = `SELECT trigger_group, trigger_name FROM {p}triggers ` +
+		`WHERE sched_name = ? AND job_group = ? AND job_name = ? ORDER BY trigger_group, trigger_name{update}`
+	sqlTriggerDelete = `DELETE FROM {p}triggers WHERE sched_name = ? AND trigger_group = ? AND trigger_name = ?`
 	// sqlTriggerSetState moves a trigger to a state that holds no claim.
 	sqlTriggerSetState = `UPDATE {p}triggers SET state = ?, claimed_by = '', claim_epoch = 0, version = version + 1 ` +
 		`WHERE sched_name = ? AND trigger_group = ? AND trigger_name = ?`

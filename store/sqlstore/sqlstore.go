@@ -312,7 +312,7 @@ func isStoreError(err error) bool {
 		store.ErrJobNotFound, store.ErrJobExists, store.ErrTriggerNotFound, store.ErrTriggerExists,
 		store.ErrCalendarNotFound, store.ErrCalendarExists, store.ErrCalendarInUse, store.ErrExecutionNotFound,
 		store.ErrNotClaimed, store.ErrAlreadyFired, store.ErrFenced, store.ErrNodeNotFound, store.ErrClosed,
-		errInvalid,
+		store.ErrVersionMismatch, errInvalid,
 	} {
 		if errors.Is(err, target) {
 			return true

@@ -25,13 +25,7 @@ func (s *Store) TriggerInsert(ctx context.Context, p *store.TriggerInsertParams)
 		return err
 	}
 	rec := &p.Trigger
-	if err := checkJSON("schedule of trigger "+rec.Key.String(), rec.Schedule); err != nil {
-		return err
-	}
-	if err := checkJSON("data of trigger "+rec.Key.String(), rec.Data); err != nil {
-		return err
-	}
-	if err := checkInstants("trigger "+rec.Key.String(), rec.StartTime, rec.EndTime, rec.NextFireTime, rec.PreviousFireTime); err != nil {
+	if err := checkTrigger(rec); err != nil {
 		return err
 	}
 	err := s.write(ctx, "storing a trigger", func(tx *txn) error {
@@ -56,40 +50,64 @@ func (s *Store) TriggerInsert(ctx context.Context, p *store.TriggerInsertParams)
 		if err != nil {
 			return err
 		}
-		if rec.CalendarName != "" {
-			_, err := scanCalendar(tx.queryRow(sqlCalendarGetForShare, s.sched, rec.CalendarName))
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("%w: %q, calendar of trigger %s", store.ErrCalendarNotFound, rec.CalendarName, rec.Key)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		if exists && !p.Replace {
-			return fmt.Errorf("%w: %s", store.ErrTriggerExists, rec.Key)
-		}
-		state, err := tx.insertState(rec, &job, paused)
-		if err != nil {
-			return err
-		}
-		fields := []any{rec.JobKey.Group, rec.JobKey.Name, rec.Description, rec.Priority, rec.Kind,
-			jsonArg(rec.Schedule), rec.CalendarName, rec.MisfireInstruction, jsonArg(rec.Data),
-			nanos(rec.StartTime), nanos(rec.EndTime), nanos(rec.NextFireTime), nanos(rec.PreviousFireTime),
-			int64(rec.TimesTriggered), string(state)}
-		if exists {
-			_, err = tx.exec(sqlTriggerReplace, append(fields, s.sched, rec.Key.Group, rec.Key.Name)...)
-		} else {
-			_, err = tx.exec(sqlTriggerInsert, append([]any{s.sched, rec.Key.Group, rec.Key.Name}, fields...)...)
-		}
-		if err != nil {
-			return err
-		}
-		if state == store.StateWaiting {
-			tx.woke(rec.NextFireTime)
-		}
-		return nil
+		return tx.putTrigger(rec, &job, exists, p.Replace, paused)
 	})
 	return s.translate("storing trigger "+rec.Key.String(), err, nil, store.ErrTriggerExists)
+}
+
+// checkTrigger refuses a trigger the store cannot hold, before any
+// transaction.
+func checkTrigger(rec *store.TriggerRecord) error {
+	if err := checkJSON("schedule of trigger "+rec.Key.String(), rec.Schedule); err != nil {
+		return err
+	}
+	if err := checkJSON("data of trigger "+rec.Key.String(), rec.Data); err != nil {
+		return err
+	}
+	return checkInstants("trigger "+rec.Key.String(), rec.StartTime, rec.EndTime, rec.NextFireTime, rec.PreviousFireTime)
+}
+
+// putTrigger stores rec, a trigger of job, once the transaction holds the
+// locks TriggerInsert takes: exists says whether its row is there (and
+// locked), paused whether a recorded pause covers it. It checks the
+// calendar and, without replace, that the key is free.
+func (tx *txn) putTrigger(rec *store.TriggerRecord, job *store.JobRecord, exists, replace, paused bool) error {
+	s := tx.s
+	if rec.CalendarName != "" {
+		_, err := scanCalendar(tx.queryRow(sqlCalendarGetForShare, s.sched, rec.CalendarName))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: %q, calendar of trigger %s", store.ErrCalendarNotFound, rec.CalendarName, rec.Key)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if exists && !replace {
+		return fmt.Errorf("%w: %s", store.ErrTriggerExists, rec.Key)
+	}
+	state, err := tx.insertState(rec, job, paused)
+	if err != nil {
+		return err
+	}
+	fields := []any{rec.JobKey.Group, rec.JobKey.Name, rec.Description, rec.Priority, rec.Kind,
+		jsonArg(rec.Schedule), rec.CalendarName, rec.MisfireInstruction, jsonArg(rec.Data),
+		nanos(rec.StartTime), nanos(rec.EndTime), nanos(rec.NextFireTime), nanos(rec.PreviousFireTime),
+		int64(rec.TimesTriggered), string(state)}
+	if exists {
+		_, err = tx.exec(sqlTriggerReplace, append(fields, s.sched, rec.Key.Group, rec.Key.Name)...)
+	} else {
+		_, err = tx.exec(sqlTriggerInsert, append([]any{s.sched, rec.Key.Group, rec.Key.Name}, fields...)...)
+	}
+	if s.d.classify(err).unique {
+		return fmt.Errorf("%w: %s", store.ErrTriggerExists, rec.Key)
+	}
+	if err != nil {
+		return err
+	}
+	if state == store.StateWaiting {
+		tx.woke(rec.NextFireTime)
+	}
+	return nil
 }
 
 // insertState is the state a trigger is stored in, given whether a

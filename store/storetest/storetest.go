@@ -64,6 +64,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		tests []test
 	}{
 		{"Job", jobTests},
+		{"JobWrite", jobWriteTests},
 		{"Calendar", calendarTests},
 		{"Trigger", triggerTests},
 		{"Pause", pauseTests},

@@ -1,0 +1,98 @@
+package chime
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Node is a scheduler node of the cluster, as the store records it.
+type Node struct {
+	// ID names the node (Config.NodeID).
+	ID string
+	// Epoch is the node's lease epoch: it grows each time the node
+	// registers, and when it is declared dead.
+	Epoch int64
+	// LastCheckIn is when the node last renewed its lease, on the store's
+	// clock.
+	LastCheckIn time.Time
+	// Dead is set once a node declared this one dead and recovered its
+	// work; it stays set until the node registers again.
+	Dead bool
+	// Alive reports that the node holds a live lease at the reading of
+	// the store's clock the view was taken at: it is not dead, and it
+	// checked in less than DeadAfter before.
+	Alive bool
+}
+
+// ClusterView is the cluster's nodes judged at one reading of the
+// store's clock.
+type ClusterView struct {
+	// Nodes are the registered nodes, dead ones included, ordered by ID.
+	Nodes []Node
+	// At is the store's clock reading their liveness was judged at.
+	At time.Time
+}
+
+// Leader returns the ID of the live node with the smallest ID, or "" when
+// no node is alive. Every node that reads the same view names the same
+// leader, so it can pick the one node that does what must not be done by
+// every node (sending a cluster-wide alert, say). Two views read a moment
+// apart may name two leaders: a leader is a way to avoid duplicate work,
+// not a lock.
+func (v *ClusterView) Leader() string {
+	for _, n := range v.Nodes {
+		if n.Alive {
+			return n.ID
+		}
+	}
+	return ""
+}
+
+// Node returns the node with the ID, and whether it is registered.
+func (v *ClusterView) Node(id string) (Node, bool) {
+	for _, n := range v.Nodes {
+		if n.ID == id {
+			return n, true
+		}
+	}
+	return Node{}, false
+}
+
+// Cluster returns the cluster's nodes, with their liveness judged on the
+// store's clock with this scheduler's DeadAfter. It works before Start
+// too.
+func (s *Scheduler) Cluster(ctx context.Context) (*ClusterView, error) {
+	recs, err := s.store.NodeList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chime: list nodes: %w", err)
+	}
+	now, err := s.store.Now(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chime: read the store's clock: %w", err)
+	}
+	deadAfter := s.DeadAfter()
+	v := &ClusterView{Nodes: make([]Node, 0, len(recs)), At: now}
+	for _, r := range recs {
+		v.Nodes = append(v.Nodes, Node{
+			ID: r.ID, Epoch: r.Epoch, LastCheckIn: r.LastCheckIn, Dead: r.Dead,
+			Alive: !r.Dead && now.Sub(r.LastCheckIn) < deadAfter,
+		})
+	}
+	slices.SortFunc(v.Nodes, func(a, b Node) int { return cmp.Compare(a.ID, b.ID) })
+	return v, nil
+}
+
+// DeadAfter returns how long a node may miss check-ins before the others
+// declare it dead: Config.DeadAfter, or its default.
+func (s *Scheduler) DeadAfter() time.Duration { return s.member.DeadAfter() }
+
+// StoreTime returns the store's clock as this node estimates it: the
+// node's clock corrected by ClockOffset, measured at each check-in (the
+// node's own clock until the first). It reads no store, so it costs
+// nothing and never fails.
+func (s *Scheduler) StoreTime() time.Time {
+	return s.cfg.Clock.Now().Add(s.member.Offset())
+}

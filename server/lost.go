@@ -1,0 +1,132 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/chime-scheduler/chime"
+	"github.com/chime-scheduler/chime/server/alert"
+	"github.com/chime-scheduler/chime/server/history"
+	"github.com/chime-scheduler/chime/store"
+)
+
+// lostSweepLimit bounds the executions read per lost node incarnation
+// when looking for firings it never recorded: a node dies with at most
+// its workers' runs and a few fired batches in flight, which are its
+// newest executions.
+const lostSweepLimit = 500
+
+// Errors the store records on the executions of a node that died, or
+// left while they ran, and that do not request recovery (see
+// store.NodeStore).
+const (
+	storeNodeLost    = "node lost"
+	storeNodeStopped = "node stopped"
+)
+
+// recordLostRun records a's run, which its node fired and lost before it
+// recorded it, as node_lost with the reason, in one step, and alerts about
+// it. When the history already holds the run (another node recorded it
+// first), it does nothing. The write is retried until the database takes
+// it (see writeQueue).
+func (s *Server) recordLostRun(ctx context.Context, a *attempt, reason string) {
+	if a.started.IsZero() {
+		a.started = a.scheduled
+	}
+	if a.started.IsZero() {
+		a.started = s.now()
+	}
+	at := s.now()
+	recorded := false
+	err := s.writes.persist(ctx, a.log, "a run lost with its node", func(ctx context.Context) error {
+		err := s.history.RecordLost(ctx, a.execution(a.lostNode), at, reason)
+		switch {
+		case err == nil:
+			recorded = true
+			return nil
+		case errors.Is(err, history.ErrExists):
+			return nil
+		case errors.Is(err, history.ErrInvalid):
+			return permanent(err)
+		}
+		return err
+	})
+	if err != nil || !recorded {
+		return
+	}
+	a.log.Warn("recorded a run its node fired and lost before recording it", "lost_node", a.lostNode, "reason", reason)
+	s.metrics.executed(a.job, history.OutcomeNodeLost, time.Time{})
+	s.alerts.notify(ctx, s.alertPlan(ctx, a.job), alert.Event{
+		Kind: alert.KindNodeLost, JobGroup: a.job.Group, JobName: a.job.Name, ExecutionID: a.id, Attempt: a.number,
+		ScheduledTime: a.scheduled, NodeID: a.lostNode, Error: reason,
+	})
+}
+
+// alertPlan returns the plan of the job with key, for where its alerts
+// go, or nil when the job is gone or its settings do not compile.
+func (s *Server) alertPlan(ctx context.Context, key chime.JobKey) *plan {
+	d, err := s.sched.Job(ctx, key)
+	if err != nil {
+		return nil
+	}
+	st, _, err := settingsOf(d)
+	if err != nil {
+		return nil
+	}
+	p, _ := compilePlan(d.Type, st, true, true)
+	return p
+}
+
+// recordLostFirings gives the history a node_lost row for each firing of
+// node that the store recorded as lost with it (the node died, or left,
+// while the firing ran, and the job does not request recovery) but that
+// the node never recorded: it died between firing and recording. The
+// history then shows every firing the store knows of. Firings that
+// request recovery get theirs when they are re-run (see newAttempt).
+func (s *Server) recordLostFirings(ctx context.Context, node string) error {
+	recs, err := s.store.ExecutionList(ctx, &store.ExecutionListParams{NodeID: node, Limit: lostSweepLimit})
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		if rec.State != store.ExecutionFailed || (rec.Error != storeNodeLost && rec.Error != storeNodeStopped) {
+			continue
+		}
+		a := s.lostAttempt(ctx, rec)
+		switch _, err := s.history.Get(ctx, a.id); {
+		case err == nil:
+			continue
+		case !errors.Is(err, history.ErrNotFound):
+			return err
+		}
+		s.recordLostRun(ctx, a, "node "+node+" lost after it fired the execution, before it recorded it; the job does not request recovery, so it did not run")
+	}
+	return nil
+}
+
+// lostAttempt is the attempt the history would have recorded for rec, an
+// execution its node fired and lost. A run the server asked for (a
+// retry, a run by hand, a backfilled fire time) takes its identity from
+// its one-shot trigger's facts, while the trigger exists.
+func (s *Server) lostAttempt(ctx context.Context, rec store.ExecutionRecord) *attempt {
+	a := &attempt{
+		id: rec.ID, number: 1,
+		job:          chime.NewJobKey(rec.JobKey.Group, rec.JobKey.Name),
+		triggerGroup: rec.TriggerKey.Group, triggerName: rec.TriggerKey.Name,
+		scheduled: rec.ScheduledTime, started: rec.FiredTime, lostNode: rec.NodeID,
+	}
+	if serverMade(rec.TriggerKey.Group) {
+		if t, err := s.sched.Trigger(ctx, chime.NewTriggerKey(rec.TriggerKey.Group, rec.TriggerKey.Name)); err == nil {
+			if facts, err := factsOf(t.Data); err == nil {
+				a.apply(facts)
+				a.params = withoutReserved(t.Data)
+			}
+		}
+	}
+	if a.firstID == "" {
+		a.firstID = a.id
+	}
+	a.log = s.attemptLogger(a)
+	return a
+}

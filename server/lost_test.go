@@ -1,0 +1,134 @@
+package server
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chime-scheduler/chime"
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/alert"
+	"github.com/chime-scheduler/chime/store"
+	"github.com/chime-scheduler/chime/store/sqlstore"
+)
+
+// counter is a Go job type that counts its runs and succeeds.
+type counter struct{ runs atomic.Int32 }
+
+func (c *counter) Execute(context.Context, *chime.JobContext) error {
+	c.runs.Add(1)
+	return nil
+}
+
+// TestFiringsLostBeforeTheirRecordAreInTheHistory has a node fire two
+// jobs through the store, as every node does, and die before its server
+// records them in the history. A live server must then show both: the job
+// that does not request recovery as node_lost, with a node_lost alert and
+// no run; the one that does as a node_lost first attempt followed by its
+// re-run.
+func TestFiringsLostBeforeTheirRecordAreInTheHistory(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, url string) {
+		ctx := t.Context()
+		hook := newWebhook(t)
+		s := newServer(t, url)
+		job := &counter{}
+		if err := s.RegisterJobType("count", job); err != nil {
+			t.Fatal(err)
+		}
+		start(t, s)
+		if err := s.PutAlertSettings(ctx, "admin", api.AlertSettings{DefaultWebhooks: []string{hook.URL}}); err != nil {
+			t.Fatalf("PutAlertSettings: %v", err)
+		}
+		// Both fire far in the future, so that only the dying node fires
+		// them.
+		far := func(name string) []api.Trigger {
+			return []api.Trigger{{Name: name, Schedule: cronSchedule("0 0 0 1 1 ? 2099")}}
+		}
+		for _, j := range []api.Job{
+			{Group: "g", Name: "lost", Type: "count", Triggers: far("lost-yearly")},
+			{Group: "g", Name: "recovered", Type: "count", Triggers: far("recovered-yearly"), RequestsRecovery: true},
+		} {
+			if _, err := s.CreateJob(ctx, "alice", j); err != nil {
+				t.Fatalf("CreateJob %s: %v", j.Name, err)
+			}
+		}
+
+		ids := fireAndDie(t, url)
+		lostID, recoveredID := ids["lost"], ids["recovered"]
+
+		waitFor(t, "the lost firing in the history", func() bool {
+			e, err := s.GetExecution(ctx, lostID)
+			return err == nil && e.Outcome == "node_lost"
+		})
+		e, _ := s.GetExecution(ctx, lostID)
+		if e.NodeID != "ghost" || e.Attempt != 1 || e.FinishedTime == nil || e.Error == "" {
+			t.Errorf("lost firing = %+v; want attempt 1 on ghost, finished, with the reason", e)
+		}
+		p := hook.next(t, alert.KindNodeLost)
+		for p.Job.Name != "lost" && p.Job.Name != "recovered" {
+			p = hook.next(t, alert.KindNodeLost)
+		}
+
+		var attempts []api.Execution
+		waitFor(t, "the recovered firing's two attempts", func() bool {
+			var err error
+			attempts, err = s.Attempts(ctx, recoveredID)
+			return err == nil && len(attempts) == 2 && attempts[1].Outcome == "succeeded"
+		})
+		if a := attempts[0]; a.ID != recoveredID || a.Outcome != "node_lost" {
+			t.Errorf("attempt 1 = %+v; want %s node_lost", a, recoveredID)
+		}
+		if a := attempts[1]; a.Attempt != 2 || a.FirstID != recoveredID || !a.Recovering || a.NodeID != s.NodeID() {
+			t.Errorf("attempt 2 = %+v; want the recovering re-run on %s", a, s.NodeID())
+		}
+		if n := job.runs.Load(); n != 1 {
+			t.Errorf("the job ran %d times, want once: the recovered re-run only", n)
+		}
+		running, err := s.ListExecutions(ctx, api.ExecutionQuery{Outcomes: []string{"running"}})
+		if err != nil || len(running.Executions) != 0 {
+			t.Errorf("running executions = %+v, %v; want none", running, err)
+		}
+	})
+}
+
+// fireAndDie plays a node named ghost on the database at url: it joins,
+// claims and fires every due trigger up to 2100 as the scheduler does,
+// then stops checking in without leaving, as a process killed before it
+// recorded anything. It returns the execution IDs by job name.
+func fireAndDie(t *testing.T, url string) map[string]string {
+	t.Helper()
+	ctx := t.Context()
+	st, err := sqlstore.Open(ctx, url, nil)
+	if err != nil {
+		t.Fatalf("opening the ghost's store: %v", err)
+	}
+	defer st.Close()
+	node, err := st.NodeRegister(ctx, "ghost")
+	if err != nil {
+		t.Fatalf("NodeRegister: %v", err)
+	}
+	lease := store.Lease{NodeID: node.ID, Epoch: node.Epoch}
+	acquired, err := st.TriggersAcquire(ctx, &store.TriggersAcquireParams{
+		Lease: lease, NoLaterThan: time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC), Limit: 10,
+	})
+	if err != nil || len(acquired) != 2 {
+		t.Fatalf("TriggersAcquire = %d triggers, %v; want 2", len(acquired), err)
+	}
+	ids := make(map[string]string)
+	for _, tr := range acquired {
+		adv := tr
+		adv.PreviousFireTime, adv.NextFireTime = tr.NextFireTime, tr.NextFireTime.AddDate(1, 0, 0)
+		adv.TimesTriggered++
+		id := newID()
+		if _, err := st.TriggerFire(ctx, &store.TriggerFireParams{Lease: lease, Trigger: adv, Execution: store.ExecutionRecord{
+			ID: id, TriggerKey: tr.Key, JobKey: tr.JobKey, ScheduledTime: tr.NextFireTime, FiredTime: time.Now(),
+			NodeID: lease.NodeID, Epoch: lease.Epoch, State: store.ExecutionExecuting,
+		}}); err != nil {
+			t.Fatalf("TriggerFire %s: %v", tr.Key, err)
+		}
+		ids[tr.JobKey.Name] = id
+	}
+	return ids
+}

@@ -1,0 +1,144 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chime-scheduler/chime"
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/internal/clustertest"
+	"github.com/chime-scheduler/chime/internal/dbtest"
+)
+
+// cutFailer is a Go job type that fails every attempt. Its first attempt
+// tells the test it runs, and fails only once the test cut the database
+// off, so that everything recorded after it meets the outage.
+type cutFailer struct {
+	runs    atomic.Int32
+	started chan struct{}
+	cut     chan struct{}
+}
+
+func (f *cutFailer) Execute(ctx context.Context, _ *chime.JobContext) error {
+	if f.runs.Add(1) == 1 {
+		close(f.started)
+		select {
+		case <-f.cut:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	return errors.New("boom")
+}
+
+// TestDatabaseOutageAfterARunLosesNothing cuts the node off from its
+// database while the first attempt of a job with three attempts fails,
+// for less than DeadAfter and for several times DeadAfter, and checks that
+// once the database is back the history is exact: three failed attempts
+// linked to one firing, their decisions, the retries run, nothing left
+// running.
+func TestDatabaseOutageAfterARunLosesNothing(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("slow: skipped with -short")
+	}
+	for _, db := range []testDB{{"Postgres", dbtest.PostgresURL}, {"MySQL", dbtest.MySQLURL}} {
+		for _, outage := range []struct {
+			name string
+			cut  time.Duration
+		}{{"Blip", 700 * time.Millisecond}, {"LongerThanDeadAfter", 4 * time.Second}} {
+			t.Run(db.name+"/"+outage.name, func(t *testing.T) {
+				t.Parallel()
+				testOutageAfterARun(t, db.url(t), outage.cut)
+			})
+		}
+	}
+}
+
+func testOutageAfterARun(t *testing.T, url string, cut time.Duration) {
+	ctx := t.Context()
+	target, err := clustertest.HostPort(url)
+	if err != nil {
+		t.Fatalf("the database URL: %v", err)
+	}
+	proxy, err := clustertest.NewProxy(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	viaProxy, err := clustertest.RewriteHost(url, proxy.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, viaProxy) // DeadAfter 1s
+	job := &cutFailer{started: make(chan struct{}), cut: make(chan struct{})}
+	if err := s.RegisterJobType("cut", job); err != nil {
+		t.Fatal(err)
+	}
+	start(t, s)
+	jitter := 0.0
+	if _, err := s.CreateJob(ctx, "alice", api.Job{
+		Group: "g", Name: "flaky", Type: "cut",
+		Retry: &api.RetryPolicy{MaxAttempts: 3, Backoff: "fixed", Delay: "200ms", Jitter: &jitter},
+	}); err != nil {
+		t.Fatalf("CreateJob: %v", err)
+	}
+	acc, err := s.RunJob(ctx, "alice", "g", "flaky", api.RunRequest{})
+	if err != nil {
+		t.Fatalf("RunJob: %v", err)
+	}
+	first := acc.ExecutionIDs[0]
+	select {
+	case <-job.started:
+	case <-time.After(waitTimeout):
+		t.Fatal("attempt 1 did not start")
+	}
+	proxy.Cut()
+	close(job.cut)
+	time.Sleep(cut)
+	proxy.Restore()
+
+	var attempts []api.Execution
+	deadline := time.Now().Add(3 * waitTimeout)
+	for {
+		attempts, err = s.Attempts(ctx, first)
+		if err == nil && len(attempts) == 3 && attempts[2].Outcome != "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the outage: attempts of %s = %+v, %v; want 3 finished", first, attempts, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for i, a := range attempts {
+		if a.Attempt != i+1 || a.Outcome != "failed" || a.Error != "boom" {
+			t.Errorf("attempt %d = %+v, want attempt %d failed with boom", i+1, a, i+1)
+		}
+	}
+	if n := job.runs.Load(); n != 3 {
+		t.Errorf("the job ran %d times, want 3", n)
+	}
+	running, err := s.ListExecutions(ctx, api.ExecutionQuery{Outcomes: []string{"running"}})
+	if err != nil || len(running.Executions) != 0 {
+		t.Errorf("running executions after the outage = %+v, %v; want none", running, err)
+	}
+	// The decision that no retry is left follows the last attempt's end.
+	kinds := map[string]int{}
+	waitFor(t, "the decisions about the three attempts", func() bool {
+		ex, err := s.Explain(ctx, "g", "flaky", attempts[0].ScheduledTime)
+		if err != nil {
+			return false
+		}
+		kinds = map[string]int{}
+		for _, d := range ex.Decisions {
+			kinds[d.Kind]++
+		}
+		return kinds["retries_exhausted"] > 0
+	})
+	if kinds["retry_scheduled"] != 2 || kinds["retries_exhausted"] != 1 {
+		t.Errorf("decisions = %v, want 2 retry_scheduled and 1 retries_exhausted", kinds)
+	}
+}
