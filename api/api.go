@@ -341,12 +341,20 @@ type Role string
 
 // Roles, each allowed everything the one before it may do.
 const (
-	// RoleViewer reads everything but users, tokens and secrets.
+	// RoleViewer reads jobs, triggers, calendars, nodes and the execution
+	// history, but not users, tokens, alert settings or secrets. Sensitive
+	// header values, environment variables and URL query values of jobs,
+	// and the paths, queries and user info of alert webhook URLs, are
+	// masked for it. Execution output, error messages, logs and parameters
+	// stay readable: whatever a job prints a viewer reads (the values of
+	// {{secret}} references are masked there, as a best effort).
 	RoleViewer Role = "viewer"
 	// RoleOperator also creates, edits, pauses, runs, retries and deletes
-	// jobs, triggers and calendars.
+	// jobs, triggers and calendars, and reads jobs unmasked (an operator
+	// could point a job at a server of their own and read its headers
+	// anyway). It may refer to secrets in jobs, not read or change them.
 	RoleOperator Role = "operator"
-	// RoleAdmin also manages users, tokens and alert settings.
+	// RoleAdmin also manages users, tokens, alert settings and secrets.
 	RoleAdmin Role = "admin"
 )
 
@@ -406,6 +414,32 @@ type Token struct {
 	Created  *time.Time `json:"created,omitempty"`
 	LastUsed *time.Time `json:"last_used,omitempty"`
 	Expires  *time.Time `json:"expires,omitempty"`
+}
+
+// Secret is a named secret that job and alert templates insert with
+// {{secret "name"}}, kept encrypted in the database (admin only), as the
+// API shows it: never with its value, which is write-only (SecretValue).
+type Secret struct {
+	// Name is 1 to 200 of letters, digits, '.', '_' and '-', starting with
+	// a letter or digit.
+	Name string `json:"name"`
+	// KeyID identifies the key the value is encrypted with: the first 16
+	// hex digits of a SHA-256 of the key, not the key. Read-only.
+	KeyID string `json:"key_id,omitempty"`
+	// Created and Updated are when the secret was first and last set, and
+	// UpdatedBy who set it last. Read-only.
+	Created   *time.Time `json:"created,omitempty"`
+	Updated   *time.Time `json:"updated,omitempty"`
+	UpdatedBy string     `json:"updated_by,omitempty"`
+	// UsedBy lists the jobs ("group/name") whose specs or alert webhooks
+	// refer to the secret. Read-only.
+	UsedBy []string `json:"used_by,omitempty"`
+}
+
+// SecretValue is the body of PUT /api/v1/secrets/{name}: the secret's
+// value, non-empty UTF-8 of at most 64 KiB. No answer ever returns it.
+type SecretValue struct {
+	Value string `json:"value"`
 }
 
 // LoginRequest is the body of POST /api/v1/auth/login.

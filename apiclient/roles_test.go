@@ -15,6 +15,8 @@ import (
 
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/apiclient"
+	"github.com/chime-scheduler/chime/server"
+	"github.com/chime-scheduler/chime/server/secret"
 	"github.com/chime-scheduler/chime/server/servertest"
 )
 
@@ -152,7 +154,7 @@ func newRoleFixture(t *testing.T) *roleFixture {
 	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	t.Cleanup(hook.Close)
 	f.hookURL = hook.URL
-	f.srv = servertest.Start(t, nil)
+	f.srv = servertest.Start(t, &servertest.Options{Config: server.Config{SecretKey: secret.GenerateKey()}})
 	f.sessions[api.RoleAdmin] = f.srv.AdminToken
 	admin := f.srv.Client
 	ctx := t.Context()
@@ -194,6 +196,9 @@ func newRoleFixture(t *testing.T) *roleFixture {
 			t.Fatalf("PutCalendar(%s): %v", name, err)
 		}
 	}
+	if _, _, err := admin.PutSecret(ctx, "spare-secret", "s3cret value"); err != nil {
+		t.Fatalf("PutSecret: %v", err)
+	}
 	if err := admin.PutAlertSettings(ctx, api.AlertSettings{DefaultWebhooks: []string{f.hookURL}}); err != nil {
 		t.Fatalf("PutAlertSettings: %v", err)
 	}
@@ -233,6 +238,8 @@ func (f *roleFixture) mutations() []mutation {
 		{op: "deleteUser", role: admin, path: v1 + "/users/ursula", want: http.StatusNoContent},
 		{op: "createToken", role: admin, path: v1 + "/tokens", body: api.Token{Name: "deploy", Role: operator}, want: http.StatusCreated},
 		{op: "deleteToken", role: admin, path: v1 + "/tokens/" + f.spareTokenID, want: http.StatusNoContent},
+		{op: "putSecret", role: admin, path: v1 + "/secrets/api-token", body: api.SecretValue{Value: "a value"}, want: http.StatusCreated},
+		{op: "deleteSecret", role: admin, path: v1 + "/secrets/spare-secret", want: http.StatusNoContent},
 		{op: "logout", role: viewer, path: v1 + "/auth/logout", want: http.StatusNoContent}, // last: it ends vera's session
 	}
 }
@@ -329,6 +336,7 @@ type snapshot struct {
 	Calendars  []api.Calendar
 	Users      []api.User
 	Tokens     []api.Token
+	Secrets    []api.Secret
 	Alerts     *api.AlertSettings
 	Audit      []api.AuditEntry
 }
@@ -369,6 +377,9 @@ func takeSnapshot(t *testing.T, c *apiclient.Client) *snapshot {
 	}
 	for i := range s.Tokens {
 		s.Tokens[i].LastUsed = nil
+	}
+	if s.Secrets, err = c.ListSecrets(ctx); err != nil {
+		t.Fatalf("ListSecrets: %v", err)
 	}
 	if s.Alerts, err = c.AlertSettings(ctx); err != nil {
 		t.Fatalf("AlertSettings: %v", err)

@@ -464,6 +464,7 @@ var clientMethods = map[string]string{
 	"listAudit": "ListAudit",
 	"listUsers": "ListUsers", "createUser": "CreateUser", "updateUser": "UpdateUser", "deleteUser": "DeleteUser",
 	"listTokens": "ListTokens", "createToken": "CreateToken", "deleteToken": "DeleteToken",
+	"listSecrets": "ListSecrets", "getSecret": "GetSecret", "putSecret": "PutSecret", "deleteSecret": "DeleteSecret",
 	"healthz": "Health", "readyz": "Ready",
 	"metrics": "", // Prometheus scrapes it
 	"openAPI": "", // this test reads it

@@ -61,3 +61,14 @@ func (c *Capture) Total() int64 {
 	defer c.mu.Unlock()
 	return c.total
 }
+
+// Redact replaces, in the bytes kept, every occurrence of each of values
+// as Redact does (a kept end that a truncation cut inside a value is
+// masked too). The server calls it once a job has finished, with the
+// values of the secrets its templates used, before the output is
+// recorded.
+func (c *Capture) Redact(values []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf = []byte(Redact(string(c.buf), values, c.total > int64(len(c.buf))))
+}

@@ -36,6 +36,18 @@
 // A second function, raw, returns its argument unchanged; in a URL, its
 // value is inserted without escaping.
 //
+// A third function, secret, inserts the value of a secret the server
+// keeps encrypted, read when the job fires:
+//
+//	Authorization: Bearer {{secret "billing-api-token"}}
+//
+// Its argument must be one quoted name, so that the server can check, when
+// the job is saved, that every secret it refers to exists (SecretNames).
+// A firing fails with a clear error when the secret is not defined or
+// cannot be read (Vars.Secrets). In a URL the value is escaped like any
+// other. Use secret rather than a literal token in a header or a URL: the
+// job's spec is readable by every viewer, a secret's value by no one.
+//
 // A reference to a parameter that is not set is an error, not an empty
 // string ("missingkey=error"); so is a field Vars does not have. Text
 // without "{{" is used as it is; to write a literal "{{", write {{"{{"}}.

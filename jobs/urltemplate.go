@@ -72,7 +72,7 @@ func ExpandURL(name, text string, v Vars) (string, error) {
 		return "", err
 	}
 	b := &boundedBuilder{max: MaxExpansion}
-	if err := t.Execute(b, v); err != nil {
+	if err := t.Funcs(secretFuncs(v)).Execute(b, v); err != nil {
 		return "", expandError(name, err)
 	}
 	parts := strings.Split(b.String(), "\x00")

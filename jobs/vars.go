@@ -35,6 +35,9 @@ type Vars struct {
 	// Params are the job's parameters (its data map overlaid with the
 	// trigger's), as decoded from JSON.
 	Params map[string]any
+	// Secrets reads the secrets that {{secret "name"}} inserts. Nil makes
+	// every {{secret}} fail with ErrNoSecrets.
+	Secrets SecretLookup
 }
 
 // Expand expands text as a template over v (see the package documentation
@@ -50,7 +53,7 @@ func Expand(name, text string, v Vars) (string, error) {
 		return "", err
 	}
 	b := &boundedBuilder{max: MaxExpansion}
-	if err := t.Execute(b, v); err != nil {
+	if err := t.Funcs(secretFuncs(v)).Execute(b, v); err != nil {
 		return "", expandError(name, err)
 	}
 	return b.String(), nil
@@ -60,6 +63,9 @@ func Expand(name, text string, v Vars) (string, error) {
 func expandError(name string, err error) *FieldError {
 	if errors.Is(err, errTooLong) {
 		return &FieldError{Field: name, Message: fmt.Sprintf("template: expands to more than %d bytes", MaxExpansion), Err: err}
+	}
+	if se, ok := errors.AsType[*SecretError](err); ok {
+		return &FieldError{Field: name, Message: se.Error(), Err: se}
 	}
 	return templateError(name, err)
 }
@@ -102,6 +108,9 @@ func parse(name, text string) (*template.Template, error) {
 		return nil, templateError(name, err)
 	}
 	if err := CheckBounded(name, t); err != nil {
+		return nil, err
+	}
+	if err := checkSecretCalls(name, t); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -169,6 +178,9 @@ func funcs() template.FuncMap {
 		// raw returns its argument unchanged; in a URL (ExpandURL) it is
 		// inserted without escaping.
 		"raw": func(s string) urlText { return urlText(s) },
+		// secret is replaced by secretFuncs before a template runs; this
+		// one only lets templates that call it parse.
+		secretFunc: func(string) (string, error) { return "", ErrNoSecrets },
 	}
 }
 

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/jobs"
 	"github.com/chime-scheduler/chime/server/alert"
+	"github.com/chime-scheduler/chime/server/secret"
 )
 
 // alertSettingsName is the runner_settings row of the alert settings set
@@ -236,6 +239,25 @@ func (s *Server) PutAlertSettings(ctx context.Context, actor string, in api.Aler
 		return invalidf("default_webhooks", "%v", err)
 	}
 	if err := s.checkWebhooksEgress("default_webhooks", in.DefaultWebhooks); err != nil {
+		return err
+	}
+	refs := make(map[string]string)
+	for i, u := range in.DefaultWebhooks {
+		field := fmt.Sprintf("default_webhooks[%d]", i)
+		if strings.Contains(u, secret.Mask) {
+			return invalidf(field, "holds %q, a mask, not a value: write the real URL or, better, {{secret \"name\"}}", secret.Mask)
+		}
+		names, err := jobs.SecretNames(field, u)
+		if err != nil {
+			return fieldErr("", err)
+		}
+		for _, name := range names {
+			if _, ok := refs[name]; !ok {
+				refs[name] = field
+			}
+		}
+	}
+	if err := s.checkSecretsExist(ctx, refs); err != nil {
 		return err
 	}
 	rate, aerr := parseDuration("rate_limit", in.RateLimit)

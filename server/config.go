@@ -13,6 +13,7 @@ import (
 	"github.com/chime-scheduler/chime/jobs/shelljob"
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"
+	"github.com/chime-scheduler/chime/server/secret"
 )
 
 // Config configures a Server. The zero value is usable: a node on the
@@ -72,6 +73,14 @@ type Config struct {
 	// characters. It changes nothing once a user exists. Defaults to a
 	// random password, which BootstrapAdmin returns to be shown once.
 	AdminPassword string
+	// SecretKey encrypts the values of secrets ({{secret "name"}} in job
+	// and alert templates): the base64 of 32 random bytes, as
+	// secret.GenerateKey returns. Every node of a cluster must have the
+	// same key, and a value set under one key cannot be read under
+	// another. Defaults to none: setting a secret is refused, and a job
+	// that refers to one fails when it fires, each saying how to
+	// configure a key.
+	SecretKey string
 	// Auth tunes sessions, password hashing and login rate limits. Its
 	// Audit and Logger are the server's own. Defaults to package auth's
 	// defaults.
@@ -191,6 +200,11 @@ func (c Config) withDefaults() (Config, error) {
 	c.ShellAllow = slices.Clone(c.ShellAllow)
 	if c.Egress.AllowSetting == "" {
 		c.Egress.AllowSetting = "egress_allow"
+	}
+	if c.SecretKey != "" {
+		if _, err := secret.ParseKey(c.SecretKey); err != nil {
+			return c, fmt.Errorf("%w: SecretKey: %w", ErrInvalidConfig, err)
+		}
 	}
 	if err := c.Retention.applyDefaults(); err != nil {
 		return c, err

@@ -18,8 +18,11 @@
 // The server is a layer on the library's public API: a chime.Scheduler on a
 // sqlstore.Store, package server/history for the execution history,
 // decisions and audit log, server/alert for e-mail and webhook alerts,
-// server/auth for users and tokens and server/httpapi for the routes. Any
-// number of servers on one PostgreSQL or MySQL database form a cluster.
+// server/auth for users and tokens, server/secret for the secrets jobs
+// insert with {{secret "name"}} (encrypted with Config.SecretKey, read
+// when a job fires, masked in its recorded output) and server/httpapi for
+// the routes. Any number of servers on one PostgreSQL or MySQL database
+// form a cluster.
 //
 // # Jobs
 //

@@ -356,6 +356,9 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 	if err := s.checkPlanEgress(p); err != nil {
 		return nil, err
 	}
+	if err := s.checkSecretRefs(ctx, st); err != nil {
+		return nil, err
+	}
 	timeout, err := parseDuration("timeout", j.Timeout)
 	if err != nil {
 		return nil, err

@@ -312,15 +312,18 @@ func (s *Server) recordLost(ctx context.Context, a *attempt) {
 	s.decide(rec, a, history.DecisionRecovered, reason, a.id)
 }
 
-// runJob runs the job of type typ once.
-func (s *Server) runJob(ctx context.Context, typ string, p *plan, jc *chime.JobContext, a *attempt, out *jobs.Capture, logs *logRecorder) error {
+// runJob runs the job of type typ once. The values of the secrets its
+// templates read are masked in out and in the error it returns.
+func (s *Server) runJob(ctx context.Context, typ string, p *plan, jc *chime.JobContext, a *attempt, out *jobs.Capture, logs *logRecorder) (err error) {
 	logger := slog.New(logs)
+	secrets := s.newSecretUse(ctx)
+	defer func() { err = secrets.redact(out, err) }()
 	vars := jobs.Vars{
 		JobGroup: a.job.Group, JobName: a.job.Name,
 		TriggerGroup: a.triggerGroup, TriggerName: a.triggerName,
 		ExecutionID: a.id, NodeID: s.NodeID(),
 		ScheduledTime: a.scheduled, FireTime: jc.FireTime,
-		Attempt: a.number, Params: a.params,
+		Attempt: a.number, Params: a.params, Secrets: secrets.lookup,
 	}
 	switch typ {
 	case typeHTTP:

@@ -23,6 +23,7 @@ import (
 	"github.com/chime-scheduler/chime/server/history"
 	"github.com/chime-scheduler/chime/server/httpapi"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
+	"github.com/chime-scheduler/chime/server/secret"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
@@ -49,6 +50,7 @@ type Server struct {
 	history *history.History
 	pruner  *history.Pruner
 	auth    *auth.Service
+	secrets *secret.Service
 	alerts  *alerter
 	metrics *metrics
 	state   *stateStore
@@ -171,7 +173,12 @@ func (s *Server) init(ctx context.Context) error {
 		}
 	}
 	sched.AddTriggerListener(chime.TriggerListener{Name: "chime-server", Misfired: s.misfired})
-	if s.alerts, err = newAlerter(cfg.Alert, s.state, cfg.Logger); err != nil {
+	if s.secrets, err = s.newSecrets(ctx); err != nil {
+		return err
+	}
+	alertCfg := cfg.Alert
+	alertCfg.Expand = s.expandWebhook
+	if s.alerts, err = newAlerter(alertCfg, s.state, cfg.Logger); err != nil {
 		return err
 	}
 	s.metrics.watchAlerts(s.alerts)
@@ -196,6 +203,26 @@ func (s *Server) init(ctx context.Context) error {
 	mux.Handle("/", console.Handler())
 	s.handler = mux
 	return nil
+}
+
+// newSecrets opens the secrets on the server's database, with its key.
+func (s *Server) newSecrets(ctx context.Context) (*secret.Service, error) {
+	opts := &secret.Options{Audit: auditRecorder{s.history}, Logger: s.cfg.Logger}
+	if s.cfg.SecretKey != "" {
+		key, err := secret.ParseKey(s.cfg.SecretKey)
+		if err != nil {
+			return nil, fmt.Errorf("%w: SecretKey: %w", ErrInvalidConfig, err)
+		}
+		opts.Key = key
+		s.log.Info("secrets are encrypted with the configured key", "key_id", key.ID())
+	} else {
+		s.log.Info("no secret key is configured: secrets cannot be set or read")
+	}
+	svc, err := secret.New(ctx, s.store, opts)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	return svc, nil
 }
 
 // RegisterJobType makes a Go job type available to the server's jobs under
@@ -252,7 +279,8 @@ func (s *Server) NodeID() string { return s.sched.NodeID() }
 
 // Config returns the configuration the server runs with: the one New was
 // given, with every default applied and NodeID set. It holds
-// AdminPassword and the SMTP password: mask them before showing it.
+// AdminPassword, SecretKey and the SMTP password: mask them before
+// showing it.
 func (s *Server) Config() Config {
 	cfg := s.cfg
 	cfg.NodeID = s.NodeID()

@@ -42,6 +42,7 @@ func newClientCmds(getenv func(string) string) []*cobra.Command {
 		newLogoutCmd(cfg),
 		newUsersCmd(cfg),
 		newTokensCmd(cfg),
+		newSecretsCmd(cfg),
 		newAuditCmd(cfg),
 	}
 	for _, cmd := range cmds {

@@ -25,6 +25,7 @@ import (
 	"github.com/chime-scheduler/chime/server"
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"
+	"github.com/chime-scheduler/chime/server/secret"
 )
 
 // serverConfig is the configuration of `chime server` as the YAML file
@@ -45,7 +46,11 @@ type serverConfig struct {
 	// into AdminPassword.
 	AdminPassword     string `koanf:"admin_password"`
 	AdminPasswordFile string `koanf:"admin_password_file"`
-	Retention         struct {
+	// SecretKey, or the content of SecretKeyFile, encrypts secrets;
+	// loadServerConfig reads the file into SecretKey.
+	SecretKey     string `koanf:"secret_key"`
+	SecretKeyFile string `koanf:"secret_key_file"`
+	Retention     struct {
 		MaxAge    time.Duration `koanf:"max_age"`
 		PerJob    int           `koanf:"per_job"`
 		MaxPerJob int           `koanf:"max_per_job"`
@@ -121,6 +126,10 @@ func serverSettings() []serverSetting {
 			usage: "the first admin's password on a first start, instead of a random one printed once (prefer CHIME_ADMIN_PASSWORD or --admin-password-file)"},
 		{key: "admin_password_file", flag: "admin-password-file", def: "",
 			usage: "file holding the first admin's password, such as a Docker or Kubernetes secret (a final newline is ignored)"},
+		{key: "secret_key", flag: "secret-key", def: "", mask: maskSecret,
+			usage: "key that encrypts secrets ({{secret \"name\"}}), the base64 of 32 bytes from chime secrets keygen, the same on every node (prefer CHIME_SECRET_KEY or --secret-key-file; none: secrets cannot be set or read)"},
+		{key: "secret_key_file", flag: "secret-key-file", def: "",
+			usage: "file holding the secret key, such as a Docker or Kubernetes secret"},
 		{key: "retention.max_age", flag: "retention-max-age", def: server.DefaultRetentionAge, usage: "executions older than this are pruned, unless among their job's per_job newest"},
 		{key: "retention.per_job", flag: "retention-per-job", def: server.DefaultRetentionPerJob, usage: "newest executions of each job kept however old (default lowered to max_per_job when that is less)"},
 		{key: "retention.max_per_job", flag: "retention-max-per-job", def: server.DefaultRetentionMaxPerJob, usage: "newest executions of each job kept at most, however young (-1: no cap)"},
@@ -326,6 +335,9 @@ func loadServerConfig(fs *pflag.FlagSet, settings []serverSetting, configFile st
 	if err := cfg.readAdminPassword(); err != nil {
 		return &cfg, nil, err
 	}
+	if err := cfg.readSecretKey(); err != nil {
+		return &cfg, nil, err
+	}
 	if err := cfg.validate(); err != nil {
 		return &cfg, nil, err
 	}
@@ -354,6 +366,26 @@ func (c *serverConfig) readAdminPassword() error {
 	return nil
 }
 
+// readSecretKey reads secret_key_file into SecretKey. Setting both is an
+// error.
+func (c *serverConfig) readSecretKey() error {
+	if c.SecretKeyFile == "" {
+		return nil
+	}
+	if c.SecretKey != "" {
+		return errors.New("chime server: secret_key and secret_key_file are both set: set one")
+	}
+	raw, err := os.ReadFile(c.SecretKeyFile)
+	if err != nil {
+		return fmt.Errorf("chime server: secret_key_file: %w", err)
+	}
+	c.SecretKey = strings.TrimSpace(string(raw))
+	if c.SecretKey == "" {
+		return fmt.Errorf("chime server: secret_key_file %s is empty", c.SecretKeyFile)
+	}
+	return nil
+}
+
 // validate checks what the server would otherwise only refuse later, or
 // not at all.
 func (c *serverConfig) validate() error {
@@ -366,6 +398,15 @@ func (c *serverConfig) validate() error {
 			var e *api.Error
 			if errors.As(err, &e) {
 				return fmt.Errorf("chime server: %s: the password %s", key, e.Message)
+			}
+			return fmt.Errorf("chime server: %s: %w", key, err)
+		}
+	}
+	if c.SecretKey != "" {
+		if _, err := secret.ParseKey(c.SecretKey); err != nil {
+			key := "secret_key"
+			if c.SecretKeyFile != "" {
+				key = "secret_key_file " + c.SecretKeyFile
 			}
 			return fmt.Errorf("chime server: %s: %w", key, err)
 		}
@@ -426,6 +467,7 @@ func (c *serverConfig) toServer(log *slog.Logger) server.Config {
 		DisableJobMetrics: c.NoJobMetrics,
 		ShutdownTimeout:   c.ShutdownTimeout,
 		AdminPassword:     c.AdminPassword,
+		SecretKey:         c.SecretKey,
 		Retention:         server.Retention{MaxAge: c.Retention.MaxAge, PerJob: c.Retention.PerJob, MaxPerJob: c.Retention.MaxPerJob},
 		CheckInInterval:   c.Cluster.CheckInInterval,
 		DeadAfter:         c.Cluster.DeadAfter,
@@ -539,6 +581,8 @@ func effectiveValues(cfg *serverConfig, run server.Config) map[string]slog.Value
 		"shutdown_timeout":          d(run.ShutdownTimeout),
 		"admin_password":            str(cfg.AdminPassword),
 		"admin_password_file":       str(cfg.AdminPasswordFile),
+		"secret_key":                str(cfg.SecretKey),
+		"secret_key_file":           str(cfg.SecretKeyFile),
 		"retention.max_age":         d(run.Retention.MaxAge),
 		"retention.per_job":         slog.IntValue(run.Retention.PerJob),
 		"retention.max_per_job":     slog.IntValue(run.Retention.MaxPerJob),

@@ -24,6 +24,7 @@ import (
 	"github.com/chime-scheduler/chime/internal/dbtest"
 	"github.com/chime-scheduler/chime/internal/nodeproc"
 	"github.com/chime-scheduler/chime/server"
+	"github.com/chime-scheduler/chime/server/secret"
 )
 
 // chimeBinary is the chime command, built (without -race) into a
@@ -108,6 +109,37 @@ func TestServerConfigPrecedence(t *testing.T) {
 	}
 }
 
+// TestServerSecretKeyFile reads the secret key from the file the config
+// file names, its final newline dropped, and hands it to the server.
+func TestServerSecretKeyFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	key := secret.GenerateKey()
+	keyFile := filepath.Join(dir, "secret.key")
+	file := filepath.Join(dir, "server.yaml")
+	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("secret_key_file: "+keyFile+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, sources, err := loadServerConfig(newServerCmd().Flags(), serverSettings(), file, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatalf("loadServerConfig: %v", err)
+	}
+	if got := cfg.toServer(nil).SecretKey; got != key || sources["secret_key_file"] != sourceFile {
+		t.Errorf("SecretKey = %q (secret_key_file from %s), want the file's key from the file", got, sources["secret_key_file"])
+	}
+	for _, st := range serverSettings() {
+		if st.key != "secret_key" {
+			continue
+		}
+		if st.mask == nil || maskValue(effectiveValues(cfg, cfg.toServer(nil))[st.key], st.mask).String() == key {
+			t.Error("the effective configuration would show secret_key unmasked")
+		}
+	}
+}
+
 func TestServerConfigRetention(t *testing.T) {
 	t.Parallel()
 	noEnv := func(string) (string, bool) { return "", false }
@@ -179,6 +211,13 @@ func TestServerConfigErrors(t *testing.T) {
 			args: []string{"--admin-password-file", write("pw", "correct horse battery")}, want: "admin_password and admin_password_file are both set"},
 		{name: "empty admin password file", args: []string{"--admin-password-file", write("empty", "\n")}, want: "admin_password_file " + filepath.Join(dir, "empty") + " is empty"},
 		{name: "missing admin password file", args: []string{"--admin-password-file", filepath.Join(dir, "nope")}, want: "admin_password_file: open " + filepath.Join(dir, "nope")},
+		{name: "short secret key", env: map[string]string{"CHIME_SECRET_KEY": "c2hvcnQ="},
+			want: "secret_key: invalid secret key: decodes to 5 bytes, want 32"},
+		{name: "secret key file not base64", args: []string{"--secret-key-file", write("key", "not a key\n")},
+			want: "secret_key_file " + filepath.Join(dir, "key") + ": invalid secret key: not base64"},
+		{name: "both secret keys", env: map[string]string{"CHIME_SECRET_KEY": secret.GenerateKey()},
+			args: []string{"--secret-key-file", write("key2", secret.GenerateKey())}, want: "secret_key and secret_key_file are both set"},
+		{name: "empty secret key file", args: []string{"--secret-key-file", write("key3", "\n")}, want: "secret_key_file " + filepath.Join(dir, "key3") + " is empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

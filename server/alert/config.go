@@ -1,6 +1,7 @@
 package alert
 
 import (
+	"context"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -54,6 +55,13 @@ type Config struct {
 	// WebhookHeaders are added to every webhook request, for example an
 	// Authorization header. Defaults to none.
 	WebhookHeaders map[string]string
+	// Expand, when set, expands a webhook URL (field "url") or a
+	// WebhookHeaders value (field "headers.NAME") that holds "{{" before
+	// each delivery; chime server inserts the values of {{secret "name"}}
+	// references with it. An error fails the delivery, logged without the
+	// URL's path and query. Defaults to none: URLs and values are sent as
+	// written.
+	Expand func(ctx context.Context, field, text string) (string, error)
 	// HTTPClient posts to webhooks. Timeout bounds each request whatever
 	// the client's own timeout. Defaults to a client like
 	// http.DefaultClient.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/chime-scheduler/chime/jobs/egress"
@@ -65,13 +66,21 @@ func webhookBody(data TemplateData, text string) ([]byte, error) {
 
 // postWebhook POSTs body to u; any status but 2xx is an error.
 func (n *Notifier) postWebhook(ctx context.Context, u string, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	u, err := n.expand(ctx, "url", u)
 	if err != nil {
 		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		// The error quotes the URL, which may hold a secret.
+		return fmt.Errorf("post %s: the URL does not parse", redactURL(u))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "chime-alert")
 	for name, value := range n.cfg.WebhookHeaders {
+		if value, err = n.expand(ctx, "headers."+name, value); err != nil {
+			return err
+		}
 		req.Header.Set(name, value)
 	}
 	resp, err := n.cfg.HTTPClient.Do(req)
@@ -93,6 +102,14 @@ func (n *Notifier) postWebhook(ctx context.Context, u string, body []byte) error
 		return fmt.Errorf("webhook answered %s: %q", resp.Status, snippet)
 	}
 	return nil
+}
+
+// expand applies Config.Expand to text when it holds a template.
+func (n *Notifier) expand(ctx context.Context, field, text string) (string, error) {
+	if n.cfg.Expand == nil || !strings.Contains(text, "{{") {
+		return text, nil
+	}
+	return n.cfg.Expand(ctx, field, text)
 }
 
 // redactURL returns u without its path, query and user info, which for

@@ -9,8 +9,9 @@
 // # Roles
 //
 // Three roles, each allowed what the one before it may do ([api.Role.Includes]):
-// viewer reads; operator also changes and runs jobs, triggers and
-// calendars; admin also manages users, tokens and alert settings. The last
+// viewer reads (jobs with their sensitive values masked, execution output
+// as it is); operator also changes and runs jobs, triggers and calendars;
+// admin also manages users, tokens, secrets and alert settings. The last
 // admin can be neither deleted nor demoted: the transaction that would do
 // it locks every admin's row first, so two admins removed at once from two
 // nodes cannot both go.

@@ -236,6 +236,26 @@ func (s *recordingService) ListAudit(_ context.Context, q api.AuditQuery) (*api.
 	return &api.AuditList{}, nil
 }
 
+func (s *recordingService) ListSecrets(context.Context) ([]api.Secret, error) {
+	s.call("ListSecrets", "")
+	return []api.Secret{{Name: "tok", KeyID: "0123456789abcdef"}}, nil
+}
+
+func (s *recordingService) GetSecret(_ context.Context, name string) (*api.Secret, error) {
+	s.call("GetSecret", "", name)
+	return &api.Secret{Name: name, KeyID: "0123456789abcdef"}, nil
+}
+
+func (s *recordingService) PutSecret(_ context.Context, actor, name, value string) (*api.Secret, bool, error) {
+	s.call("PutSecret", actor, name, value)
+	return &api.Secret{Name: name, KeyID: "0123456789abcdef"}, true, nil
+}
+
+func (s *recordingService) DeleteSecret(_ context.Context, actor, name string) error {
+	s.call("DeleteSecret", actor, name)
+	return nil
+}
+
 func (s *recordingService) Ready(context.Context) error {
 	s.call("Ready", "")
 	return s.readyErr

@@ -30,6 +30,9 @@ func (h *handler) listJobs(w http.ResponseWriter, r *http.Request, c *call) erro
 	if list.Jobs == nil {
 		list.Jobs = []api.Job{}
 	}
+	for i := range list.Jobs {
+		list.Jobs[i] = c.viewOf(list.Jobs[i])
+	}
 	httpjson.Write(w, http.StatusOK, list)
 	return nil
 }
@@ -48,12 +51,13 @@ func (h *handler) createJob(w http.ResponseWriter, r *http.Request, c *call) err
 	return nil
 }
 
-func (h *handler) getJob(w http.ResponseWriter, r *http.Request, _ *call) error {
+func (h *handler) getJob(w http.ResponseWriter, r *http.Request, c *call) error {
 	job, err := h.svc.GetJob(r.Context(), r.PathValue("group"), r.PathValue("name"))
 	if err != nil {
 		return err
 	}
-	writeJob(w, http.StatusOK, job)
+	view := c.viewOf(*job)
+	writeJob(w, http.StatusOK, &view)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
+	"github.com/chime-scheduler/chime/server/secret"
 )
 
 // route is one entry of the route table. The mux serves it, the wrapper
@@ -65,6 +66,17 @@ type call struct {
 
 // actor names the caller for the audit log.
 func (c *call) actor() string { return c.user.Name }
+
+// viewOf returns j as the caller may read it: masked (secret.MaskJob) for
+// a role below operator. Operators and admins read jobs whole: they may
+// change a job's URL to a server of their own, so masking would hide
+// nothing from them.
+func (c *call) viewOf(j api.Job) api.Job {
+	if c.user != nil && c.user.Role.Includes(api.RoleOperator) {
+		return j
+	}
+	return secret.MaskJob(j)
+}
 
 // handlerFunc serves one route. A returned error is written as an
 // api.Error; the handler must not have written anything then.

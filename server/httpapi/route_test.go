@@ -66,6 +66,10 @@ func routeCases() []routeCase {
 		{"GET /api/v1/tokens", admin, "/api/v1/tokens", "", "ListTokens", http.StatusOK},
 		{"POST /api/v1/tokens", admin, "/api/v1/tokens", `{"name":"ci","role":"operator"}`, "CreateToken", http.StatusCreated},
 		{"DELETE /api/v1/tokens/{id}", admin, "/api/v1/tokens/t1", "", "DeleteToken", http.StatusNoContent},
+		{"GET /api/v1/secrets", admin, "/api/v1/secrets", "", "ListSecrets", http.StatusOK},
+		{"GET /api/v1/secrets/{name}", admin, "/api/v1/secrets/tok", "", "GetSecret", http.StatusOK},
+		{"PUT /api/v1/secrets/{name}", admin, "/api/v1/secrets/tok", `{"value":"s3cret"}`, "PutSecret", http.StatusCreated},
+		{"DELETE /api/v1/secrets/{name}", admin, "/api/v1/secrets/tok", "", "DeleteSecret", http.StatusNoContent},
 	}
 }
 

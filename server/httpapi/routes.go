@@ -299,6 +299,35 @@ func (h *handler) table() []route {
 			handle: h.deleteToken,
 		},
 
+		// Secrets (admin).
+		{
+			method: http.MethodGet, path: v1 + "/secrets", role: admin, operationID: "listSecrets",
+			summary:   "Secrets by name, with their key IDs, times, who set them last and the jobs that use them; never their values.",
+			responses: ok([]api.Secret{}),
+			handle:    h.listSecrets,
+		},
+		{
+			method: http.MethodGet, path: v1 + "/secrets/{name}", role: admin, operationID: "getSecret",
+			summary: "One secret, without its value.", responses: ok(api.Secret{}),
+			handle: h.getSecret,
+		},
+		{
+			method: http.MethodPut, path: v1 + "/secrets/{name}", role: admin, operationID: "putSecret",
+			summary: "Create (201) or replace (200) a secret's value, encrypted with the server's key; the answer never holds the value. Refused (400) when the server has no secret key.",
+			body:    api.SecretValue{},
+			responses: []response{
+				{status: http.StatusOK, body: api.Secret{}},
+				{status: http.StatusCreated, body: api.Secret{}},
+			},
+			handle: h.putSecret,
+		},
+		{
+			method: http.MethodDelete, path: v1 + "/secrets/{name}", role: admin, operationID: "deleteSecret",
+			summary: "Delete a secret; 409 while a job or the alert settings refer to it.", responses: noContent,
+			errors: []int{http.StatusConflict},
+			handle: h.deleteSecret,
+		},
+
 		// Probes, metrics and this document (public).
 		{
 			method: http.MethodGet, path: "/healthz", role: none, operationID: "healthz",

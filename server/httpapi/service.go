@@ -86,6 +86,19 @@ type Service interface {
 	// reads an iCalendar file into a holiday calendar and, unless
 	// req.DryRun, creates or replaces the calendar (Created reports which).
 	ImportCalendar(ctx context.Context, actor, name string, req api.CalendarImport) (*api.CalendarImportResult, error)
+	// ListSecrets answers GET /api/v1/secrets: every secret without its
+	// value.
+	ListSecrets(ctx context.Context) ([]api.Secret, error)
+	// GetSecret returns one secret without its value; not_found when
+	// absent.
+	GetSecret(ctx context.Context, name string) (*api.Secret, error)
+	// PutSecret sets a secret's value, reporting whether it created the
+	// secret (201) or replaced its value (200). The returned secret has no
+	// value.
+	PutSecret(ctx context.Context, actor, name, value string) (stored *api.Secret, created bool, err error)
+	// DeleteSecret deletes a secret; conflict while something refers to
+	// it.
+	DeleteSecret(ctx context.Context, actor, name string) error
 	// Ready reports whether the node holds a lease and reaches the
 	// database (/readyz). An *api.Error's message is shown to the caller;
 	// any other error is only logged.

@@ -24,6 +24,7 @@ const routes = [
   { path: '/cluster', page: 'cluster', title: 'Cluster' },
   { path: '/alerts', page: 'alerts', title: 'Alerts', role: 'admin' },
   { path: '/users', page: 'users', title: 'Users and tokens', role: 'admin' },
+  { path: '/secrets', page: 'secrets', title: 'Secrets', role: 'admin' },
   { path: '/audit', page: 'audit', title: 'Audit log', role: 'admin' },
 ];
 
@@ -36,6 +37,7 @@ const nav = [
   ['/cluster', 'Cluster', 'viewer'],
   ['/alerts', 'Alerts', 'admin'],
   ['/users', 'Users', 'admin'],
+  ['/secrets', 'Secrets', 'admin'],
   ['/audit', 'Audit', 'admin'],
 ];
 

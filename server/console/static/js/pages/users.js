@@ -7,7 +7,7 @@ import { h, replace, pageHead, panel, table, badge, timeEl, button, field, toast
 
 const ROLES = ['viewer', 'operator', 'admin'];
 
-const roleHelp = 'viewer reads; operator also changes jobs, calendars, runs and retries; admin also manages users, tokens and alerts.';
+const roleHelp = 'viewer reads jobs (sensitive values masked) and everything jobs print; operator also changes jobs, calendars, runs and retries; admin also manages users, tokens, secrets and alerts.';
 
 const shellHelp = 'Shell jobs run commands on the servers\' hosts as the server\'s user: creating, changing or deleting one, or running one with parameters, needs role operator or admin and this capability.';
 
