@@ -528,15 +528,32 @@ func (p *pushingStore) TriggerInsert(ctx context.Context, params *store.TriggerI
 	if err := p.Store.TriggerInsert(ctx, params); err != nil {
 		return err
 	}
+	p.push(params.Trigger.NextFireTime)
+	return nil
+}
+
+func (p *pushingStore) JobWrite(ctx context.Context, params *store.JobWriteParams) (*store.JobWriteResult, error) {
+	res, err := p.Store.JobWrite(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range params.Triggers {
+		p.push(t.NextFireTime)
+	}
+	return res, nil
+}
+
+// push tells the watchers of a trigger due at next, as a store that
+// pushes does on commit.
+func (p *pushingStore) push(next time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, ch := range p.watchers {
 		select {
-		case ch <- params.Trigger.NextFireTime:
+		case ch <- next:
 		default:
 		}
 	}
-	return nil
 }
 
 func TestTriggerAddedOnAnotherNodeWakesThisOne(t *testing.T) {

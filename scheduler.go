@@ -127,13 +127,16 @@ var (
 	ErrVersionMismatch = store.ErrVersionMismatch
 	// ErrWillNeverFire: the trigger's schedule yields no fire time.
 	ErrWillNeverFire = errors.New("chime: trigger will never fire")
-	// ErrShutdown: the scheduler was stopped.
-	ErrShutdown = errors.New("chime: scheduler is shut down")
+	// ErrShutdown is ErrStopped, under its older name.
+	//
+	// Deprecated: use ErrStopped.
+	ErrShutdown = ErrStopped
 	// ErrInterrupted is the context cause of an interrupted job.
 	ErrInterrupted = engine.ErrInterrupted
 	// ErrStopped is the context cause of a job cancelled because the
-	// scheduler stopped before it finished.
-	ErrStopped = engine.ErrShutdown
+	// scheduler stopped before it finished, and what Start returns on a
+	// scheduler that was stopped.
+	ErrStopped = engine.ErrStopped
 	// ErrLeaseLost is the context cause of a job cancelled because its node
 	// lost its cluster lease.
 	ErrLeaseLost = engine.ErrLeaseLost
@@ -378,7 +381,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.mu.Lock()
 	if s.shutdown {
 		s.mu.Unlock()
-		return ErrShutdown
+		return ErrStopped
 	}
 	first := !s.started
 	s.started, s.standby = true, false
@@ -471,7 +474,7 @@ func (s *Scheduler) AddJob(ctx context.Context, job JobDetail, opts *AddJobOptio
 	}
 	p := &store.JobUpsertParams{Job: rec}
 	if opts != nil {
-		p.Replace, p.ExpectVersion = opts.Replace, opts.IfVersion
+		p.Replace, p.IfVersion = opts.Replace, opts.IfVersion
 	}
 	if err := s.store.JobUpsert(ctx, p); err != nil {
 		return fmt.Errorf("chime: add job %s: %w", rec.Key, err)
@@ -539,7 +542,7 @@ func (s *Scheduler) ScheduleJob(ctx context.Context, job JobDetail, triggers []T
 	p := &store.JobWriteParams{
 		Job:           rec,
 		Replace:       o.Replace,
-		ExpectVersion: o.IfVersion,
+		IfVersion: o.IfVersion,
 		Triggers:      make([]store.TriggerRecord, 0, len(triggers)),
 	}
 	seen := make(map[store.Key]int, len(triggers))

@@ -1358,8 +1358,8 @@ func TestStandbyPausesFiringUntilStart(t *testing.T) {
 		if got := len(rec.all()) - before; got < 1 {
 			t.Errorf("fired %d times after Start, want at least 1", got)
 		}
-		if err := s.Start(context.Background()); !errors.Is(err, chime.ErrShutdown) {
-			t.Errorf("Start after Stop = %v, want ErrShutdown", err)
+		if err := s.Start(context.Background()); !errors.Is(err, chime.ErrStopped) {
+			t.Errorf("Start after Stop = %v, want ErrStopped", err)
 		}
 	})
 }

@@ -237,8 +237,10 @@ func (s *Server) GetJob(ctx context.Context, group, name string) (*api.Job, erro
 
 // CreateJob stores a new job; a job with its key is a conflict.
 func (s *Server) CreateJob(ctx context.Context, actor string, job api.Job) (*api.Job, error) {
-	if u := shellCaller(ctx); u != nil && job.Type == typeShell {
-		return nil, denyShell(u, "creating", chime.NewJobKey(job.Group, job.Name))
+	if job.Type == typeShell {
+		if err := s.checkShellWrite(ctx, chime.NewJobKey(job.Group, job.Name), typeShell, "creating"); err != nil {
+			return nil, err
+		}
 	}
 	w, err := s.jobFromAPI(ctx, job)
 	if err != nil {

@@ -50,6 +50,12 @@ const (
 	backfillGroup = "BACKFILL_TRIGGER"
 )
 
+// errShellDisabled is the refusal of a shell job by a server that runs
+// none.
+func errShellDisabled() *api.Error {
+	return invalidf("type", "shell jobs are disabled on this server; start it with --enable-shell-jobs and --shell-allow to allow them")
+}
+
 // serverMade reports whether a trigger group holds the server's one-shot
 // triggers.
 func serverMade(group string) bool {
@@ -263,7 +269,7 @@ func compilePlan(typ string, st jobSettings, shellEnabled, goType bool) (*plan, 
 		p.http = &spec
 	case typeShell:
 		if !shellEnabled {
-			return nil, invalidf("type", "shell jobs are disabled on this server; start it with --enable-shell-jobs and --shell-allow to allow them")
+			return nil, errShellDisabled()
 		}
 		if len(st.Shell) == 0 {
 			return nil, invalidf("shell", "is required for a job of type shell")

@@ -122,7 +122,7 @@ func TestSecretReachesTheEndpointAndIsMaskedInTheHistory(t *testing.T) {
 // field, and stores nothing.
 func TestSavingAJobChecksItsSecrets(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db", withKey(secret.GenerateKey()), func(c *Config) { c.EnableShellJobs = true })
+	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db", withKey(secret.GenerateKey()), func(c *Config) { c.EnableShellJobs, c.ShellAllow = true, []string{"*"} })
 	ctx := t.Context()
 	if _, _, err := s.PutSecret(ctx, "admin", "defined", "v"); err != nil {
 		t.Fatal(err)
@@ -288,7 +288,7 @@ func TestAlertWebhookUsesASecret(t *testing.T) {
 // masked.
 func TestShellJobReadsASecretFromItsEnvironment(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db", withKey(secret.GenerateKey()), func(c *Config) { c.EnableShellJobs = true })
+	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db", withKey(secret.GenerateKey()), func(c *Config) { c.EnableShellJobs, c.ShellAllow = true, []string{"*"} })
 	start(t, s)
 	ctx := t.Context()
 	const value = "db-password-0123456789"

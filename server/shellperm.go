@@ -40,6 +40,10 @@ func denyShell(u *api.User, doing string, key chime.JobKey) error {
 // typ, by a caller without the shell capability when the job is or was a
 // shell job. It reads the stored job only for such a caller.
 func (s *Server) checkShellWrite(ctx context.Context, key chime.JobKey, typ, doing string) error {
+	if typ == typeShell && !s.cfg.EnableShellJobs {
+		// No capability would let it run here: say so first.
+		return errShellDisabled()
+	}
 	u := shellCaller(ctx)
 	if u == nil {
 		return nil

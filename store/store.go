@@ -240,7 +240,7 @@ type Store interface {
 // JobStore keeps job details.
 type JobStore interface {
 	// JobUpsert stores a job. Without Replace an existing key fails with
-	// ErrJobExists. Replacing keeps the job's triggers. With ExpectVersion
+	// ErrJobExists. Replacing keeps the job's triggers. With IfVersion
 	// set the write replaces the job only when its stored Version is that
 	// one, checked and written in one atomic step: a missing job fails with
 	// ErrJobNotFound, another version with ErrVersionMismatch.
@@ -269,11 +269,11 @@ type JobStore interface {
 type JobUpsertParams struct {
 	Job     JobRecord
 	Replace bool
-	// ExpectVersion, when not zero, makes the write conditional on the
+	// IfVersion, when not zero, makes the write conditional on the
 	// stored job's Version being exactly this; Replace is then implied.
 	// Callers use it for optimistic concurrency: read a job, change it,
 	// write it back expecting the version they read.
-	ExpectVersion int64
+	IfVersion int64
 }
 
 // JobWriteParams are the parameters of JobWrite.
@@ -285,10 +285,10 @@ type JobWriteParams struct {
 	// ErrJobExists, and an existing trigger that DeleteTriggers does not
 	// delete with ErrTriggerExists.
 	Replace bool
-	// ExpectVersion, when not zero, makes the whole write conditional on
+	// IfVersion, when not zero, makes the whole write conditional on
 	// the stored job's Version being exactly this, as for JobUpsert;
 	// Replace is then implied.
-	ExpectVersion int64
+	IfVersion int64
 	// DeleteTriggers are keys of the job's triggers to delete before
 	// Triggers are stored. Keys that name no trigger of this job are
 	// ignored: a write never deletes another job's trigger.

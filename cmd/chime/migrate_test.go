@@ -30,7 +30,7 @@ func TestMigrate(t *testing.T) {
 					fmt.Sprintf(`(?m)^store +%d +`, sqlstore.SchemaVersion),
 					`(?m)^history +1 +`,
 					`(?m)^runner +3 +`,
-					`(?m)^auth +2 +`,
+					`(?m)^auth +4 +`,
 				} {
 					if !regexp.MustCompile(want).MatchString(out) {
 						t.Errorf("run %d: output does not match %s:\n%s", run, want, out)

@@ -213,9 +213,9 @@ type runningJob struct {
 // ErrInterrupted is the cause of a job context cancelled by Interrupt.
 var ErrInterrupted = errors.New("chime: job interrupted")
 
-// ErrShutdown is the cause of a job context cancelled because the scheduler
+// ErrStopped is the cause of a job context cancelled because the scheduler
 // stopped before the job finished.
-var ErrShutdown = errors.New("chime: scheduler stopped")
+var ErrStopped = errors.New("chime: scheduler stopped")
 
 // ErrLeaseLost is the cause of a job context cancelled because the node lost
 // its lease and another node may already be re-running the job.
@@ -284,7 +284,7 @@ func New(cfg Config) (*Engine, error) {
 		running:    make(map[string]*runningJob),
 		unreleased: make(map[store.Key]*store.TriggerRecord),
 		jobsCtx:    jobsCtx,
-		cancelJobs: func() { cancelJobs(ErrShutdown) },
+		cancelJobs: func() { cancelJobs(ErrStopped) },
 	}, nil
 }
 

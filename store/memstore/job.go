@@ -10,13 +10,13 @@ import (
 
 // JobUpsert stores a job. Without Replace an existing key fails with
 // [store.ErrJobExists]. Replacing keeps the job's triggers. A non-zero
-// ExpectVersion replaces only a job stored with that version.
+// IfVersion replaces only a job stored with that version.
 func (s *Store) JobUpsert(ctx context.Context, p *store.JobUpsertParams) error {
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
-	if err := s.checkUpsert(&p.Job, p.Replace, p.ExpectVersion); err != nil {
+	if err := s.checkUpsert(&p.Job, p.Replace, p.IfVersion); err != nil {
 		return err
 	}
 	s.putJob(&p.Job)
@@ -60,10 +60,10 @@ func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) (*store.J
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	if err := s.checkUpsert(&p.Job, p.Replace, p.ExpectVersion); err != nil {
+	if err := s.checkUpsert(&p.Job, p.Replace, p.IfVersion); err != nil {
 		return nil, err
 	}
-	replace := p.Replace || p.ExpectVersion != 0
+	replace := p.Replace || p.IfVersion != 0
 	var deleting []*trigger
 	deleted := make(map[store.Key]bool)
 	for _, k := range p.DeleteTriggers {

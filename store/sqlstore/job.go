@@ -26,7 +26,7 @@ const sqlJobUpdateIfVersion = `UPDATE {p}jobs SET job_type = ?, description = ?,
 
 // JobUpsert stores a job. Without Replace an existing key fails with
 // [store.ErrJobExists]. Replacing keeps the job's triggers. A non-zero
-// ExpectVersion replaces only a job stored with that version.
+// IfVersion replaces only a job stored with that version.
 func (s *Store) JobUpsert(ctx context.Context, p *store.JobUpsertParams) error {
 	if err := s.enter(ctx); err != nil {
 		return err
@@ -36,7 +36,7 @@ func (s *Store) JobUpsert(ctx context.Context, p *store.JobUpsertParams) error {
 		return err
 	}
 	err := s.write(ctx, "storing a job", func(tx *txn) error {
-		return tx.putJob(j, p.Replace, p.ExpectVersion)
+		return tx.putJob(j, p.Replace, p.IfVersion)
 	})
 	return s.translate("storing job "+j.Key.String(), err, nil, store.ErrJobExists)
 }
@@ -106,7 +106,7 @@ func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) (*store.J
 		}
 	}
 	slices.Sort(groups)
-	replace := p.Replace || p.ExpectVersion != 0
+	replace := p.Replace || p.IfVersion != 0
 	var deleted []store.Key
 	err := s.write(ctx, "writing a job", func(tx *txn) error {
 		deleted = nil
@@ -142,7 +142,7 @@ func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) (*store.J
 				return err
 			}
 		}
-		if err := tx.putJob(j, p.Replace, p.ExpectVersion); err != nil {
+		if err := tx.putJob(j, p.Replace, p.IfVersion); err != nil {
 			return err
 		}
 		for _, k := range p.DeleteTriggers {

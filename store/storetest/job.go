@@ -91,13 +91,13 @@ var jobTests = []test{
 		}
 		h.getJob(k)
 	}},
-	{"ExpectVersionReplacesThatVersionOnly", func(t *testing.T, h *harness) {
+	{"IfVersionReplacesThatVersionOnly", func(t *testing.T, h *harness) {
 		k := h.job(key("g", "j"), withJobData(`{"a":1}`))
 		h.simple(key("t", "1"), k, at(1))
 		v1 := h.getJob(k).Version
 		err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{
 			Job:           store.JobRecord{Key: k, Type: "second", Durable: true, Data: []byte(`{"b":2}`)},
-			ExpectVersion: v1,
+			IfVersion: v1,
 		})
 		if err != nil {
 			t.Fatalf("JobUpsert expecting the stored version %d: %v", v1, err)
@@ -110,19 +110,19 @@ var jobTests = []test{
 
 		err = h.s.JobUpsert(h.ctx, &store.JobUpsertParams{
 			Job:           store.JobRecord{Key: k, Type: "stale", Durable: true},
-			ExpectVersion: v1,
+			IfVersion: v1,
 		})
 		wantErr(t, "JobUpsert expecting a stale version", err, store.ErrVersionMismatch)
 		wantEqual(t, "job after the refused write", normJob(h.getJob(k)), normJob(v2))
 	}},
-	{"ExpectVersionOfMissingJob", func(t *testing.T, h *harness) {
+	{"IfVersionOfMissingJob", func(t *testing.T, h *harness) {
 		k := key("g", "missing")
-		err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{Job: store.JobRecord{Key: k, Type: "noop", Durable: true}, ExpectVersion: 1})
+		err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{Job: store.JobRecord{Key: k, Type: "noop", Durable: true}, IfVersion: 1})
 		wantErr(t, "JobUpsert expecting a version of a missing job", err, store.ErrJobNotFound)
 		_, err = h.s.JobGet(h.ctx, k)
 		wantErr(t, "JobGet after the refused write", err, store.ErrJobNotFound)
 	}},
-	{"ExpectVersionOneWriterWins", func(t *testing.T, h *harness) {
+	{"IfVersionOneWriterWins", func(t *testing.T, h *harness) {
 		const writers = 8
 		k := h.job(key("g", "j"))
 		v := h.getJob(k).Version
@@ -131,7 +131,7 @@ var jobTests = []test{
 			go func() {
 				errs <- h.s.JobUpsert(h.ctx, &store.JobUpsertParams{
 					Job:           store.JobRecord{Key: k, Type: fmt.Sprintf("writer-%d", i), Durable: true},
-					ExpectVersion: v,
+					IfVersion: v,
 				})
 			}()
 		}

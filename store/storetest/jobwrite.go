@@ -109,7 +109,7 @@ var jobWriteTests = []test{
 			{"ReplacementThirdTriggerNamesMissingCalendar", func(s setup) store.JobWriteParams {
 				return store.JobWriteParams{
 					Job:            store.JobRecord{Key: s.jk, Type: "changed", Durable: true},
-					ExpectVersion:  s.version,
+					IfVersion:  s.version,
 					DeleteTriggers: []store.Key{key("t", "old")},
 					Triggers: []store.TriggerRecord{
 						trig(key("t", "kept"), s.jk, at(50)), trig(key("t", "new"), s.jk, at(51)),
@@ -121,17 +121,17 @@ var jobWriteTests = []test{
 			{"VersionMismatch", func(s setup) store.JobWriteParams {
 				return store.JobWriteParams{
 					Job:            store.JobRecord{Key: s.jk, Type: "changed", Durable: true},
-					ExpectVersion:  s.version + 1,
+					IfVersion:  s.version + 1,
 					DeleteTriggers: []store.Key{key("t", "old")},
 					Triggers:       []store.TriggerRecord{trig(key("t", "new"), s.jk, at(51))},
 					Pause:          store.PauseTriggers,
 				}
 			}, store.ErrVersionMismatch},
-			{"ExpectVersionOfMissingJob", func(s setup) store.JobWriteParams {
+			{"IfVersionOfMissingJob", func(s setup) store.JobWriteParams {
 				jk := key("g", "new")
 				return store.JobWriteParams{
 					Job:           store.JobRecord{Key: jk, Type: "noop", Durable: true},
-					ExpectVersion: 1,
+					IfVersion: 1,
 					Triggers:      []store.TriggerRecord{trig(key("n", "1"), jk, at(1))},
 				}
 			}, store.ErrJobNotFound},
@@ -212,7 +212,7 @@ var jobWriteTests = []test{
 		v := h.getJob(jk).Version
 		res := h.jobWrite(store.JobWriteParams{
 			Job:           store.JobRecord{Key: jk, Type: "changed", Durable: true},
-			ExpectVersion: v,
+			IfVersion: v,
 			// A key of another job's trigger and a missing key are
 			// ignored; a deleted key may be stored again in the same
 			// step, without Replace.
