@@ -540,10 +540,10 @@ func (s *Scheduler) ScheduleJob(ctx context.Context, job JobDetail, triggers []T
 		return err
 	}
 	p := &store.JobWriteParams{
-		Job:           rec,
-		Replace:       o.Replace,
+		Job:       rec,
+		Replace:   o.Replace,
 		IfVersion: o.IfVersion,
-		Triggers:      make([]store.TriggerRecord, 0, len(triggers)),
+		Triggers:  make([]store.TriggerRecord, 0, len(triggers)),
 	}
 	seen := make(map[store.Key]int, len(triggers))
 	for i, t := range triggers {

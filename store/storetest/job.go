@@ -96,7 +96,7 @@ var jobTests = []test{
 		h.simple(key("t", "1"), k, at(1))
 		v1 := h.getJob(k).Version
 		err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{
-			Job:           store.JobRecord{Key: k, Type: "second", Durable: true, Data: []byte(`{"b":2}`)},
+			Job:       store.JobRecord{Key: k, Type: "second", Durable: true, Data: []byte(`{"b":2}`)},
 			IfVersion: v1,
 		})
 		if err != nil {
@@ -109,7 +109,7 @@ var jobTests = []test{
 		h.wantState(store.StateWaiting, key("t", "1"))
 
 		err = h.s.JobUpsert(h.ctx, &store.JobUpsertParams{
-			Job:           store.JobRecord{Key: k, Type: "stale", Durable: true},
+			Job:       store.JobRecord{Key: k, Type: "stale", Durable: true},
 			IfVersion: v1,
 		})
 		wantErr(t, "JobUpsert expecting a stale version", err, store.ErrVersionMismatch)
@@ -130,7 +130,7 @@ var jobTests = []test{
 		for i := range writers {
 			go func() {
 				errs <- h.s.JobUpsert(h.ctx, &store.JobUpsertParams{
-					Job:           store.JobRecord{Key: k, Type: fmt.Sprintf("writer-%d", i), Durable: true},
+					Job:       store.JobRecord{Key: k, Type: fmt.Sprintf("writer-%d", i), Durable: true},
 					IfVersion: v,
 				})
 			}()

@@ -109,7 +109,7 @@ var jobWriteTests = []test{
 			{"ReplacementThirdTriggerNamesMissingCalendar", func(s setup) store.JobWriteParams {
 				return store.JobWriteParams{
 					Job:            store.JobRecord{Key: s.jk, Type: "changed", Durable: true},
-					IfVersion:  s.version,
+					IfVersion:      s.version,
 					DeleteTriggers: []store.Key{key("t", "old")},
 					Triggers: []store.TriggerRecord{
 						trig(key("t", "kept"), s.jk, at(50)), trig(key("t", "new"), s.jk, at(51)),
@@ -121,7 +121,7 @@ var jobWriteTests = []test{
 			{"VersionMismatch", func(s setup) store.JobWriteParams {
 				return store.JobWriteParams{
 					Job:            store.JobRecord{Key: s.jk, Type: "changed", Durable: true},
-					IfVersion:  s.version + 1,
+					IfVersion:      s.version + 1,
 					DeleteTriggers: []store.Key{key("t", "old")},
 					Triggers:       []store.TriggerRecord{trig(key("t", "new"), s.jk, at(51))},
 					Pause:          store.PauseTriggers,
@@ -130,9 +130,9 @@ var jobWriteTests = []test{
 			{"IfVersionOfMissingJob", func(s setup) store.JobWriteParams {
 				jk := key("g", "new")
 				return store.JobWriteParams{
-					Job:           store.JobRecord{Key: jk, Type: "noop", Durable: true},
+					Job:       store.JobRecord{Key: jk, Type: "noop", Durable: true},
 					IfVersion: 1,
-					Triggers:      []store.TriggerRecord{trig(key("n", "1"), jk, at(1))},
+					Triggers:  []store.TriggerRecord{trig(key("n", "1"), jk, at(1))},
 				}
 			}, store.ErrJobNotFound},
 			{"JobExists", func(s setup) store.JobWriteParams {
@@ -211,7 +211,7 @@ var jobWriteTests = []test{
 		h.simple(key("t", "other"), other, at(4))
 		v := h.getJob(jk).Version
 		res := h.jobWrite(store.JobWriteParams{
-			Job:           store.JobRecord{Key: jk, Type: "changed", Durable: true},
+			Job:       store.JobRecord{Key: jk, Type: "changed", Durable: true},
 			IfVersion: v,
 			// A key of another job's trigger and a missing key are
 			// ignored; a deleted key may be stored again in the same
