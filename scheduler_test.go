@@ -1151,11 +1151,11 @@ func (f *faultyStore) TriggersAcquire(ctx context.Context, p *store.TriggersAcqu
 	return f.Store.TriggersAcquire(ctx, p)
 }
 
-func (f *faultyStore) ExecutionComplete(ctx context.Context, p *store.ExecutionCompleteParams) error {
+func (f *faultyStore) ExecutionsComplete(ctx context.Context, p *store.ExecutionsCompleteParams) ([]error, error) {
 	if err := f.down(); err != nil {
-		return err
+		return nil, err
 	}
-	return f.Store.ExecutionComplete(ctx, p)
+	return f.Store.ExecutionsComplete(ctx, p)
 }
 
 func (f *faultyStore) ExecutionsAcquireRecoverable(ctx context.Context, p *store.ExecutionsAcquireRecoverableParams) ([]store.RecoverableExecution, error) {

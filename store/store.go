@@ -216,6 +216,7 @@ type Store interface {
 	CalendarStore
 	ExecutionStore
 	NodeStore
+	Batcher
 	// Reconcile repairs states that no sequence of contract calls leaves
 	// behind, but that a crash between statements of a non-transactional
 	// store, a bug, or a hand edit of the database can:
@@ -647,12 +648,14 @@ type NodeRecovery struct {
 	Failed      []ExecutionRecord
 }
 
-// Batcher is implemented by stores that fire triggers and record the ends
-// of executions several at a time, each batch in one atomic step, so that
-// a busy node spends one round of statements and one commit on many
-// firings instead of one each. Each element means what the single-element
-// method means (TriggerFire, ExecutionComplete); the engine uses the batch
-// methods when the store has them and the single ones otherwise.
+// Batcher fires triggers and records the ends of executions several at a
+// time, each batch in one atomic step, so that a busy node spends one round
+// of statements and one commit on many firings instead of one each. Each
+// element means what the single-element method means (TriggerFire,
+// ExecutionComplete). It is part of [Store], not an option: the engine
+// fires, completes and hands back claims only through these methods, so a
+// wrapper that embeds a Store keeps them and cannot fall back to one call
+// per firing.
 type Batcher interface {
 	// TriggersFire fires several acquired triggers in one atomic step: each
 	// firing as TriggerFire would, under one lease check. Its outcomes are in
