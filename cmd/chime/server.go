@@ -22,9 +22,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/jobs/egress"
 	"github.com/chime-scheduler/chime/internal/bench"
 	"github.com/chime-scheduler/chime/internal/nodeproc"
+	"github.com/chime-scheduler/chime/jobs/egress"
 	"github.com/chime-scheduler/chime/server"
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"
