@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -153,7 +154,7 @@ func (s *Server) jobTriggers(ctx context.Context, key chime.JobKey) ([]chime.Tri
 func allPaused(triggers []chime.TriggerInfo) bool {
 	n := 0
 	for _, t := range triggers {
-		if serverMade(t.Key.Group) {
+		if serverMade(t.Origin) {
 			continue
 		}
 		if t.State != chime.TriggerPaused {
@@ -425,7 +426,7 @@ func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch, base int6
 	}
 	stored := make(map[chime.TriggerKey]chime.TriggerInfo)
 	for _, t := range existing {
-		if !serverMade(t.Key.Group) && !w.keepTriggers {
+		if !serverMade(t.Origin) && !w.keepTriggers {
 			stored[t.Key] = t
 		}
 	}
@@ -437,7 +438,7 @@ func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch, base int6
 		delete(stored, t.Key)
 	}
 	wasPaused := false
-	if st, _, err := settingsOf(cur); err == nil {
+	if st, err := settingsOf(cur); err == nil {
 		wasPaused = st.Paused
 	}
 	if sameJob(cur, w) && len(write) == 0 && len(stored) == 0 {
@@ -521,17 +522,15 @@ func (s *Server) setPaused(ctx context.Context, actor string, key chime.JobKey, 
 		if err != nil {
 			return schedulerErr(key, err)
 		}
-		st, _, err := settingsOf(d)
+		st, err := settingsOf(d)
 		if err != nil {
 			return err
 		}
 		if st.Paused != paused && d.Durable {
 			st.Paused = paused
-			m, err := toMap(st)
-			if err != nil {
-				return err
+			if d.Metadata, err = json.Marshal(st); err != nil {
+				return fmt.Errorf("server: encoding job settings: %w", err)
 			}
-			d.Data[jobSettingsKey] = m
 			err = s.sched.AddJob(ctx, *d, &chime.AddJobOptions{IfVersion: d.Version})
 			if errors.Is(err, chime.ErrVersionMismatch) {
 				continue
@@ -561,9 +560,6 @@ func (s *Server) setPaused(ctx context.Context, actor string, key chime.JobKey, 
 // RunJob runs the job now, once, with params merged over its data.
 func (s *Server) RunJob(ctx context.Context, actor, group, name string, req api.RunRequest) (*api.Accepted, error) {
 	key := chime.NewJobKey(group, name)
-	if err := checkData("params", req.Params); err != nil {
-		return nil, err
-	}
 	if n, err := dataSize(req.Params); err != nil || n > s.cfg.MaxJobDataBytes {
 		return nil, invalidf("params", "encode to %d bytes, more than this server's limit of %d", n, s.cfg.MaxJobDataBytes)
 	}
@@ -575,11 +571,21 @@ func (s *Server) RunJob(ctx context.Context, actor, group, name string, req api.
 		return nil, denyShell(u, "running with parameters", key)
 	}
 	id := newID()
-	data, err := factsData(req.Params, runFacts{ID: id, Manual: true})
+	meta, err := factsMeta(runFacts{ID: id, Manual: true})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.sched.TriggerJob(ctx, key, data); err != nil {
+	t := chime.Trigger{
+		Key:      chime.NewTriggerKey(chime.ManualTriggerGroup, id),
+		JobKey:   key,
+		Schedule: &schedule.Simple{},
+		Origin:   chime.OriginManual,
+		Metadata: meta,
+	}
+	if len(req.Params) > 0 {
+		t.Data = chime.JobData(maps.Clone(req.Params))
+	}
+	if _, err := s.sched.Schedule(ctx, t); err != nil {
 		return nil, schedulerErr(key, err)
 	}
 	s.audit(ctx, actor, "job.run", jobTarget(key), map[string]any{"execution_id": id, "params": len(req.Params)})
@@ -614,7 +620,7 @@ func (s *Server) Backfill(ctx context.Context, actor, group, name string, req ap
 	var runs []run
 	found := false
 	for _, t := range triggers {
-		if serverMade(t.Key.Group) || (req.Trigger != "" && t.Key.Name != req.Trigger) {
+		if serverMade(t.Origin) || (req.Trigger != "" && t.Key.Name != req.Trigger) {
 			continue
 		}
 		found = true
@@ -647,14 +653,15 @@ func (s *Server) Backfill(ctx context.Context, actor, group, name string, req ap
 	acc := &api.Accepted{ExecutionIDs: []string{}}
 	for _, r := range runs {
 		id := newID()
-		data, err := factsData(withoutReserved(r.t.Data), runFacts{
+		meta, err := factsMeta(runFacts{
 			ID: id, ScheduledTime: r.at, TriggerGroup: r.t.Key.Group, TriggerName: r.t.Key.Name, Manual: true,
 		})
 		if err != nil {
 			return nil, err
 		}
 		if _, err := s.sched.Schedule(ctx, chime.Trigger{
-			Key: chime.NewTriggerKey(backfillGroup, id), JobKey: key, Schedule: &schedule.Simple{}, Data: data,
+			Key: chime.NewTriggerKey(backfillGroup, id), JobKey: key, Schedule: &schedule.Simple{},
+			Data: r.t.Data.Clone(), Origin: chime.OriginBackfill, Metadata: meta,
 		}); err != nil {
 			return acc, schedulerErr(key, err)
 		}
