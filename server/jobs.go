@@ -258,7 +258,7 @@ func (s *Server) CreateJob(ctx context.Context, actor string, job api.Job) (*api
 	if err != nil {
 		return nil, err
 	}
-	s.audit(ctx, actor, "job.create", jobTarget(key), map[string]any{"version": stored.Version, "type": stored.Type})
+	s.audit(ctx, actor, auditJobCreate, jobTarget(key), map[string]any{"version": stored.Version, "type": stored.Type})
 	stored.Warnings = s.warn(ctx, actor, jobTarget(key), w.warnings)
 	return stored, nil
 }
@@ -319,9 +319,9 @@ func (s *Server) PutJob(ctx context.Context, actor string, job api.Job, ifMatch 
 			return nil, false, err
 		}
 		if changed {
-			action := "job.update"
+			action := auditJobUpdate
 			if created {
-				action = "job.create"
+				action = auditJobCreate
 			}
 			s.audit(ctx, actor, action, jobTarget(key), map[string]any{"version": stored.Version, "type": stored.Type})
 		}
@@ -499,7 +499,7 @@ func (s *Server) DeleteJob(ctx context.Context, actor, group, name string) error
 		return jobNotFound(key)
 	}
 	s.metrics.jobDeleted(key)
-	s.audit(ctx, actor, "job.delete", jobTarget(key), nil)
+	s.audit(ctx, actor, auditJobDelete, jobTarget(key), nil)
 	return nil
 }
 
@@ -539,9 +539,9 @@ func (s *Server) setPaused(ctx context.Context, actor string, key chime.JobKey, 
 				return schedulerErr(key, err)
 			}
 		}
-		action, kind := "job.resume", decisionResumed
+		action, kind, verb := auditJobResume, decisionResumed, "resume"
 		if paused {
-			err, action, kind = s.sched.PauseJob(ctx, key), "job.pause", history.DecisionPaused
+			err, action, kind, verb = s.sched.PauseJob(ctx, key), auditJobPause, history.DecisionPaused, "pause"
 		} else {
 			err = s.sched.ResumeJob(ctx, key)
 		}
@@ -550,7 +550,7 @@ func (s *Server) setPaused(ctx context.Context, actor string, key chime.JobKey, 
 		}
 		rec, done := recordCtx(ctx)
 		defer done()
-		s.decide(rec, &attempt{job: key}, kind, fmt.Sprintf("%s by %s", strings.TrimPrefix(action, "job."), actor), "")
+		s.decide(rec, &attempt{job: key}, kind, verb+" by "+actor, "")
 		s.audit(rec, actor, action, jobTarget(key), nil)
 		return nil
 	}
@@ -588,7 +588,7 @@ func (s *Server) RunJob(ctx context.Context, actor, group, name string, req api.
 	if _, err := s.sched.Schedule(ctx, t); err != nil {
 		return nil, schedulerErr(key, err)
 	}
-	s.audit(ctx, actor, "job.run", jobTarget(key), map[string]any{"execution_id": id, "params": len(req.Params)})
+	s.audit(ctx, actor, auditJobRun, jobTarget(key), map[string]any{"execution_id": id, "params": len(req.Params)})
 	return &api.Accepted{ExecutionIDs: []string{id}, Count: 1}, nil
 }
 
@@ -668,7 +668,7 @@ func (s *Server) Backfill(ctx context.Context, actor, group, name string, req ap
 		acc.ExecutionIDs = append(acc.ExecutionIDs, id)
 		acc.Count++
 	}
-	s.audit(ctx, actor, "job.backfill", jobTarget(key), map[string]any{
+	s.audit(ctx, actor, auditJobBackfill, jobTarget(key), map[string]any{
 		"from": req.From, "to": req.To, "trigger": req.Trigger, "count": acc.Count,
 	})
 	return acc, nil
