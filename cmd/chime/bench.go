@@ -36,7 +36,11 @@ func newBenchCmd() *cobra.Command {
 processes (each a chime scheduler), let them fire, stop them, merge what they
 ran and print one line:
 
-  chime W1a nodes=2 fires=20000 thr=1234/s p50=12ms p95=30ms p99=45ms max=80ms dup=0 miss=0
+  chime W1a nodes=2 fires=20000 thr=1234/s p50=12ms p95=30ms p99=45ms max=80ms dup=0 miss=0 dbcpu=0.412ms/fire
+
+dbcpu is the CPU the database server used per firing, read from its processes
+in /proc over the measured window; it is there when the server runs on this
+machine (PostgreSQL or MariaDB at a loopback address or socket).
 
 Workloads (--scale multiplies K or R):
   W1a  K=20,000 one-shot triggers spread over 10 s

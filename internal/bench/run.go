@@ -265,7 +265,15 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	waits := make(chan map[string]int, 1)
 	go func() { waits <- r.sampleWaits(sampleCtx, t0) }()
+	dbNames := dbServerNames(r.url)
+	if err := sleepUntil(ctx, t0); err != nil {
+		stopSampling()
+		<-waits
+		return nil, err
+	}
+	cpuBefore, cpuBeforeOK := dbServerCPU(dbNames...)
 	records, k, err := r.watch(ctx, t0)
+	cpuAfter, cpuAfterOK := dbServerCPU(dbNames...)
 	stopSampling()
 	rep.Waits = <-waits
 	if err != nil {
@@ -283,6 +291,9 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 		records = append(records, more...)
 	}
 	rep.Result = summarize(w, len(r.nodes), t0, records, k)
+	if cpuBeforeOK && cpuAfterOK {
+		rep.Result.DBCPU, rep.Result.DBCPUMeasured = cpuAfter-cpuBefore, true
+	}
 	r.log.Info("done", "result", rep.Result.String(), "load", rep.LoadAfter)
 	return rep, nil
 }
