@@ -186,6 +186,16 @@ func (s *Store) TriggerList(ctx context.Context, p *store.TriggerListParams) ([]
 		q += ` AND job_group = ? AND job_name = ?`
 		args = append(args, p.JobKey.Group, p.JobKey.Name)
 	}
+	if len(p.JobKeys) > 0 {
+		// Each term is an equality on the triggers_job index, which every
+		// dialect reads as a union of index lookups.
+		terms := make([]string, len(p.JobKeys))
+		for i, k := range p.JobKeys {
+			terms[i] = `(job_group = ? AND job_name = ?)`
+			args = append(args, k.Group, k.Name)
+		}
+		q += ` AND (` + strings.Join(terms, ` OR `) + `)`
+	}
 	q += ` ORDER BY trigger_group, trigger_name`
 	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
 	triggers, err := collect(rows, err, scanTrigger)

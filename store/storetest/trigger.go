@@ -217,6 +217,12 @@ var triggerTests = []test{
 			{"Job", store.TriggerListParams{JobKey: &j1}, []store.Key{key("a", "2"), key("b", "2")}},
 			{"GroupAndJob", store.TriggerListParams{Group: "a", JobKey: &j2}, []store.Key{key("a", "1")}},
 			{"NoMatch", store.TriggerListParams{Group: "none"}, nil},
+			{"Jobs", store.TriggerListParams{JobKeys: []store.Key{j2, j1}}, []store.Key{key("a", "1"), key("a", "2"), key("b", "1"), key("b", "2")}},
+			{"OneOfJobs", store.TriggerListParams{JobKeys: []store.Key{key("jg", "none"), j2}}, []store.Key{key("a", "1"), key("b", "1")}},
+			{"JobsListedTwice", store.TriggerListParams{JobKeys: []store.Key{j1, j1}}, []store.Key{key("a", "2"), key("b", "2")}},
+			{"JobsAndGroup", store.TriggerListParams{Group: "b", JobKeys: []store.Key{j1, j2}}, []store.Key{key("b", "1"), key("b", "2")}},
+			{"JobsAndJob", store.TriggerListParams{JobKey: &j1, JobKeys: []store.Key{j2}}, nil},
+			{"NoneOfJobs", store.TriggerListParams{JobKeys: []store.Key{key("jg", "none")}}, nil},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
