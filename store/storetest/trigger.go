@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -233,6 +234,24 @@ var triggerTests = []test{
 				wantEqual(t, "TriggerList keys", keysOf(got), tc.want)
 			})
 		}
+	}},
+	{"ListOfManyJobs", func(t *testing.T, h *harness) {
+		// A page of a thousand jobs in as many groups is one call, within
+		// every database's limits on statements, and still in key order.
+		first := h.job(key("zz", "1"))
+		last := h.job(key("aa", "1"))
+		h.simple(key("b", "1"), first, at(1))
+		h.simple(key("a", "1"), last, at(1))
+		jobs := []store.Key{first}
+		for i := range 1000 {
+			jobs = append(jobs, key(fmt.Sprintf("g%d", i), "missing"), key("zz", fmt.Sprintf("missing-%d", i)))
+		}
+		jobs = append(jobs, last)
+		got, err := h.s.TriggerList(h.ctx, &store.TriggerListParams{JobKeys: jobs})
+		if err != nil {
+			t.Fatalf("TriggerList of %d jobs: %v", len(jobs), err)
+		}
+		wantEqual(t, "TriggerList keys", keysOf(got), []store.Key{key("a", "1"), key("b", "1")})
 	}},
 	{"RecordsAreCopies", func(t *testing.T, h *harness) {
 		jk := h.job(key("g", "j"))
