@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -199,7 +200,7 @@ func (s *Server) jobTriggers(ctx context.Context, key chime.JobKey) ([]chime.Tri
 func allPaused(triggers []chime.TriggerInfo) bool {
 	n := 0
 	for _, t := range triggers {
-		if serverMade(t.Key.Group) {
+		if serverMade(t.Origin) {
 			continue
 		}
 		if t.State != chime.TriggerPaused {
@@ -295,7 +296,7 @@ func (s *Server) CreateJob(ctx context.Context, actor string, job api.Job) (*api
 	if err != nil {
 		return nil, err
 	}
-	s.audit(ctx, actor, "job.create", jobTarget(key), map[string]any{"version": stored.Version, "type": stored.Type})
+	s.audit(ctx, actor, auditJobCreate, jobTarget(key), map[string]any{"version": stored.Version, "type": stored.Type})
 	stored.Warnings = s.warn(ctx, actor, jobTarget(key), w.warnings)
 	return stored, nil
 }
@@ -356,9 +357,9 @@ func (s *Server) PutJob(ctx context.Context, actor string, job api.Job, ifMatch 
 			return nil, false, err
 		}
 		if changed {
-			action := "job.update"
+			action := auditJobUpdate
 			if created {
-				action = "job.create"
+				action = auditJobCreate
 			}
 			s.audit(ctx, actor, action, jobTarget(key), map[string]any{"version": stored.Version, "type": stored.Type})
 		}
@@ -463,7 +464,7 @@ func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch, base int6
 	}
 	stored := make(map[chime.TriggerKey]chime.TriggerInfo)
 	for _, t := range existing {
-		if !serverMade(t.Key.Group) && !w.keepTriggers {
+		if !serverMade(t.Origin) && !w.keepTriggers {
 			stored[t.Key] = t
 		}
 	}
@@ -475,7 +476,7 @@ func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch, base int6
 		delete(stored, t.Key)
 	}
 	wasPaused := false
-	if st, _, err := settingsOf(cur); err == nil {
+	if st, err := settingsOf(cur); err == nil {
 		wasPaused = st.Paused
 	}
 	if sameJob(cur, w) && len(write) == 0 && len(stored) == 0 {
@@ -536,7 +537,7 @@ func (s *Server) DeleteJob(ctx context.Context, actor, group, name string) error
 		return jobNotFound(key)
 	}
 	s.metrics.jobDeleted(key)
-	s.audit(ctx, actor, "job.delete", jobTarget(key), nil)
+	s.audit(ctx, actor, auditJobDelete, jobTarget(key), nil)
 	return nil
 }
 
@@ -559,17 +560,15 @@ func (s *Server) setPaused(ctx context.Context, actor string, key chime.JobKey, 
 		if err != nil {
 			return schedulerErr(key, err)
 		}
-		st, _, err := settingsOf(d)
+		st, err := settingsOf(d)
 		if err != nil {
 			return err
 		}
 		if st.Paused != paused && d.Durable {
 			st.Paused = paused
-			m, err := toMap(st)
-			if err != nil {
-				return err
+			if d.Metadata, err = json.Marshal(st); err != nil {
+				return fmt.Errorf("server: encoding job settings: %w", err)
 			}
-			d.Data[jobSettingsKey] = m
 			err = s.sched.AddJob(ctx, *d, &chime.AddJobOptions{IfVersion: d.Version})
 			if errors.Is(err, chime.ErrVersionMismatch) {
 				continue
@@ -578,9 +577,9 @@ func (s *Server) setPaused(ctx context.Context, actor string, key chime.JobKey, 
 				return schedulerErr(key, err)
 			}
 		}
-		action, kind := "job.resume", decisionResumed
+		action, kind, verb := auditJobResume, decisionResumed, "resume"
 		if paused {
-			err, action, kind = s.sched.PauseJob(ctx, key), "job.pause", history.DecisionPaused
+			err, action, kind, verb = s.sched.PauseJob(ctx, key), auditJobPause, history.DecisionPaused, "pause"
 		} else {
 			err = s.sched.ResumeJob(ctx, key)
 		}
@@ -589,7 +588,7 @@ func (s *Server) setPaused(ctx context.Context, actor string, key chime.JobKey, 
 		}
 		rec, done := recordCtx(ctx)
 		defer done()
-		s.decide(rec, &attempt{job: key}, kind, fmt.Sprintf("%s by %s", strings.TrimPrefix(action, "job."), actor), "")
+		s.decide(rec, &attempt{job: key}, kind, verb+" by "+actor, "")
 		s.audit(rec, actor, action, jobTarget(key), nil)
 		return nil
 	}
@@ -599,9 +598,6 @@ func (s *Server) setPaused(ctx context.Context, actor string, key chime.JobKey, 
 // RunJob runs the job now, once, with params merged over its data.
 func (s *Server) RunJob(ctx context.Context, actor, group, name string, req api.RunRequest) (*api.Accepted, error) {
 	key := chime.NewJobKey(group, name)
-	if err := checkData("params", req.Params); err != nil {
-		return nil, err
-	}
 	if n, err := dataSize(req.Params); err != nil || n > s.cfg.MaxJobDataBytes {
 		return nil, invalidf("params", "encode to %d bytes, more than this server's limit of %d", n, s.cfg.MaxJobDataBytes)
 	}
@@ -613,14 +609,24 @@ func (s *Server) RunJob(ctx context.Context, actor, group, name string, req api.
 		return nil, denyShell(u, "running with parameters", key)
 	}
 	id := newID()
-	data, err := factsData(req.Params, runFacts{ID: id, Manual: true})
+	meta, err := factsMeta(runFacts{ID: id, Manual: true})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.sched.TriggerJob(ctx, key, data); err != nil {
+	t := chime.Trigger{
+		Key:      chime.NewTriggerKey(chime.ManualTriggerGroup, id),
+		JobKey:   key,
+		Schedule: &schedule.Simple{},
+		Origin:   chime.OriginManual,
+		Metadata: meta,
+	}
+	if len(req.Params) > 0 {
+		t.Data = chime.JobData(maps.Clone(req.Params))
+	}
+	if _, err := s.sched.Schedule(ctx, t); err != nil {
 		return nil, schedulerErr(key, err)
 	}
-	s.audit(ctx, actor, "job.run", jobTarget(key), map[string]any{"execution_id": id, "params": len(req.Params)})
+	s.audit(ctx, actor, auditJobRun, jobTarget(key), map[string]any{"execution_id": id, "params": len(req.Params)})
 	return &api.Accepted{ExecutionIDs: []string{id}, Count: 1}, nil
 }
 
@@ -652,7 +658,7 @@ func (s *Server) Backfill(ctx context.Context, actor, group, name string, req ap
 	var runs []run
 	found := false
 	for _, t := range triggers {
-		if serverMade(t.Key.Group) || (req.Trigger != "" && t.Key.Name != req.Trigger) {
+		if serverMade(t.Origin) || (req.Trigger != "" && t.Key.Name != req.Trigger) {
 			continue
 		}
 		found = true
@@ -685,21 +691,22 @@ func (s *Server) Backfill(ctx context.Context, actor, group, name string, req ap
 	acc := &api.Accepted{ExecutionIDs: []string{}}
 	for _, r := range runs {
 		id := newID()
-		data, err := factsData(withoutReserved(r.t.Data), runFacts{
+		meta, err := factsMeta(runFacts{
 			ID: id, ScheduledTime: r.at, TriggerGroup: r.t.Key.Group, TriggerName: r.t.Key.Name, Manual: true,
 		})
 		if err != nil {
 			return nil, err
 		}
 		if _, err := s.sched.Schedule(ctx, chime.Trigger{
-			Key: chime.NewTriggerKey(backfillGroup, id), JobKey: key, Schedule: &schedule.Simple{}, Data: data,
+			Key: chime.NewTriggerKey(backfillGroup, id), JobKey: key, Schedule: &schedule.Simple{},
+			Data: r.t.Data.Clone(), Origin: chime.OriginBackfill, Metadata: meta,
 		}); err != nil {
 			return acc, schedulerErr(key, err)
 		}
 		acc.ExecutionIDs = append(acc.ExecutionIDs, id)
 		acc.Count++
 	}
-	s.audit(ctx, actor, "job.backfill", jobTarget(key), map[string]any{
+	s.audit(ctx, actor, auditJobBackfill, jobTarget(key), map[string]any{
 		"from": req.From, "to": req.To, "trigger": req.Trigger, "count": acc.Count,
 	})
 	return acc, nil

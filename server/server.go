@@ -178,6 +178,9 @@ func (s *Server) init(ctx context.Context) error {
 	s.sched = sched
 	s.log = cfg.Logger.With("node_id", sched.NodeID())
 	s.metrics.watchScheduler(sched)
+	if err := s.migrateLegacyForms(ctx); err != nil {
+		return err
+	}
 	for _, typ := range []string{typeHTTP, typeShell} {
 		if err := sched.Register(typ, &runner{s: s, typ: typ}); err != nil {
 			return fmt.Errorf("server: %w", err)

@@ -141,7 +141,10 @@ type JobRecord struct {
 	// Timeout bounds each execution; zero for none.
 	Timeout time.Duration
 	Data    []byte // JSON object, nil when empty
-	Version int64  // incremented by the store on each write
+	// Meta is JSON the program that schedules the job keeps with it, nil
+	// when empty; opaque to the store and to the engine.
+	Meta    []byte
+	Version int64 // incremented by the store on each write
 }
 
 // TriggerRecord is a stored trigger with its firing state.
@@ -155,16 +158,27 @@ type TriggerRecord struct {
 	CalendarName       string // "" for none
 	MisfireInstruction string
 	Data               []byte // JSON object, nil when empty
-	StartTime          time.Time
-	EndTime            time.Time // zero for none
-	NextFireTime       time.Time // zero when the trigger will not fire again
-	PreviousFireTime   time.Time // zero before the first fire
-	TimesTriggered     int
-	State              TriggerState
-	ClaimedBy          string // node ID holding the claim, when acquired
-	ClaimEpoch         int64  // lease epoch of that node
-	Version            int64  // incremented by the store on each write
+	// Origin says what made the trigger, such as "manual" or "retry", in
+	// at most MaxOriginLength bytes; "" for a schedule, and for triggers
+	// stored before stores kept origins. Opaque to the store.
+	Origin string
+	// Meta is JSON the program that made the trigger keeps with it, nil
+	// when empty; opaque to the store and to the engine.
+	Meta             []byte
+	StartTime        time.Time
+	EndTime          time.Time // zero for none
+	NextFireTime     time.Time // zero when the trigger will not fire again
+	PreviousFireTime time.Time // zero before the first fire
+	TimesTriggered   int
+	State            TriggerState
+	ClaimedBy        string // node ID holding the claim, when acquired
+	ClaimEpoch       int64  // lease epoch of that node
+	Version          int64  // incremented by the store on each write
 }
+
+// MaxOriginLength is the longest TriggerRecord.Origin a store keeps, in
+// bytes.
+const MaxOriginLength = 16
 
 // CalendarRecord is a stored exclusion calendar.
 type CalendarRecord struct {
@@ -216,6 +230,7 @@ type Store interface {
 	CalendarStore
 	ExecutionStore
 	NodeStore
+	Batcher
 	// Reconcile repairs states that no sequence of contract calls leaves
 	// behind, but that a crash between statements of a non-transactional
 	// store, a bug, or a hand edit of the database can:
@@ -661,12 +676,14 @@ type NodeRecovery struct {
 	Failed      []ExecutionRecord
 }
 
-// Batcher is implemented by stores that fire triggers and record the ends
-// of executions several at a time, each batch in one atomic step, so that
-// a busy node spends one round of statements and one commit on many
-// firings instead of one each. Each element means what the single-element
-// method means (TriggerFire, ExecutionComplete); the engine uses the batch
-// methods when the store has them and the single ones otherwise.
+// Batcher fires triggers and records the ends of executions several at a
+// time, each batch in one atomic step, so that a busy node spends one round
+// of statements and one commit on many firings instead of one each. Each
+// element means what the single-element method means (TriggerFire,
+// ExecutionComplete). It is part of [Store], not an option: the engine
+// fires, completes and hands back claims only through these methods, so a
+// wrapper that embeds a Store keeps them and cannot fall back to one call
+// per firing.
 type Batcher interface {
 	// TriggersFire fires several acquired triggers in one atomic step: each
 	// firing as TriggerFire would, under one lease check. Its outcomes are in

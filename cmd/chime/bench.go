@@ -22,6 +22,7 @@ import (
 func newBenchCmd() *cobra.Command {
 	var (
 		workload, databaseURL, dir string
+		via                        string
 		nodes, rate, workers       int
 		scale                      float64
 		checkIn, deadAfter, warmUp time.Duration
@@ -46,6 +47,14 @@ Workloads (--scale multiplies K or R):
   W3   2 nodes: 200 triggers every second and 20 jobs of 5 s that request
        recovery, for 40 s; the busiest node is killed with SIGKILL at 20 s
 
+--via library (the default) runs each node as a chime scheduler on the store,
+as a Go service embedding the library does. --via server runs each node as a
+real chime server process (listening on a free local port), whose scheduler
+fires through the server's store and records every execution in its
+history: the product path. Its nodes take no table prefix, so the run
+creates a PostgreSQL schema, a MySQL database or an SQLite file of its own,
+and removes it at the end.
+
 The command exits with status 1 when a firing ran twice or was missed. See
 docs/performance.md.`,
 		Args: cobra.NoArgs,
@@ -68,12 +77,21 @@ docs/performance.md.`,
 			if verbose {
 				logOut = cmd.ErrOrStderr()
 			}
+			nodeArgs := []string{"bench", "node"}
+			switch via {
+			case bench.ViaLibrary:
+			case bench.ViaServer:
+				nodeArgs = []string{"server"}
+			default:
+				return fmt.Errorf("bench: --via %q: want %s or %s", via, bench.ViaLibrary, bench.ViaServer)
+			}
 			rep, err := bench.Run(cmd.Context(), bench.Options{
 				Workload:    w,
 				Nodes:       nodes,
 				DatabaseURL: databaseURL,
+				Via:         via,
 				Executable:  exe,
-				NodeArgs:    []string{"bench", "node"},
+				NodeArgs:    nodeArgs,
 				Workers:     workers,
 				CheckIn:     checkIn,
 				DeadAfter:   deadAfter,
@@ -101,6 +119,7 @@ docs/performance.md.`,
 	f.StringVar(&workload, "workload", "", "workload: "+strings.Join(bench.Names, ", ")+" (required)")
 	f.IntVar(&nodes, "nodes", 0, "node processes (default 1; W3 runs on 2)")
 	f.StringVar(&databaseURL, "database-url", "", "sqlite:PATH, postgres://… or mysql://… (required)")
+	f.StringVar(&via, "via", bench.ViaLibrary, "what the nodes are: library (chime schedulers) or server (chime server processes)")
 	f.Float64Var(&scale, "scale", 1, "multiplies the workload's trigger count K or R")
 	f.IntVar(&rate, "rate", 0, "W2 only: triggers firing every second, instead of 1,000 (W2a) or 5,000 (W2b)")
 	f.IntVar(&workers, "workers", 10, "workers of each node")
@@ -108,8 +127,8 @@ docs/performance.md.`,
 	f.DurationVar(&deadAfter, "dead-after", 0, "nodes' DeadAfter (default 3 × check-in)")
 	f.DurationVar(&warmUp, "warm-up", 5*time.Second, "time from all nodes ready to the first fire")
 	f.StringVar(&dir, "dir", "", "keep the nodes' fire logs, logs and profiles in this directory")
-	f.BoolVar(&cpuProfile, "cpu-profile", false, "write each node's CPU profile to --dir")
-	f.BoolVar(&countSQL, "count-sql", false, "count the statements the nodes send (PostgreSQL) and print them per firing")
+	f.BoolVar(&cpuProfile, "cpu-profile", false, "write each node's CPU profile to --dir (--via library)")
+	f.BoolVar(&countSQL, "count-sql", false, "count the statements the nodes send (PostgreSQL, --via library) and print them per firing")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log progress and print diagnostics on standard error")
 	cmd.AddCommand(newBenchNodeCmd())
 	return cmd

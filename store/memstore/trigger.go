@@ -31,9 +31,13 @@ func (s *Store) TriggerInsert(ctx context.Context, p *store.TriggerInsertParams)
 	return nil
 }
 
-// checkInsert refuses to store rec, whose job exists, when it names a
-// missing calendar, or when its key is taken and replace is not set.
+// checkInsert refuses to store rec, whose job exists, when its origin is
+// too long, when it names a missing calendar, or when its key is taken and
+// replace is not set.
 func (s *Store) checkInsert(rec *store.TriggerRecord, replace bool) error {
+	if len(rec.Origin) > store.MaxOriginLength {
+		return fmt.Errorf("memstore: origin of trigger %s: %q is longer than %d bytes", rec.Key, rec.Origin, store.MaxOriginLength)
+	}
 	if rec.CalendarName != "" {
 		if _, ok := s.calendars[rec.CalendarName]; !ok {
 			return fmt.Errorf("%w: %q, calendar of trigger %s", store.ErrCalendarNotFound, rec.CalendarName, rec.Key)

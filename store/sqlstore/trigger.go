@@ -65,6 +65,12 @@ func checkTrigger(rec *store.TriggerRecord) error {
 	if err := checkJSON("data of trigger "+rec.Key.String(), rec.Data); err != nil {
 		return err
 	}
+	if err := checkJSON("meta of trigger "+rec.Key.String(), rec.Meta); err != nil {
+		return err
+	}
+	if len(rec.Origin) > store.MaxOriginLength {
+		return fmt.Errorf("%w: origin of trigger %s: %q is longer than %d bytes", errInvalid, rec.Key, rec.Origin, store.MaxOriginLength)
+	}
 	return checkInstants("trigger "+rec.Key.String(), rec.StartTime, rec.EndTime, rec.NextFireTime, rec.PreviousFireTime)
 }
 
@@ -91,7 +97,7 @@ func (tx *txn) putTrigger(rec *store.TriggerRecord, job *store.JobRecord, exists
 		return err
 	}
 	fields := []any{rec.JobKey.Group, rec.JobKey.Name, rec.Description, rec.Priority, rec.Kind,
-		jsonArg(rec.Schedule), rec.CalendarName, rec.MisfireInstruction, jsonArg(rec.Data),
+		jsonArg(rec.Schedule), rec.CalendarName, rec.MisfireInstruction, jsonArg(rec.Data), rec.Origin, jsonArg(rec.Meta),
 		nanos(rec.StartTime), nanos(rec.EndTime), nanos(rec.NextFireTime), nanos(rec.PreviousFireTime),
 		int64(rec.TimesTriggered), string(state)}
 	if exists {

@@ -45,6 +45,7 @@ var jobTests = []test{
 			DisallowConcurrent: true,
 			PersistData:        true,
 			Data:               []byte(`{"url":"https://example.com","n":1}`),
+			Meta:               []byte(`{"retry":{"max_attempts":3},"note":"kept apart from data"}`),
 			Version:            42, // ignored: the store counts writes
 		}
 		if err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{Job: want}); err != nil {
@@ -56,6 +57,46 @@ var jobTests = []test{
 		}
 		want.Version = got.Version
 		wantEqual(t, "JobGet", normJob(got), normJob(want))
+	}},
+	{"MetaRoundTrip", func(t *testing.T, h *harness) {
+		// Meta is kept byte for byte and apart from Data, through every
+		// kind of job write and through the end of an execution that
+		// stores new data.
+		k := h.job(key("g", "j"), withJobData(`{"chime:server":"user data"}`), func(j *store.JobRecord) {
+			j.Meta = []byte(`{"a": [1, 2]}`)
+		})
+		if got := h.getJob(k); string(got.Meta) != `{"a": [1, 2]}` || string(got.Data) != `{"chime:server":"user data"}` {
+			t.Errorf("JobGet = data %s meta %s, want each as written", got.Data, got.Meta)
+		}
+		v := h.getJob(k).Version
+		if err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{Job: store.JobRecord{Key: k, Type: "noop", Durable: true, Meta: []byte(`"b"`)}, IfVersion: v}); err != nil {
+			t.Fatalf("JobUpsert with IfVersion: %v", err)
+		}
+		if got := h.getJob(k); string(got.Meta) != `"b"` || got.Data != nil {
+			t.Errorf("after a conditional write: data %s meta %s, want no data and meta \"b\"", got.Data, got.Meta)
+		}
+		if err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{Job: store.JobRecord{Key: k, Type: "noop", Durable: true, Meta: []byte(`{"c":3}`)}, Replace: true}); err != nil {
+			t.Fatalf("JobUpsert with Replace: %v", err)
+		}
+		h.simple(key("t", "1"), k, at(1))
+		l := h.node("n")
+		id := h.acquireFire(l, key("t", "1"), at(2))
+		if err := h.complete(l, id, store.ExecutionSucceeded, store.InstructionNoop, []byte(`{"out":1}`)); err != nil {
+			t.Fatalf("ExecutionComplete: %v", err)
+		}
+		if got := h.getJob(k); string(got.Meta) != `{"c":3}` || string(got.Data) != `{"out":1}` {
+			t.Errorf("after an execution stored its data: data %s meta %s, want {\"out\":1} and {\"c\":3}", got.Data, got.Meta)
+		}
+		jobs, err := h.s.JobList(h.ctx, &store.JobListParams{})
+		if err != nil || len(jobs) != 1 || string(jobs[0].Meta) != `{"c":3}` {
+			t.Errorf("JobList = %+v, %v, want the job with its meta", jobs, err)
+		}
+		if err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{Job: store.JobRecord{Key: k, Type: "noop", Durable: true}, Replace: true}); err != nil {
+			t.Fatalf("JobUpsert with Replace: %v", err)
+		}
+		if got := h.getJob(k); got.Meta != nil {
+			t.Errorf("after a write without meta: meta %s, want none", got.Meta)
+		}
 	}},
 	{"UpsertExistingFails", func(t *testing.T, h *harness) {
 		k := h.job(key("g", "j"), withJobData(`{"a":1}`))
