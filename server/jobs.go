@@ -85,10 +85,10 @@ const (
 // Next is empty only when no job is left to look at. A filtered page may
 // therefore hold fewer than limit jobs, or none, and still have a Next.
 //
-// A page costs a constant number of reads, whatever the number of jobs:
-// two store reads and two history statements per batch of up to 100 jobs
-// without filters, and at most maxListScan/listScanBatch such batches
-// with them.
+// A page costs a bounded number of reads, whatever the number of jobs:
+// per batch of jobs read, two store reads and two history statements per
+// 100 jobs of the batch; one batch without filters, at most
+// maxListScan/listScanBatch with them.
 func (s *Server) ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, error) {
 	limit := q.Limit
 	switch {
