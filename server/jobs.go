@@ -65,8 +65,30 @@ func schedulerErr(key chime.JobKey, err error) error {
 	return err
 }
 
+// Bounds of the store reads of one ListJobs request.
+const (
+	// listScanBatch is the fewest jobs ListJobs reads from the store at a
+	// time when filters it applies itself may skip jobs.
+	listScanBatch = 250
+	// maxListScan bounds the jobs one ListJobs request reads from the
+	// store; a filter that matches few jobs then returns a short page, or
+	// an empty one, with a next cursor.
+	maxListScan = 2000
+)
+
 // ListJobs returns a page of the jobs q selects, ordered by group and
-// name.
+// name. Group is applied by the store, which reads the page from its
+// index; text, state and failing are applied here, reading pages of jobs
+// until this page is full or maxListScan jobs were read. The cursor is the
+// key of the last job the request looked at, returned or not, so the next
+// page continues right after it: a job is never skipped or repeated, and
+// Next is empty only when no job is left to look at. A filtered page may
+// therefore hold fewer than limit jobs, or none, and still have a Next.
+//
+// A page costs a bounded number of reads, whatever the number of jobs:
+// per batch of jobs read, two store reads and two history statements per
+// 100 jobs of the batch; one batch without filters, at most
+// maxListScan/listScanBatch with them.
 func (s *Server) ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, error) {
 	limit := q.Limit
 	switch {
@@ -80,68 +102,92 @@ func (s *Server) ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, er
 	default:
 		return nil, invalidf("state", "%q: want paused or active", q.State)
 	}
-	var after string
+	var after chime.JobKey
 	if q.Cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(q.Cursor)
-		if err != nil || !strings.Contains(string(b), "\x00") {
+		var err error
+		if after, err = decodeJobCursor(q.Cursor); err != nil {
 			return nil, invalidf("cursor", "%q is not a cursor this server returned", q.Cursor)
 		}
-		after = string(b)
 	}
-	details, err := s.sched.Jobs(ctx, q.Group)
-	if err != nil {
-		return nil, err
-	}
-	byJob, err := s.triggersByJob(ctx)
-	if err != nil {
-		return nil, err
-	}
+	filtered := q.Text != "" || q.State != "" || q.Failing
 	text := strings.ToLower(q.Text)
 	list := &api.JobList{Jobs: []api.Job{}}
-	for i := range details {
-		d := &details[i]
-		pos := d.Key.Group + "\x00" + d.Key.Name
-		if after != "" && pos <= after {
-			continue
+	for scanned := 0; ; {
+		batch := limit
+		if filtered {
+			batch = min(max(limit+1, s.listBatch), s.listMaxScan-scanned)
 		}
-		if text != "" && !strings.Contains(strings.ToLower(d.Key.Group+"/"+d.Key.Name+" "+d.Description), text) {
-			continue
-		}
-		j, err := jobToAPI(d, byJob[d.Key])
+		page, err := s.sched.JobsPage(ctx, chime.JobPageQuery{Group: q.Group, After: after, Limit: batch})
 		if err != nil {
 			return nil, err
 		}
-		j.Paused = j.Paused || allPaused(byJob[d.Key])
-		if (q.State == "paused" && !j.Paused) || (q.State == "active" && j.Paused) {
-			continue
+		scanned += len(page.Jobs)
+		// Filters first, then the status of the jobs they keep, which the
+		// failing filter needs.
+		var kept []api.Job
+		var refs []history.JobRef
+		for i := range page.Jobs {
+			p := &page.Jobs[i]
+			d := &p.Job
+			if text != "" && !strings.Contains(strings.ToLower(d.Key.Group+"/"+d.Key.Name+" "+d.Description), text) {
+				continue
+			}
+			j, err := jobToAPI(d, p.Triggers)
+			if err != nil {
+				return nil, err
+			}
+			j.Paused = j.Paused || allPaused(p.Triggers)
+			if (q.State == "paused" && !j.Paused) || (q.State == "active" && j.Paused) {
+				continue
+			}
+			j.Status = triggerStatus(p.Triggers)
+			kept = append(kept, *j)
+			refs = append(refs, history.JobRef{Group: d.Key.Group, Name: d.Key.Name})
 		}
-		if j.Status, err = s.jobStatus(ctx, d.Key, byJob[d.Key]); err != nil {
+		summaries, err := s.history.JobSummaries(ctx, refs)
+		if err != nil {
 			return nil, err
 		}
-		if q.Failing && !j.Status.Failing {
-			continue
+		for _, j := range kept {
+			addSummary(j.Status, summaries[history.JobRef{Group: j.Group, Name: j.Name}])
+			if q.Failing && !j.Status.Failing {
+				continue
+			}
+			if len(list.Jobs) == limit {
+				// Another job matches: the next page starts after the
+				// last one of this one.
+				list.Next = encodeJobCursor(chime.NewJobKey(list.Jobs[limit-1].Group, list.Jobs[limit-1].Name))
+				return list, nil
+			}
+			list.Jobs = append(list.Jobs, j)
 		}
-		if len(list.Jobs) == limit {
-			last := list.Jobs[limit-1]
-			list.Next = base64.RawURLEncoding.EncodeToString([]byte(last.Group + "\x00" + last.Name))
-			break
+		switch {
+		case page.Next == nil:
+			return list, nil
+		case !filtered || scanned >= s.listMaxScan:
+			list.Next = encodeJobCursor(*page.Next)
+			return list, nil
 		}
-		list.Jobs = append(list.Jobs, *j)
+		after = *page.Next
 	}
-	return list, nil
 }
 
-// triggersByJob returns every trigger, by job.
-func (s *Server) triggersByJob(ctx context.Context) (map[chime.JobKey][]chime.TriggerInfo, error) {
-	all, err := s.sched.Triggers(ctx, nil)
+// A job cursor is the key of the last job a page looked at, as
+// "group\x00name" in unpadded URL-safe base64. Clients treat it as opaque.
+func encodeJobCursor(key chime.JobKey) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(key.Group + "\x00" + key.Name))
+}
+
+func decodeJobCursor(c string) (chime.JobKey, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
-		return nil, err
+		return chime.JobKey{}, err
 	}
-	out := make(map[chime.JobKey][]chime.TriggerInfo)
-	for _, t := range all {
-		out[t.JobKey] = append(out[t.JobKey], t)
+	group, name, ok := strings.Cut(string(b), "\x00")
+	if !ok {
+		return chime.JobKey{}, errors.New("server: job cursor without a separator")
 	}
-	return out, nil
+	return chime.JobKey{Group: group, Name: name}, nil
 }
 
 // jobTriggers returns the triggers of one job.
@@ -165,8 +211,9 @@ func allPaused(triggers []chime.TriggerInfo) bool {
 	return n > 0
 }
 
-// jobStatus computes what the history knows of a job's recent runs.
-func (s *Server) jobStatus(ctx context.Context, key chime.JobKey, triggers []chime.TriggerInfo) (*api.JobStatus, error) {
+// triggerStatus returns the part of a job's status its triggers tell: the
+// next fire time.
+func triggerStatus(triggers []chime.TriggerInfo) *api.JobStatus {
 	st := &api.JobStatus{}
 	for _, t := range triggers {
 		if t.NextFireTime.IsZero() || t.State == chime.TriggerPaused {
@@ -176,41 +223,32 @@ func (s *Server) jobStatus(ctx context.Context, key chime.JobKey, triggers []chi
 			st.NextFireTime = new(t.NextFireTime)
 		}
 	}
-	// The queries are not one snapshot, so they run from the rarest fact
-	// to the commonest: an execution that finishes meanwhile may show in
-	// a later query but never in an earlier one only, so a last success
-	// always comes with a last finished run and a last run.
-	success, err := s.history.LastSuccess(ctx, key.Group, key.Name)
+	return st
+}
+
+// addSummary adds to a job's status what the history knows of its recent
+// runs.
+func addSummary(st *api.JobStatus, sum history.JobSummary) {
+	if !sum.LastSuccess.IsZero() {
+		st.LastSuccess = new(sum.LastSuccess)
+	}
+	st.Failing = sum.LastFinished != "" && sum.LastFinished != history.OutcomeSucceeded
+	if !sum.LastRun.IsZero() {
+		st.LastOutcome = string(sum.LastOutcome)
+		st.LastRun = new(sum.LastRun)
+	}
+	st.Running = sum.Running
+}
+
+// jobStatus computes a job's status from its triggers and the history.
+func (s *Server) jobStatus(ctx context.Context, key chime.JobKey, triggers []chime.TriggerInfo) (*api.JobStatus, error) {
+	ref := history.JobRef{Group: key.Group, Name: key.Name}
+	sums, err := s.history.JobSummaries(ctx, []history.JobRef{ref})
 	if err != nil {
 		return nil, err
 	}
-	if !success.IsZero() {
-		st.LastSuccess = &success
-	}
-	finished, err := s.history.List(ctx, &history.Query{JobGroup: key.Group, JobName: key.Name,
-		Outcome: []history.Outcome{history.OutcomeSucceeded, history.OutcomeFailed, history.OutcomeTimedOut, history.OutcomeNodeLost},
-		Limit:   1})
-	if err != nil {
-		return nil, err
-	}
-	if len(finished.Executions) == 1 {
-		st.Failing = finished.Executions[0].Outcome != history.OutcomeSucceeded
-	}
-	last, err := s.history.List(ctx, &history.Query{JobGroup: key.Group, JobName: key.Name, Limit: 1})
-	if err != nil {
-		return nil, err
-	}
-	if len(last.Executions) == 1 {
-		e := last.Executions[0]
-		st.LastOutcome = string(e.Outcome)
-		st.LastRun = new(e.StartedTime)
-	}
-	running, err := s.history.List(ctx, &history.Query{JobGroup: key.Group, JobName: key.Name,
-		Outcome: []history.Outcome{history.OutcomeRunning}, Limit: history.MaxLimit})
-	if err != nil {
-		return nil, err
-	}
-	st.Running = len(running.Executions)
+	st := triggerStatus(triggers)
+	addSummary(st, sums[ref])
 	return st, nil
 }
 

@@ -276,7 +276,10 @@ type JobStore interface {
 	// JobDelete deletes a job and all its triggers. It reports whether the job
 	// existed.
 	JobDelete(ctx context.Context, key Key) (bool, error)
-	// JobList returns the jobs of a group ("" for all), ordered by key.
+	// JobList returns the jobs of a group ("" for all), ordered by key
+	// (group, then name), starting after p.After and at most p.Limit of
+	// them. SQL stores read the page from the primary key index, so a
+	// page costs the same however many jobs there are.
 	JobList(ctx context.Context, p *JobListParams) ([]JobRecord, error)
 }
 
@@ -364,7 +367,14 @@ const (
 
 // JobListParams are the parameters of JobList.
 type JobListParams struct {
-	Group string // "" for every group
+	// Group selects the jobs of one group; "" selects every group.
+	Group string
+	// After is the key of the last job of the previous page: the list
+	// starts with the first job ordered after it. The zero Key starts at
+	// the beginning.
+	After Key
+	// Limit is the most jobs to return; 0 returns them all.
+	Limit int
 }
 
 // TriggerStore keeps triggers and moves them through their states.
@@ -428,10 +438,14 @@ type TriggerInsertParams struct {
 	Replace bool
 }
 
-// TriggerListParams filter TriggerList. Zero fields do not filter.
+// TriggerListParams filter TriggerList. Zero fields do not filter; set
+// fields all apply.
 type TriggerListParams struct {
 	Group  string // trigger group
 	JobKey *Key   // triggers of this job
+	// JobKeys selects the triggers of any of these jobs, for example of a
+	// page of JobList, in one call. An empty list does not filter.
+	JobKeys []Key
 }
 
 // TriggerSelector selects triggers for pausing and resuming. Exactly one

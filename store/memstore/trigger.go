@@ -128,13 +128,19 @@ func (s *Store) TriggerList(ctx context.Context, p *store.TriggerListParams) ([]
 	defer s.mu.Unlock()
 	var out []store.TriggerRecord
 	keep := func(t *trigger) {
-		if p.Group == "" || t.rec.Key.Group == p.Group {
+		if (p.Group == "" || t.rec.Key.Group == p.Group) && (p.JobKey == nil || t.rec.JobKey == *p.JobKey) {
 			out = append(out, copyTrigger(&t.rec))
 		}
 	}
-	if p.JobKey != nil {
-		for tk := range s.jobTriggers[*p.JobKey] {
-			keep(s.triggers[tk])
+	jobs := p.JobKeys
+	if p.JobKey != nil && len(jobs) == 0 {
+		jobs = []store.Key{*p.JobKey}
+	}
+	if len(jobs) > 0 {
+		for _, jk := range slices.Compact(slices.SortedFunc(slices.Values(jobs), keyCompare)) {
+			for tk := range s.jobTriggers[jk] {
+				keep(s.triggers[tk])
+			}
 		}
 	} else {
 		for _, t := range s.triggers {

@@ -242,20 +242,34 @@ func (s *Store) JobDelete(ctx context.Context, key store.Key) (bool, error) {
 	return existed, nil
 }
 
-// JobList returns the jobs of a group ("" for all), ordered by key.
+// JobList returns a page of the jobs of a group ("" for all), ordered by
+// key; see [store.JobStore]. The conditions on the key are written so that
+// every dialect reads the page as a range of the primary key index.
 func (s *Store) JobList(ctx context.Context, p *store.JobListParams) ([]store.JobRecord, error) {
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}
-	var (
-		rows *sql.Rows
-		err  error
-	)
-	if p.Group == "" {
-		rows, err = s.db.QueryContext(ctx, s.q(sqlJobList), s.sched)
-	} else {
-		rows, err = s.db.QueryContext(ctx, s.q(sqlJobListGroup), s.sched, p.Group)
+	if p.Limit < 0 {
+		return nil, fmt.Errorf("sqlstore: listing jobs: %w: limit %d is negative", errInvalid, p.Limit)
 	}
+	q := `SELECT ` + jobCols + ` FROM {p}jobs WHERE sched_name = ?`
+	args := []any{s.sched}
+	if p.Group != "" {
+		q += ` AND job_group = ?`
+		args = append(args, p.Group)
+	}
+	if p.After != (store.Key{}) {
+		// Row-value comparisons would say this more briefly, but not every
+		// engine turns them into an index range; the leading >= does.
+		q += ` AND job_group >= ? AND (job_group > ? OR job_name > ?)`
+		args = append(args, p.After.Group, p.After.Group, p.After.Name)
+	}
+	q += ` ORDER BY job_group, job_name`
+	if p.Limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, p.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
 	jobs, err := collect(rows, err, scanJob)
 	if err != nil {
 		return nil, s.translate("listing jobs", err, nil, nil)

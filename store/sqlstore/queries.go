@@ -106,9 +106,7 @@ const (
 	sqlJobGet          = `SELECT ` + jobCols + ` FROM {p}jobs WHERE sched_name = ? AND job_group = ? AND job_name = ?`
 	sqlJobGetForShare  = sqlJobGet + `{share}`
 	sqlJobGetForUpdate = sqlJobGet + `{update}`
-	sqlJobList         = `SELECT ` + jobCols + ` FROM {p}jobs WHERE sched_name = ? ORDER BY job_group, job_name`
-	sqlJobListGroup    = `SELECT ` + jobCols + ` FROM {p}jobs WHERE sched_name = ? AND job_group = ? ` +
-		`ORDER BY job_group, job_name`
+
 	sqlJobDelete         = `DELETE FROM {p}jobs WHERE sched_name = ? AND job_group = ? AND job_name = ?`
 	sqlJobTriggersDelete = `DELETE FROM {p}triggers WHERE sched_name = ? AND job_group = ? AND job_name = ?`
 	// sqlJobDeleteIfOrphan deletes a job that is not durable and has no

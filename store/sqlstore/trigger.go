@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -192,7 +193,51 @@ func (s *Store) TriggerList(ctx context.Context, p *store.TriggerListParams) ([]
 		q += ` AND job_group = ? AND job_name = ?`
 		args = append(args, p.JobKey.Group, p.JobKey.Name)
 	}
-	q += ` ORDER BY trigger_group, trigger_name`
+	if len(p.JobKeys) == 0 {
+		return s.listTriggers(ctx, q+` ORDER BY trigger_group, trigger_name`, args)
+	}
+	// The jobs' keys become one term per job group, an index lookup of
+	// the group's names. SQLite refuses a condition nested more than 1000
+	// deep, which a long chain of ORs is, so jobs of many groups take a
+	// statement per jobGroupsPerStatement groups.
+	var (
+		groups []string
+		names  = make(map[string][]any)
+	)
+	for _, k := range p.JobKeys {
+		if _, ok := names[k.Group]; !ok {
+			groups = append(groups, k.Group)
+		}
+		names[k.Group] = append(names[k.Group], k.Name)
+	}
+	var out []store.TriggerRecord
+	for chunk := range slices.Chunk(groups, jobGroupsPerStatement) {
+		terms := make([]string, len(chunk))
+		cargs := slices.Clone(args)
+		for i, g := range chunk {
+			terms[i] = `(job_group = ? AND job_name IN (` + placeholders(len(names[g])) + `))`
+			cargs = append(append(cargs, g), names[g]...)
+		}
+		triggers, err := s.listTriggers(ctx, q+` AND (`+strings.Join(terms, ` OR `)+`) ORDER BY trigger_group, trigger_name`, cargs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, triggers...)
+	}
+	if len(groups) > jobGroupsPerStatement {
+		slices.SortFunc(out, func(a, b store.TriggerRecord) int {
+			return cmp.Or(strings.Compare(a.Key.Group, b.Key.Group), strings.Compare(a.Key.Name, b.Key.Name))
+		})
+	}
+	return out, nil
+}
+
+// jobGroupsPerStatement bounds the job groups of one statement of
+// TriggerList.
+const jobGroupsPerStatement = 200
+
+// listTriggers runs a query for triggers and scans them.
+func (s *Store) listTriggers(ctx context.Context, q string, args []any) ([]store.TriggerRecord, error) {
 	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
 	triggers, err := collect(rows, err, scanTrigger)
 	if err != nil {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/chime-scheduler/chime/store"
@@ -242,6 +243,59 @@ var jobTests = []test{
 				wantEqual(t, "JobList keys", keys, tc.want)
 			})
 		}
+	}},
+	{"ListPages", func(t *testing.T, h *harness) {
+		all := []store.Key{key("a", "1"), key("a", "2"), key("a", "3"), key("b", "1"), key("b", "10"), key("b", "2"), key("c", "1")}
+		for _, k := range slices.Backward(all) {
+			h.job(k)
+		}
+		tests := []struct {
+			name string
+			p    store.JobListParams
+			want []store.Key
+		}{
+			{"FirstPage", store.JobListParams{Limit: 3}, all[:3]},
+			{"AfterLastOfGroup", store.JobListParams{After: key("a", "3"), Limit: 3}, all[3:6]},
+			{"AfterWithinGroup", store.JobListParams{After: key("b", "1"), Limit: 2}, all[4:6]},
+			{"AfterMissingKey", store.JobListParams{After: key("a", "25")}, all[2:]},
+			{"AfterGroupOnly", store.JobListParams{After: key("b", "")}, all[3:]},
+			{"LastPageShort", store.JobListParams{After: key("b", "2"), Limit: 5}, all[6:]},
+			{"PastTheEnd", store.JobListParams{After: key("c", "1"), Limit: 5}, nil},
+			{"GroupAfter", store.JobListParams{Group: "b", After: key("b", "1"), Limit: 1}, all[4:5]},
+			{"GroupAfterOtherGroup", store.JobListParams{Group: "b", After: key("a", "9")}, all[3:6]},
+			{"GroupAfterEnd", store.JobListParams{Group: "a", After: key("a", "3")}, nil},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				got, err := h.s.JobList(h.ctx, &tc.p)
+				if err != nil {
+					t.Fatalf("JobList(%+v): %v", tc.p, err)
+				}
+				var keys []store.Key
+				for _, j := range got {
+					keys = append(keys, j.Key)
+				}
+				wantEqual(t, "JobList keys", keys, tc.want)
+			})
+		}
+		t.Run("WalkAllPages", func(t *testing.T) {
+			var seen []store.Key
+			var after store.Key
+			for range len(all) + 1 {
+				page, err := h.s.JobList(h.ctx, &store.JobListParams{After: after, Limit: 2})
+				if err != nil {
+					t.Fatalf("JobList: %v", err)
+				}
+				if len(page) == 0 {
+					break
+				}
+				for _, j := range page {
+					seen = append(seen, j.Key)
+				}
+				after = page[len(page)-1].Key
+			}
+			wantEqual(t, "keys of every page", seen, all)
+		})
 	}},
 	{"RecordsAreCopies", func(t *testing.T, h *harness) {
 		k := key("g", "j")

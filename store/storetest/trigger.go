@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -272,6 +273,12 @@ var triggerTests = []test{
 			{"Job", store.TriggerListParams{JobKey: &j1}, []store.Key{key("a", "2"), key("b", "2")}},
 			{"GroupAndJob", store.TriggerListParams{Group: "a", JobKey: &j2}, []store.Key{key("a", "1")}},
 			{"NoMatch", store.TriggerListParams{Group: "none"}, nil},
+			{"Jobs", store.TriggerListParams{JobKeys: []store.Key{j2, j1}}, []store.Key{key("a", "1"), key("a", "2"), key("b", "1"), key("b", "2")}},
+			{"OneOfJobs", store.TriggerListParams{JobKeys: []store.Key{key("jg", "none"), j2}}, []store.Key{key("a", "1"), key("b", "1")}},
+			{"JobsListedTwice", store.TriggerListParams{JobKeys: []store.Key{j1, j1}}, []store.Key{key("a", "2"), key("b", "2")}},
+			{"JobsAndGroup", store.TriggerListParams{Group: "b", JobKeys: []store.Key{j1, j2}}, []store.Key{key("b", "1"), key("b", "2")}},
+			{"JobsAndJob", store.TriggerListParams{JobKey: &j1, JobKeys: []store.Key{j2}}, nil},
+			{"NoneOfJobs", store.TriggerListParams{JobKeys: []store.Key{key("jg", "none")}}, nil},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -282,6 +289,24 @@ var triggerTests = []test{
 				wantEqual(t, "TriggerList keys", keysOf(got), tc.want)
 			})
 		}
+	}},
+	{"ListOfManyJobs", func(t *testing.T, h *harness) {
+		// A page of a thousand jobs in as many groups is one call, within
+		// every database's limits on statements, and still in key order.
+		first := h.job(key("zz", "1"))
+		last := h.job(key("aa", "1"))
+		h.simple(key("b", "1"), first, at(1))
+		h.simple(key("a", "1"), last, at(1))
+		jobs := []store.Key{first}
+		for i := range 1000 {
+			jobs = append(jobs, key(fmt.Sprintf("g%d", i), "missing"), key("zz", fmt.Sprintf("missing-%d", i)))
+		}
+		jobs = append(jobs, last)
+		got, err := h.s.TriggerList(h.ctx, &store.TriggerListParams{JobKeys: jobs})
+		if err != nil {
+			t.Fatalf("TriggerList of %d jobs: %v", len(jobs), err)
+		}
+		wantEqual(t, "TriggerList keys", keysOf(got), []store.Key{key("a", "1"), key("b", "1")})
 	}},
 	{"RecordsAreCopies", func(t *testing.T, h *harness) {
 		jk := h.job(key("g", "j"))
