@@ -1,6 +1,11 @@
 package chime
 
-import "context"
+import (
+	"context"
+	"slices"
+
+	"github.com/chime-scheduler/chime/store"
+)
 
 // JobListener is told about the executions of the jobs its Matcher selects.
 // Its functions run on the worker that runs the job, never on the firing
@@ -85,4 +90,92 @@ type SchedulerEvent struct {
 	Group string
 	// Err is the error of EventSchedulerError.
 	Err error
+}
+
+// AddJobListener adds a job listener; one with the same name is replaced.
+func (s *Scheduler) AddJobListener(l JobListener) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.jobListeners = slices.DeleteFunc(s.jobListeners, func(x JobListener) bool { return x.Name == l.Name })
+	s.jobListeners = append(s.jobListeners, l)
+}
+
+// RemoveJobListener removes the job listener with the name and reports
+// whether there was one.
+func (s *Scheduler) RemoveJobListener(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.jobListeners)
+	s.jobListeners = slices.DeleteFunc(s.jobListeners, func(x JobListener) bool { return x.Name == name })
+	return len(s.jobListeners) < n
+}
+
+// AddTriggerListener adds a trigger listener; one with the same name is
+// replaced.
+func (s *Scheduler) AddTriggerListener(l TriggerListener) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.triggerListeners = slices.DeleteFunc(s.triggerListeners, func(x TriggerListener) bool { return x.Name == l.Name })
+	s.triggerListeners = append(s.triggerListeners, l)
+}
+
+// RemoveTriggerListener removes the trigger listener with the name and
+// reports whether there was one.
+func (s *Scheduler) RemoveTriggerListener(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.triggerListeners)
+	s.triggerListeners = slices.DeleteFunc(s.triggerListeners, func(x TriggerListener) bool { return x.Name == name })
+	return len(s.triggerListeners) < n
+}
+
+// AddSchedulerListener adds a scheduler listener under a name; one with
+// the same name is replaced.
+func (s *Scheduler) AddSchedulerListener(name string, l SchedulerListener) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.schedulerListeners = slices.DeleteFunc(s.schedulerListeners, func(x namedSchedulerListener) bool { return x.name == name })
+	s.schedulerListeners = append(s.schedulerListeners, namedSchedulerListener{name: name, fn: l})
+}
+
+// RemoveSchedulerListener removes the scheduler listener with the name and
+// reports whether there was one.
+func (s *Scheduler) RemoveSchedulerListener(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.schedulerListeners)
+	s.schedulerListeners = slices.DeleteFunc(s.schedulerListeners, func(x namedSchedulerListener) bool { return x.name == name })
+	return len(s.schedulerListeners) < n
+}
+
+// emit queues a scheduler event for the scheduler listeners.
+func (s *Scheduler) emit(ev SchedulerEvent) {
+	s.mu.RLock()
+	listeners := slices.Clone(s.schedulerListeners)
+	s.mu.RUnlock()
+	if len(listeners) == 0 {
+		return
+	}
+	s.events.post(func(ctx context.Context) {
+		for _, l := range listeners {
+			l.fn(ctx, ev)
+		}
+	})
+}
+
+// misfired tells trigger listeners that a misfire instruction was applied.
+func (s *Scheduler) misfired(rec store.TriggerRecord) {
+	info, err := triggerInfoOf(&rec)
+	if err != nil {
+		s.log.Error("cannot report misfire", "trigger_key", rec.Key.String(), "error", err)
+		return
+	}
+	s.mu.RLock()
+	listeners := slices.Clone(s.triggerListeners)
+	s.mu.RUnlock()
+	for _, l := range listeners {
+		if l.Misfired != nil && l.Matcher.Match(info.Key) {
+			s.events.post(func(ctx context.Context) { l.Misfired(ctx, *info) })
+		}
+	}
 }
