@@ -3,6 +3,8 @@ package engine
 import (
 	"container/heap"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -336,4 +338,10 @@ func (e *Engine) run(r *runningJob) {
 	// for the store, and outcomes are recorded in batches.
 	e.jobFinished()
 	e.complete(f, out)
+}
+
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -1,0 +1,39 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/chime-scheduler/chime/store"
+)
+
+// misfire applies the misfire instruction of a trigger this node claimed
+// (never MisfireIgnore, whose missed times are all fired) and releases it
+// with its new timing.
+func (e *Engine) misfire(ctx context.Context, now time.Time, rec store.TriggerRecord) {
+	tr, cal, err := e.timing(ctx, &rec)
+	if err != nil {
+		var unavailable *storeUnavailableError
+		if !errors.As(err, &unavailable) {
+			e.log.Error("cannot apply misfire instruction", "trigger_key", rec.Key.String(), "error", err)
+		}
+		e.release(ctx, rec.Key, nil)
+		return
+	}
+	original := tr.Schedule
+	tr.UpdateAfterMisfire(now, cal)
+	timing := rec
+	if err := storeTiming(&timing, tr, original); err != nil {
+		e.log.Error("cannot store misfire outcome", "trigger_key", rec.Key.String(), "error", err)
+		e.release(ctx, rec.Key, nil)
+		return
+	}
+	e.log.Warn("trigger misfired", "trigger_key", rec.Key.String(), "fire_time", rec.NextFireTime, "next_fire_time", timing.NextFireTime, "misfire_instruction", string(tr.MisfireInstruction))
+	if e.release(ctx, rec.Key, &timing) && e.cfg.OnMisfire != nil {
+		go e.cfg.OnMisfire(timing)
+	}
+	if timing.NextFireTime.IsZero() && e.cfg.OnTriggerFinalized != nil {
+		go e.cfg.OnTriggerFinalized(rec.Key)
+	}
+}
