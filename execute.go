@@ -10,6 +10,15 @@ import (
 	"github.com/chime-scheduler/chime/internal/engine"
 )
 
+// runner is the Scheduler as the engine's Runner: it runs the jobs the
+// engine fires.
+type runner struct{ s *Scheduler }
+
+// Execute runs one firing; see Scheduler.execute.
+func (r runner) Execute(ctx context.Context, f *engine.Firing) engine.Outcome {
+	return r.s.execute(ctx, f)
+}
+
 // execute runs one firing: listeners, veto, the job itself, and the outcome.
 func (s *Scheduler) execute(ctx context.Context, f *engine.Firing) engine.Outcome {
 	s.mu.RLock()

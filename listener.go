@@ -2,6 +2,7 @@ package chime
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/chime-scheduler/chime/store"
@@ -161,6 +162,27 @@ func (s *Scheduler) emit(ev SchedulerEvent) {
 			l.fn(ctx, ev)
 		}
 	})
+}
+
+// engineEvents is the Scheduler as the engine's Observer: it turns what
+// the engine did into listener events, queued, so the engine never waits
+// for a listener.
+type engineEvents struct{ s *Scheduler }
+
+// TriggerMisfired tells trigger listeners that a misfire instruction was
+// applied.
+func (ev engineEvents) TriggerMisfired(rec store.TriggerRecord) { ev.s.misfired(rec) }
+
+// TriggerFinalized tells scheduler listeners that a trigger will not fire
+// again.
+func (ev engineEvents) TriggerFinalized(key store.Key) {
+	ev.s.emit(SchedulerEvent{Type: EventTriggerFinalized, TriggerKey: triggerKeyOf(key)})
+}
+
+// StoreFailed tells scheduler listeners that a store operation of the
+// firing loop failed.
+func (ev engineEvents) StoreFailed(operation string, err error) {
+	ev.s.emit(SchedulerEvent{Type: EventSchedulerError, Err: fmt.Errorf("chime: %s: %w", operation, err)})
 }
 
 // misfired tells trigger listeners that a misfire instruction was applied.

@@ -132,22 +132,16 @@ func New(cfg Config) (*Scheduler, error) {
 		Store:              cfg.Store,
 		Clock:              member.Clock(),
 		Logger:             s.log,
-		Lease:              member.Lease,
-		LeaseValid:         member.LeaseHeld,
-		OnFenced:           member.LeaseRefused,
+		Membership:         member,
+		Runner:             runner{s},
+		Observer:           engineEvents{s},
 		Jitter:             equalJitter,
-		Execute:            s.execute,
 		Workers:            cfg.Workers,
 		LookAhead:          cfg.LookAhead,
 		IdleWait:           cfg.IdleWait,
 		MisfireThreshold:   cfg.MisfireThreshold,
 		ExecutionRetention: cfg.ExecutionRetention,
 		ExcludeJobTypes:    cfg.ExcludeJobTypes,
-		OnMisfire:          s.misfired,
-		OnTriggerFinalized: func(k store.Key) { s.emit(SchedulerEvent{Type: EventTriggerFinalized, TriggerKey: triggerKeyOf(k)}) },
-		OnError: func(op string, err error) {
-			s.emit(SchedulerEvent{Type: EventSchedulerError, Err: fmt.Errorf("chime: %s: %w", op, err)})
-		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("chime: %w", err)

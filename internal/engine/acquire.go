@@ -37,7 +37,7 @@ func (e *Engine) startAcquire(ctx context.Context, now time.Time, st *loopState,
 	}
 	noLaterThan := now.Add(e.cfg.LookAhead)
 	e.coverDue(noLaterThan)
-	lease := e.cfg.Lease()
+	lease := e.cfg.Membership.Lease()
 	st.acquiring = true
 	actx := context.WithoutCancel(ctx)
 	go func() {

@@ -49,14 +49,14 @@ func TestShortJobsDueTogetherFireAndCompleteInBatches(t *testing.T) {
 		var running, peak atomic.Int32
 		h := newHarness(t, st, func(c *Config) {
 			c.Workers = 2
-			inner := c.Execute
-			c.Execute = func(ctx context.Context, f *Firing) Outcome {
+			inner := c.Runner
+			c.Runner = runFunc(func(ctx context.Context, f *Firing) Outcome {
 				n := running.Add(1)
 				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 				}
 				defer running.Add(-1)
-				return inner(ctx, f)
-			}
+				return inner.Execute(ctx, f)
+			})
 		})
 		at := time.Now().Add(time.Second)
 		const triggers = 60
@@ -117,11 +117,11 @@ func TestNodeWithBusyWorkersLeavesDueTriggersToOthers(t *testing.T) {
 				t.Fatal(err)
 			}
 			e, err := New(Config{
-				Store:   st,
-				Logger:  quiet,
-				Workers: 1,
-				Lease:   func() store.Lease { return store.Lease{NodeID: n.ID, Epoch: n.Epoch} },
-				Execute: func(_ context.Context, f *Firing) Outcome {
+				Store:      st,
+				Logger:     quiet,
+				Workers:    1,
+				Membership: &testNode{lease: store.Lease{NodeID: n.ID, Epoch: n.Epoch}},
+				Runner: runFunc(func(_ context.Context, f *Firing) Outcome {
 					mu.Lock()
 					runs = append(runs, run{id, f.Execution.TriggerKey.Name, time.Now()})
 					mu.Unlock()
@@ -129,7 +129,7 @@ func TestNodeWithBusyWorkersLeavesDueTriggersToOthers(t *testing.T) {
 						time.Sleep(time.Minute)
 					}
 					return Outcome{}
-				},
+				}),
 			})
 			if err != nil {
 				t.Fatal(err)

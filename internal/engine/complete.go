@@ -117,8 +117,8 @@ func (e *Engine) recordWithRetry(items []finished, call func(context.Context) ([
 			for _, it := range items {
 				e.log.Error("cannot record execution outcome", "execution_id", it.c.ID, "job_key", it.firing.Execution.JobKey.String(), "error", err)
 			}
-			if errors.Is(err, store.ErrFenced) && e.cfg.OnFenced != nil {
-				e.cfg.OnFenced(items[0].lease)
+			if errors.Is(err, store.ErrFenced) {
+				e.cfg.Membership.LeaseRefused(items[0].lease)
 			}
 			return
 		}
@@ -140,8 +140,8 @@ func (e *Engine) recordWithRetry(items []finished, call func(context.Context) ([
 // due.
 func (e *Engine) recorded(it finished) {
 	f := it.firing
-	if it.c.Instruction == store.InstructionDeleteTrigger && e.cfg.OnTriggerFinalized != nil && f.Trigger != nil {
-		e.cfg.OnTriggerFinalized(f.Trigger.Key)
+	if it.c.Instruction == store.InstructionDeleteTrigger && f.Trigger != nil {
+		e.cfg.Observer.TriggerFinalized(f.Trigger.Key)
 	}
 	if f.Job.DisallowConcurrent {
 		e.Wake()

@@ -1,8 +1,12 @@
 // Package engine fires triggers: it acquires due triggers from the store,
 // waits until their instant, fires them on a bounded worker pool and records
 // their completion. It reaches storage only through the store contract and
-// knows nothing of the public API: the chime package hands it an Execute
-// function that runs one job.
+// knows nothing of the public API. It consumes three small interfaces,
+// defined here where they are used: Membership (the lease, which
+// *cluster.Member implements), Runner (which runs one job: the chime
+// package's registered job types and listeners) and Observer (which hears
+// of misfires, finalized triggers and store failures and turns them into
+// listener events).
 //
 // # The loop
 //
@@ -85,7 +89,7 @@
 //
 // # Lease
 //
-// Config.LeaseValid tells whether a lease is the node's current one and is
+// Membership.LeaseHeld tells whether a lease is the node's current one and is
 // known to be valid now, judged on the node's monotonic clock against the
 // expiry the node computed when it last renewed the lease. The engine asks
 // it at each step where the node could act on a lease that lapsed:
@@ -96,7 +100,7 @@
 //     node, a calendar read that waited on the store) fires nothing once
 //     the lease lapsed; the claims wait in the heap.
 //  3. Right before a job starts, on its worker, with the lease the job was
-//     fired or claimed for re-running under: before Execute, and again
+//     fired or claimed for re-running under: before Runner.Execute, and again
 //     inside Execute (Firing.LeaseValid) after the listeners it runs first
 //     and right before the job itself. This is the check that counts:
 //     a node can be starved or stopped at any point between the fire

@@ -24,10 +24,14 @@ type Config struct {
 	Clock clock.Clock
 	// Logger receives the engine's logs. Defaults to slog.Default().
 	Logger *slog.Logger
-	// Lease returns the node's current lease. Required.
-	Lease func() store.Lease
-	// Execute runs one job and reports its outcome. Required.
-	Execute func(ctx context.Context, f *Firing) Outcome
+	// Membership is the node's place in the cluster: the lease the engine
+	// claims, fires and records under. Required.
+	Membership Membership
+	// Runner runs the fired jobs. Required.
+	Runner Runner
+	// Observer hears of misfires, finalized triggers and store failures.
+	// Optional: nil hears nothing.
+	Observer Observer
 	// Workers bounds the jobs running at once. Defaults to 10.
 	Workers int
 	// BatchSize bounds the triggers held claimed ahead of their instant,
@@ -43,29 +47,6 @@ type Config struct {
 	// MisfireThreshold is how late a trigger may be before its misfire
 	// instruction applies. Defaults to 60s.
 	MisfireThreshold time.Duration
-	// OnMisfire is called, on its own goroutine, after a misfire instruction
-	// was applied to a trigger. Optional.
-	OnMisfire func(rec store.TriggerRecord)
-	// LeaseValid reports whether lease is the node's current lease and is
-	// known to be valid now: judged on the node's monotonic clock against
-	// the expiry the node computed when it last renewed the lease, not on a
-	// flag that another goroutine sets once it notices the lapse. While the
-	// current lease is not valid the loop neither claims nor fires, and no
-	// fired job starts unless the lease it was fired under is valid (see
-	// the package documentation, Lease): the store would refuse the
-	// writes, or another node may already be taking the work over.
-	// Optional: nil means always valid.
-	LeaseValid func(lease store.Lease) bool
-	// OnFenced is called with the refused lease when the store refuses a
-	// write because the lease is stale. Optional.
-	OnFenced func(lease store.Lease)
-	// OnTriggerFinalized is called when a trigger completed and will not
-	// fire again. Optional.
-	OnTriggerFinalized func(key store.Key)
-	// OnError is called when a store operation of the loop failed and the
-	// failure is logged: when an outage starts and then at most every 30s
-	// while it lasts. The loop retries on its own. Optional.
-	OnError func(operation string, err error)
 	// Jitter spreads the wait before retrying after a store failure, so
 	// that the nodes of a cluster do not all retry at the same instant
 	// when the database comes back. It is given the backoff and returns the
@@ -81,7 +62,59 @@ type Config struct {
 	ExecutionRetention time.Duration
 }
 
-// Firing is one execution of a job handed to Execute.
+// Membership is the node's place in the cluster, as the engine sees it.
+// *cluster.Member implements it.
+type Membership interface {
+	// Lease returns the node's current lease.
+	Lease() store.Lease
+	// LeaseHeld reports whether lease is the node's current lease and is
+	// known to be valid now: judged on the node's monotonic clock against
+	// the expiry the node computed when it last renewed the lease, not on
+	// a flag that another goroutine sets once it notices the lapse. While
+	// the current lease is not held the loop neither claims nor fires, and
+	// no fired job starts unless the lease it was fired under is held (see
+	// the package documentation, Lease): the store would refuse the
+	// writes, or another node may already be taking the work over.
+	LeaseHeld(lease store.Lease) bool
+	// LeaseRefused tells the node that the store refused a write made
+	// under lease because the lease is stale.
+	LeaseRefused(lease store.Lease)
+}
+
+// Runner runs the jobs the engine fires. The chime package implements it
+// with the registered job types and the listeners.
+type Runner interface {
+	// Execute runs one job, on a worker goroutine, and reports its
+	// outcome. It calls f.LeaseValid last thing before it starts the job,
+	// and returns an Outcome with NotStarted set when that reports false.
+	Execute(ctx context.Context, f *Firing) Outcome
+}
+
+// Observer hears what the engine did that the chime package reports to its
+// listeners. Its methods are called on the engine's goroutines (the loop,
+// or the one recording outcomes) and must return quickly: the chime
+// package queues them as events.
+type Observer interface {
+	// TriggerMisfired is called after a misfire instruction was applied to
+	// a trigger and the trigger was released with its new timing, rec.
+	TriggerMisfired(rec store.TriggerRecord)
+	// TriggerFinalized is called when a trigger completed and will not
+	// fire again.
+	TriggerFinalized(key store.Key)
+	// StoreFailed is called when a store operation of the loop failed and
+	// the failure is logged: when an outage starts and then at most every
+	// 30s while it lasts. The loop retries on its own.
+	StoreFailed(operation string, err error)
+}
+
+// noObserver is the Observer of a Config without one.
+type noObserver struct{}
+
+func (noObserver) TriggerMisfired(store.TriggerRecord) {}
+func (noObserver) TriggerFinalized(store.Key)          {}
+func (noObserver) StoreFailed(string, error)           {}
+
+// Firing is one execution of a job handed to Runner.Execute.
 type Firing struct {
 	Execution store.ExecutionRecord
 	Job       store.JobRecord
@@ -96,19 +129,19 @@ type Firing struct {
 	// Schedule is the trigger's decoded schedule; nil when Trigger is nil.
 	Schedule schedule.Schedule
 
-	leaseValid func(store.Lease) bool // Config.LeaseValid, set by dispatch
+	membership Membership // Config.Membership, set by dispatch
 }
 
 // LeaseValid reports whether the lease the execution runs under is still
-// known to be valid (Config.LeaseValid). The engine asks before it calls
-// Execute; Execute asks again last thing before it starts the job itself,
+// known to be valid (Membership.LeaseHeld). The engine asks before it calls
+// Runner.Execute; Execute asks again last thing before it starts the job itself,
 // after whatever it runs first (listeners), and when the answer is false
 // returns an Outcome with NotStarted set without starting the job.
 func (f *Firing) LeaseValid() bool {
-	if f.leaseValid == nil {
+	if f.membership == nil {
 		return true
 	}
-	return f.leaseValid(f.lease())
+	return f.membership.LeaseHeld(f.lease())
 }
 
 // Outcome is what came of one run of a job.
@@ -224,11 +257,11 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("engine: Config.Store is required")
 	}
-	if cfg.Lease == nil {
-		return nil, errors.New("engine: Config.Lease is required")
+	if cfg.Membership == nil {
+		return nil, errors.New("engine: Config.Membership is required")
 	}
-	if cfg.Execute == nil {
-		return nil, errors.New("engine: Config.Execute is required")
+	if cfg.Runner == nil {
+		return nil, errors.New("engine: Config.Runner is required")
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
@@ -236,8 +269,8 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.LeaseValid == nil {
-		cfg.LeaseValid = func(store.Lease) bool { return true }
+	if cfg.Observer == nil {
+		cfg.Observer = noObserver{}
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 10

@@ -59,13 +59,33 @@ func (s *refusingStore) TriggersFire(ctx context.Context, p *store.TriggersFireP
 
 type harness struct {
 	store  store.Store
-	lease  store.Lease
+	node   *testNode
 	engine *Engine
 	mu     sync.Mutex
 	fired  []time.Time // scheduled times of executed firings
 	ranAt  []time.Time // when they ran
-	fenced atomic.Int32
 }
+
+// testNode is a Membership holding one lease: held while valid is nil or
+// true. It counts the store's refusals.
+type testNode struct {
+	lease   store.Lease
+	valid   *atomic.Bool
+	refused atomic.Int32
+}
+
+func (n *testNode) Lease() store.Lease { return n.lease }
+
+func (n *testNode) LeaseHeld(l store.Lease) bool {
+	return l == n.lease && (n.valid == nil || n.valid.Load())
+}
+
+func (n *testNode) LeaseRefused(store.Lease) { n.refused.Add(1) }
+
+// runFunc is a Runner that runs every job by calling itself.
+type runFunc func(ctx context.Context, f *Firing) Outcome
+
+func (run runFunc) Execute(ctx context.Context, f *Firing) Outcome { return run(ctx, f) }
 
 // newHarness registers node n1 on st, stores a durable job g.j and returns
 // an engine for n1; opts adjust its configuration.
@@ -76,22 +96,21 @@ func newHarness(t *testing.T, st store.Store, opts ...func(*Config)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{store: st, lease: store.Lease{NodeID: node.ID, Epoch: node.Epoch}}
+	h := &harness{store: st, node: &testNode{lease: store.Lease{NodeID: node.ID, Epoch: node.Epoch}}}
 	if err := st.JobUpsert(ctx, &store.JobUpsertParams{Job: store.JobRecord{Key: store.Key{Group: "g", Name: "j"}, Type: "t", Durable: true}}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := Config{
-		Store:    st,
-		Logger:   quiet,
-		Lease:    func() store.Lease { return h.lease },
-		OnFenced: func(store.Lease) { h.fenced.Add(1) },
-		Execute: func(_ context.Context, f *Firing) Outcome {
+		Store:      st,
+		Logger:     quiet,
+		Membership: h.node,
+		Runner: runFunc(func(_ context.Context, f *Firing) Outcome {
 			h.mu.Lock()
 			h.fired = append(h.fired, f.Execution.ScheduledTime)
 			h.ranAt = append(h.ranAt, time.Now())
 			h.mu.Unlock()
 			return Outcome{}
-		},
+		}),
 	}
 	for _, opt := range opts {
 		opt(&cfg)
@@ -182,7 +201,7 @@ func TestFencedLeaseIsReported(t *testing.T) {
 		h.engine.Start()
 		time.Sleep(2 * time.Second)
 		h.engine.Standby()
-		if h.fenced.Load() == 0 {
+		if h.node.refused.Load() == 0 {
 			t.Error("OnFenced not called for a stale lease")
 		}
 		if got := h.firedTimes(); len(got) != 0 {
@@ -223,11 +242,11 @@ func TestWorkersBoundConcurrentJobs(t *testing.T) {
 		var running, peak atomic.Int32
 		var total atomic.Int32
 		e, err := New(Config{
-			Store:   st,
-			Logger:  quiet,
-			Workers: 3,
-			Lease:   func() store.Lease { return store.Lease{NodeID: node.ID, Epoch: node.Epoch} },
-			Execute: func(context.Context, *Firing) Outcome {
+			Store:      st,
+			Logger:     quiet,
+			Workers:    3,
+			Membership: &testNode{lease: store.Lease{NodeID: node.ID, Epoch: node.Epoch}},
+			Runner: runFunc(func(context.Context, *Firing) Outcome {
 				n := running.Add(1)
 				for {
 					p := peak.Load()
@@ -239,7 +258,7 @@ func TestWorkersBoundConcurrentJobs(t *testing.T) {
 				running.Add(-1)
 				total.Add(1)
 				return Outcome{}
-			},
+			}),
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -105,7 +105,7 @@ func (e *Engine) advance(ctx context.Context, rec store.TriggerRecord) (store.Tr
 // fired as usual. It reports whether it settled the trigger, and false in
 // ok when the store failed.
 func (e *Engine) adoptUnheard(ctx context.Context, rec store.TriggerRecord) (adopted, ok bool) {
-	lease := e.cfg.Lease()
+	lease := e.cfg.Membership.Lease()
 	execs, err := e.cfg.Store.ExecutionList(ctx, &store.ExecutionListParams{TriggerKey: &rec.Key, NodeID: lease.NodeID, Running: true})
 	if err != nil {
 		e.storeError(ctx, "list executions", lease, err)
@@ -172,8 +172,8 @@ func (e *Engine) fire(ctx context.Context, now time.Time, st *loopState, pending
 	if len(batch) == 0 {
 		return true
 	}
-	lease := e.cfg.Lease()
-	if !e.cfg.LeaseValid(lease) {
+	lease := e.cfg.Membership.Lease()
+	if !e.cfg.Membership.LeaseHeld(lease) {
 		// The lease lapsed since the pass began (the node was starved, or
 		// computing the timings waited on the store): fire nothing. The
 		// claims are fired once the lease is renewed, or dropped when the
@@ -260,7 +260,7 @@ func (e *Engine) fire(ctx context.Context, now time.Time, st *loopState, pending
 func (e *Engine) dispatch(f *Firing) {
 	jobCtx, cancel := context.WithCancelCause(e.jobsCtx)
 	r := &runningJob{run: Running{Firing: *f, Started: e.cfg.Clock.Now()}, ctx: jobCtx, cancel: cancel}
-	r.run.Firing.leaseValid = e.cfg.LeaseValid
+	r.run.Firing.membership = e.cfg.Membership
 	e.mu.Lock()
 	e.busy++
 	e.running[f.Execution.ID] = r
@@ -310,14 +310,14 @@ func (e *Engine) work() {
 // fired under is still valid, and holds the job otherwise.
 func (e *Engine) run(r *runningJob) {
 	f := &r.run.Firing
-	if lease := f.lease(); !e.cfg.LeaseValid(lease) {
+	if lease := f.lease(); !e.cfg.Membership.LeaseHeld(lease) {
 		e.hold(r, lease)
 		return
 	}
 	began := e.cfg.Clock.Now()
 	var out Outcome
 	for {
-		out = e.cfg.Execute(r.ctx, f)
+		out = e.cfg.Runner.Execute(r.ctx, f)
 		if out.NotStarted || !out.RefireImmediately || r.ctx.Err() != nil {
 			break
 		}

@@ -32,9 +32,8 @@ func TestStopDropsAJobHeldForItsLease(t *testing.T) {
 		var valid atomic.Bool
 		valid.Store(true)
 		st := &lapsingStore{Store: memstore.New(nil), valid: &valid}
-		var h *harness
-		h = newHarness(t, st, func(c *Config) {
-			c.LeaseValid = func(l store.Lease) bool { return l == h.lease && valid.Load() }
+		h := newHarness(t, st, func(c *Config) {
+			c.Membership.(*testNode).valid = &valid
 		})
 		h.addTrigger(t, "t", time.Now().Add(time.Second), time.Hour, "")
 		h.engine.Start()

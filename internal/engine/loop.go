@@ -36,7 +36,7 @@ const starvedRelease = time.Second
 
 func (e *Engine) loop(ctx context.Context) {
 	var pending triggerHeap
-	st := loopState{lookNow: true, epoch: e.cfg.Lease().Epoch}
+	st := loopState{lookNow: true, epoch: e.cfg.Membership.Lease().Epoch}
 	defer func() {
 		if st.acquiring {
 			// Its claims are handed back with the others.
@@ -90,8 +90,8 @@ func (e *Engine) pass(ctx context.Context, st *loopState, pending *triggerHeap) 
 		}
 		st.lookNow = true
 	}
-	lease := e.cfg.Lease()
-	if !e.cfg.LeaseValid(lease) {
+	lease := e.cfg.Membership.Lease()
+	if !e.cfg.Membership.LeaseHeld(lease) {
 		// Nothing is claimed or fired under a lease that may have expired;
 		// the node wakes the loop once it renewed or replaced it.
 		st.lookNow = true

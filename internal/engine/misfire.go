@@ -30,10 +30,10 @@ func (e *Engine) misfire(ctx context.Context, now time.Time, rec store.TriggerRe
 		return
 	}
 	e.log.Warn("trigger misfired", "trigger_key", rec.Key.String(), "fire_time", rec.NextFireTime, "next_fire_time", timing.NextFireTime, "misfire_instruction", string(tr.MisfireInstruction))
-	if e.release(ctx, rec.Key, &timing) && e.cfg.OnMisfire != nil {
-		go e.cfg.OnMisfire(timing)
+	if e.release(ctx, rec.Key, &timing) {
+		e.cfg.Observer.TriggerMisfired(timing)
 	}
-	if timing.NextFireTime.IsZero() && e.cfg.OnTriggerFinalized != nil {
-		go e.cfg.OnTriggerFinalized(rec.Key)
+	if timing.NextFireTime.IsZero() {
+		e.cfg.Observer.TriggerFinalized(rec.Key)
 	}
 }

@@ -57,9 +57,7 @@ func (e *Engine) storeError(ctx context.Context, what string, lease store.Lease,
 	}
 	if errors.Is(err, store.ErrFenced) {
 		e.log.Error("store refused the node's lease", "operation", what, "epoch", lease.Epoch, "error", err)
-		if e.cfg.OnFenced != nil {
-			e.cfg.OnFenced(lease)
-		}
+		e.cfg.Membership.LeaseRefused(lease)
 		return
 	}
 	now := e.cfg.Clock.Now()
@@ -75,9 +73,7 @@ func (e *Engine) storeError(ctx context.Context, what string, lease store.Lease,
 	} else {
 		e.log.Warn("store still unreachable; retrying", "operation", what, "error", err, "attempts", f.Attempts, "outage", f.Duration, "retry_in", wait)
 	}
-	if e.cfg.OnError != nil {
-		e.cfg.OnError(what, err)
-	}
+	e.cfg.Observer.StoreFailed(what, err)
 }
 
 // storeAnswered records that a pass of the loop made its store calls

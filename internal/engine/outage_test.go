@@ -157,11 +157,11 @@ func TestStoreOutageBacksOffLogsOnceAndLosesNothing(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				st := &flakyStore{Store: memstore.New(nil)}
 				logs, logger := logtest.New(slog.LevelInfo)
-				var reported []error
+				failures := &failureLog{}
 				h := newHarness(t, st, func(c *Config) {
 					c.Logger = logger
 					c.Jitter = tt.jitter
-					c.OnError = func(_ string, err error) { reported = append(reported, err) }
+					c.Observer = failures
 				})
 				begin := time.Now()
 				due := begin.Add(500 * time.Millisecond) // due during the outage
@@ -199,8 +199,8 @@ func TestStoreOutageBacksOffLogsOnceAndLosesNothing(t *testing.T) {
 				if got := back[0].Attrs["attempts"].Int64(); got != int64(tt.failures) {
 					t.Errorf("outage logged with %d attempts, want %d", got, tt.failures)
 				}
-				if len(reported) != 1+tt.wantStill || !errors.Is(reported[0], errUnreachable) {
-					t.Errorf("OnError called with %v, want once per logged failure", reported)
+				if got := failures.reported; len(got) != 1+tt.wantStill || !errors.Is(got[0], errUnreachable) {
+					t.Errorf("StoreFailed called with %v, want once per logged failure", got)
 				}
 			})
 		})
@@ -240,10 +240,10 @@ func TestOutcomeIsRecordedAfterALongOutage(t *testing.T) {
 		st := &flakyStore{Store: memstore.New(nil)}
 		logs, logger := logtest.New(slog.LevelInfo)
 		h := newHarness(t, st, func(c *Config) { c.Logger = logger })
-		h.engine.cfg.Execute = func(context.Context, *Firing) Outcome {
+		h.engine.cfg.Runner = runFunc(func(context.Context, *Firing) Outcome {
 			st.failNext(20, "ExecutionsComplete") // more than the old limit of 10 attempts
 			return Outcome{}
-		}
+		})
 		h.addTrigger(t, "t", time.Now().Add(time.Second), time.Hour, "")
 		h.engine.Start()
 		time.Sleep(3 * time.Minute)
@@ -360,3 +360,11 @@ func TestFiringWhoseAnswerWasLostStillRuns(t *testing.T) {
 		})
 	}
 }
+
+// failureLog is an Observer that keeps the store failures reported.
+type failureLog struct {
+	noObserver
+	reported []error
+}
+
+func (l *failureLog) StoreFailed(_ string, err error) { l.reported = append(l.reported, err) }

@@ -18,7 +18,7 @@ func (e *Engine) acquireRecoverable(ctx context.Context) (bool, error) {
 	if free <= 0 {
 		return false, nil
 	}
-	lease := e.cfg.Lease()
+	lease := e.cfg.Membership.Lease()
 	recovered, err := e.cfg.Store.ExecutionsAcquireRecoverable(ctx, &store.ExecutionsAcquireRecoverableParams{
 		Lease: lease, Limit: free, ExcludeJobTypes: e.cfg.ExcludeJobTypes,
 	})

@@ -12,7 +12,7 @@ import (
 // It reports whether the store took it. When the store failed, the claim
 // is queued and handed back at the next look.
 func (e *Engine) release(ctx context.Context, key store.Key, timing *store.TriggerRecord) bool {
-	lease := e.cfg.Lease()
+	lease := e.cfg.Membership.Lease()
 	err := e.cfg.Store.TriggerRelease(ctx, &store.TriggerReleaseParams{Lease: lease, Key: key, Timing: timing})
 	switch {
 	case err == nil:
@@ -75,7 +75,7 @@ func (e *Engine) releaseAll(pending *triggerHeap) {
 	if len(keys) == 0 {
 		return
 	}
-	lease := e.cfg.Lease()
+	lease := e.cfg.Membership.Lease()
 	_, err := e.cfg.Store.TriggersRelease(ctx, &store.TriggersReleaseParams{Lease: lease, Keys: keys})
 	if err == nil {
 		return
