@@ -19,14 +19,12 @@ func (r runner) Execute(ctx context.Context, f *engine.Firing) engine.Outcome {
 	return r.s.execute(ctx, f)
 }
 
-// execute runs one firing: listeners, veto, the job itself, and the outcome.
+// execute runs one firing, in the order its steps are written: build the
+// job's context, let the trigger listeners veto the firing, tell the job
+// listeners, check the lease one last time, run the job, tell the
+// listeners how it went, and turn that into the engine's outcome.
 func (s *Scheduler) execute(ctx context.Context, f *engine.Firing) engine.Outcome {
-	s.mu.RLock()
-	job, registered := s.jobTypes[f.Job.Type]
-	jobListeners := slices.Clone(s.jobListeners)
-	triggerListeners := slices.Clone(s.triggerListeners)
-	s.mu.RUnlock()
-
+	job, registered, jobListeners, triggerListeners := s.firingSnapshot(f.Job.Type)
 	jc, err := s.jobContext(f)
 	if err != nil {
 		s.log.Error("cannot build job context", "execution_id", f.Execution.ID, "error", err)
@@ -37,106 +35,105 @@ func (s *Scheduler) execute(ctx context.Context, f *engine.Firing) engine.Outcom
 		jc.Logger.Error("job type not registered", "job_type", f.Job.Type)
 		return engine.Outcome{Err: err}
 	}
-	jobKey := jc.Job.Key
-	var triggerKey TriggerKey
-	if jc.Trigger != nil {
-		triggerKey = jc.Trigger.Key
-	}
-
-	vetoed := false
-	for _, l := range triggerListeners {
-		if jc.Trigger == nil || !l.Matcher.Match(triggerKey) {
-			continue
-		}
-		if l.Fired != nil {
-			s.callListener(jc, "trigger listener "+l.Name, func() { l.Fired(ctx, jc) })
-		}
-		if l.VetoExecution != nil && !vetoed {
-			s.callListener(jc, "trigger listener "+l.Name, func() { vetoed = l.VetoExecution(ctx, jc) })
-		}
-	}
-	if vetoed {
-		for _, l := range jobListeners {
-			if l.ExecutionVetoed != nil && l.Matcher.Match(jobKey) {
-				s.callListener(jc, "job listener "+l.Name, func() { l.ExecutionVetoed(ctx, jc) })
-			}
-		}
+	listeners := newFiringListeners(jc, jobListeners, triggerListeners)
+	if listeners.fired(ctx, jc) {
+		listeners.vetoed(ctx, jc)
 		return engine.Outcome{Vetoed: true}
 	}
-	for _, l := range jobListeners {
-		if l.ToBeExecuted != nil && l.Matcher.Match(jobKey) {
-			s.callListener(jc, "job listener "+l.Name, func() { l.ToBeExecuted(ctx, jc) })
-		}
-	}
-
+	listeners.toBeExecuted(ctx, jc)
 	if !f.LeaseValid() {
 		// The node's lease lapsed while the listeners ran: another node
 		// may be running this execution by now. The engine holds it.
 		return engine.Outcome{NotStarted: true}
 	}
-	runCtx := ctx
-	if jc.Job.Timeout > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeoutCause(ctx, jc.Job.Timeout, ErrTimeout)
-		defer cancel()
-	}
-	jobErr := runJob(runCtx, job, jc)
-	if jobErr != nil {
-		var pe *PanicError
-		if errors.As(jobErr, &pe) {
-			jc.Logger.Error("job panicked", "panic", formatValue(pe.Value), "stack", string(pe.Stack))
-		} else if failure := jobError(jobErr); failure != nil {
-			jc.Logger.Warn("job failed", "error", failure)
-		}
-	}
-
-	for _, l := range jobListeners {
-		if l.WasExecuted != nil && l.Matcher.Match(jobKey) {
-			s.callListener(jc, "job listener "+l.Name, func() { l.WasExecuted(ctx, jc, jobErr) })
-		}
-	}
-	for _, l := range triggerListeners {
-		if l.Completed != nil && jc.Trigger != nil && l.Matcher.Match(triggerKey) {
-			s.callListener(jc, "trigger listener "+l.Name, func() { l.Completed(ctx, jc, jobErr) })
-		}
-	}
-
-	out := engine.Outcome{Err: jobError(jobErr)}
-	if je, ok := jobErr.(*JobError); ok {
-		out.RefireImmediately = je.RefireImmediately
-		out.UnscheduleFiringTrigger = je.UnscheduleFiringTrigger
-		out.UnscheduleAllTriggers = je.UnscheduleAllTriggers
-	}
-	if jc.Job.PersistJobDataAfterExecution {
-		data, err := s.encodeData("JobContext.Job.Data", jc.Job.Data)
-		if err != nil {
-			// The stored data stays as it was; the execution fails so the
-			// loss of the job's output is visible.
-			jc.Logger.Error("cannot persist the job data the job left; keeping the stored data", "error", err)
-			out.Err = errors.Join(out.Err, err)
-		} else {
-			out.JobData = data
-			if out.JobData == nil {
-				out.JobData = []byte("{}")
-			}
-		}
-	}
-	return out
+	jobErr := runJob(ctx, job, jc)
+	listeners.executed(ctx, jc, jobErr)
+	return s.outcome(jc, jobErr)
 }
 
-// runJob runs the job and turns a panic into a PanicError.
-func runJob(ctx context.Context, job Job, jc *JobContext) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &PanicError{Value: r, Stack: debug.Stack()}
+// firingSnapshot returns the job type's implementation, whether it is
+// registered, and the listeners as registered when the firing begins.
+func (s *Scheduler) firingSnapshot(jobType string) (Job, bool, []JobListener, []TriggerListener) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	job, registered := s.jobTypes[jobType]
+	return job, registered, slices.Clone(s.jobListeners), slices.Clone(s.triggerListeners)
+}
+
+// firingListeners are the listeners one firing tells, and the keys they
+// are matched on, read before any of them ran.
+type firingListeners struct {
+	jobs       []JobListener
+	triggers   []TriggerListener
+	jobKey     JobKey
+	triggerKey TriggerKey
+}
+
+func newFiringListeners(jc *JobContext, jobs []JobListener, triggers []TriggerListener) firingListeners {
+	ls := firingListeners{jobs: jobs, triggers: triggers, jobKey: jc.Job.Key}
+	if jc.Trigger != nil {
+		ls.triggerKey = jc.Trigger.Key
+	}
+	return ls
+}
+
+// fired tells the matching trigger listeners that the trigger fired, and
+// asks them for a veto until one vetoes. It reports whether one did.
+func (ls firingListeners) fired(ctx context.Context, jc *JobContext) (vetoed bool) {
+	if jc.Trigger == nil {
+		return false
+	}
+	for _, l := range ls.triggers {
+		if !l.Matcher.Match(ls.triggerKey) {
+			continue
 		}
-	}()
-	return job.Execute(ctx, jc)
+		if l.Fired != nil {
+			callListener(jc, "trigger listener "+l.Name, func() { l.Fired(ctx, jc) })
+		}
+		if l.VetoExecution != nil && !vetoed {
+			callListener(jc, "trigger listener "+l.Name, func() { vetoed = l.VetoExecution(ctx, jc) })
+		}
+	}
+	return vetoed
+}
+
+// vetoed tells the matching job listeners that the execution was vetoed.
+func (ls firingListeners) vetoed(ctx context.Context, jc *JobContext) {
+	for _, l := range ls.jobs {
+		if l.ExecutionVetoed != nil && l.Matcher.Match(ls.jobKey) {
+			callListener(jc, "job listener "+l.Name, func() { l.ExecutionVetoed(ctx, jc) })
+		}
+	}
+}
+
+// toBeExecuted tells the matching job listeners that the job is about to
+// run.
+func (ls firingListeners) toBeExecuted(ctx context.Context, jc *JobContext) {
+	for _, l := range ls.jobs {
+		if l.ToBeExecuted != nil && l.Matcher.Match(ls.jobKey) {
+			callListener(jc, "job listener "+l.Name, func() { l.ToBeExecuted(ctx, jc) })
+		}
+	}
+}
+
+// executed tells the matching job listeners, then the matching trigger
+// listeners, that the job ran and what it returned.
+func (ls firingListeners) executed(ctx context.Context, jc *JobContext, jobErr error) {
+	for _, l := range ls.jobs {
+		if l.WasExecuted != nil && l.Matcher.Match(ls.jobKey) {
+			callListener(jc, "job listener "+l.Name, func() { l.WasExecuted(ctx, jc, jobErr) })
+		}
+	}
+	for _, l := range ls.triggers {
+		if l.Completed != nil && jc.Trigger != nil && l.Matcher.Match(ls.triggerKey) {
+			callListener(jc, "trigger listener "+l.Name, func() { l.Completed(ctx, jc, jobErr) })
+		}
+	}
 }
 
 // callListener runs a listener callback and logs a panic instead of
 // crashing the worker.
-func (s *Scheduler) callListener(jc *JobContext, name string, call func()) {
+func callListener(jc *JobContext, name string, call func()) {
 	defer func() {
 		if r := recover(); r != nil {
 			jc.Logger.Error("listener panicked", "listener", name, "panic", formatValue(r))
@@ -145,6 +142,66 @@ func (s *Scheduler) callListener(jc *JobContext, name string, call func()) {
 	call()
 }
 
+// runJob runs the job, within its Timeout when it has one, logs how it
+// failed, and returns its error.
+func runJob(ctx context.Context, job Job, jc *JobContext) error {
+	if jc.Job.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, jc.Job.Timeout, ErrTimeout)
+		defer cancel()
+	}
+	err := callJob(ctx, job, jc)
+	var pe *PanicError
+	if errors.As(err, &pe) {
+		jc.Logger.Error("job panicked", "panic", formatValue(pe.Value), "stack", string(pe.Stack))
+	} else if failure := jobError(err); failure != nil {
+		jc.Logger.Warn("job failed", "error", failure)
+	}
+	return err
+}
+
+// callJob calls the job and turns a panic into a PanicError.
+func callJob(ctx context.Context, job Job, jc *JobContext) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return job.Execute(ctx, jc)
+}
+
+// outcome turns what the job returned, and the data it left when its job
+// persists data, into the engine's outcome.
+func (s *Scheduler) outcome(jc *JobContext, jobErr error) engine.Outcome {
+	out := engine.Outcome{Err: jobError(jobErr)}
+	if je, ok := jobErr.(*JobError); ok {
+		out.RefireImmediately = je.RefireImmediately
+		out.UnscheduleFiringTrigger = je.UnscheduleFiringTrigger
+		out.UnscheduleAllTriggers = je.UnscheduleAllTriggers
+	}
+	if jc.Job.PersistJobDataAfterExecution {
+		s.persistJobData(jc, &out)
+	}
+	return out
+}
+
+// persistJobData puts the job data the job left in out, to be stored.
+func (s *Scheduler) persistJobData(jc *JobContext, out *engine.Outcome) {
+	data, err := s.encodeData("JobContext.Job.Data", jc.Job.Data)
+	if err != nil {
+		// The stored data stays as it was; the execution fails so the
+		// loss of the job's output is visible.
+		jc.Logger.Error("cannot persist the job data the job left; keeping the stored data", "error", err)
+		out.Err = errors.Join(out.Err, err)
+		return
+	}
+	out.JobData = data
+	if out.JobData == nil {
+		out.JobData = []byte("{}")
+	}
+}
+
+// jobContext builds the context of the job a firing runs.
 func (s *Scheduler) jobContext(f *engine.Firing) (*JobContext, error) {
 	detail, err := jobDetailOf(&f.Job)
 	if err != nil {
