@@ -1,14 +1,18 @@
 package chime
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/chime-scheduler/chime/clock"
 	"github.com/chime-scheduler/chime/store"
+	"github.com/chime-scheduler/chime/store/memstore"
 )
 
 // Defaults of Config's zero fields.
@@ -89,6 +93,64 @@ type Config struct {
 	Clock clock.Clock
 	// Logger receives the scheduler's logs. Defaults to slog.Default().
 	Logger *slog.Logger
+}
+
+// withDefaults returns a copy of cfg with the defaults of its zero fields,
+// or a ValidationError naming the first invalid field.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.Store == nil {
+		cfg.Store = memstore.New(nil)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.NodeID == "" {
+		cfg.NodeID = defaultNodeID()
+	}
+	if err := cfg.validate(); err != nil {
+		return Config{}, err
+	}
+	cfg.Workers = cmp.Or(cfg.Workers, DefaultWorkers)
+	cfg.MisfireThreshold = cmp.Or(cfg.MisfireThreshold, DefaultMisfireThreshold)
+	cfg.CheckInInterval = cmp.Or(cfg.CheckInInterval, DefaultCheckInInterval)
+	cfg.DeadAfter = cmp.Or(cfg.DeadAfter, DefaultDeadAfterCheckIns*cfg.CheckInInterval)
+	cfg.ReconcileInterval = cmp.Or(cfg.ReconcileInterval, time.Minute)
+	cfg.ClockOffsetWarning = cmp.Or(cfg.ClockOffsetWarning, time.Second)
+	cfg.MaxJobDataBytes = cmp.Or(cfg.MaxJobDataBytes, 1<<20)
+	cfg.ExcludeJobTypes = slices.Clone(cfg.ExcludeJobTypes)
+	return cfg, nil
+}
+
+// validate returns a ValidationError naming the first invalid field of cfg.
+func (cfg *Config) validate() error {
+	if err := checkText("Config.NodeID", cfg.NodeID, MaxKeyLength); err != nil {
+		return err
+	}
+	negative := []struct {
+		field  string
+		value  int64
+		reason string
+	}{
+		{"Config.Workers", int64(cfg.Workers), "must not be negative"},
+		{"Config.MisfireThreshold", int64(cfg.MisfireThreshold), "must not be negative"},
+		{"Config.ReconcileInterval", int64(cfg.ReconcileInterval), "must be positive"},
+		{"Config.ClockOffsetWarning", int64(cfg.ClockOffsetWarning), "must be positive"},
+		{"Config.MaxJobDataBytes", int64(cfg.MaxJobDataBytes), "must not be negative"},
+	}
+	for _, n := range negative {
+		if n.value < 0 {
+			return &ValidationError{Field: n.field, Reason: n.reason}
+		}
+	}
+	for i, typ := range cfg.ExcludeJobTypes {
+		if typ == "" {
+			return &ValidationError{Field: fmt.Sprintf("Config.ExcludeJobTypes[%d]", i), Reason: "must not be empty"}
+		}
+	}
+	return nil
 }
 
 func defaultNodeID() string {

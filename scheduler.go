@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	mrand "math/rand/v2"
-	"slices"
 	"sync"
 	"time"
 
-	"github.com/chime-scheduler/chime/clock"
 	"github.com/chime-scheduler/chime/internal/cluster"
 	"github.com/chime-scheduler/chime/internal/engine"
 	"github.com/chime-scheduler/chime/store"
-	"github.com/chime-scheduler/chime/store/memstore"
 )
 
 // Scheduler runs jobs on their triggers' schedules. Create one with New,
@@ -45,69 +42,19 @@ type namedSchedulerListener struct {
 
 // New returns a scheduler in standby. Start starts firing.
 func New(cfg Config) (*Scheduler, error) {
-	if cfg.Store == nil {
-		cfg.Store = memstore.New(nil)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.Real{}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.NodeID == "" {
-		cfg.NodeID = defaultNodeID()
-	}
-	if err := checkText("Config.NodeID", cfg.NodeID, MaxKeyLength); err != nil {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
 		return nil, err
 	}
-	if cfg.Workers < 0 {
-		return nil, &ValidationError{Field: "Config.Workers", Reason: "must not be negative"}
-	}
-	if cfg.Workers == 0 {
-		cfg.Workers = DefaultWorkers
-	}
-	if cfg.MisfireThreshold < 0 {
-		return nil, &ValidationError{Field: "Config.MisfireThreshold", Reason: "must not be negative"}
-	}
-	if cfg.MisfireThreshold == 0 {
-		cfg.MisfireThreshold = DefaultMisfireThreshold
-	}
-	if cfg.CheckInInterval == 0 {
-		cfg.CheckInInterval = DefaultCheckInInterval
-	}
-	if cfg.DeadAfter == 0 {
-		cfg.DeadAfter = DefaultDeadAfterCheckIns * cfg.CheckInInterval
-	}
-	if cfg.ReconcileInterval < 0 {
-		return nil, &ValidationError{Field: "Config.ReconcileInterval", Reason: "must be positive"}
-	}
-	if cfg.ReconcileInterval == 0 {
-		cfg.ReconcileInterval = time.Minute
-	}
-	if cfg.ClockOffsetWarning < 0 {
-		return nil, &ValidationError{Field: "Config.ClockOffsetWarning", Reason: "must be positive"}
-	}
-	if cfg.ClockOffsetWarning == 0 {
-		cfg.ClockOffsetWarning = time.Second
-	}
-	if cfg.MaxJobDataBytes < 0 {
-		return nil, &ValidationError{Field: "Config.MaxJobDataBytes", Reason: "must not be negative"}
-	}
-	if cfg.MaxJobDataBytes == 0 {
-		cfg.MaxJobDataBytes = 1 << 20
-	}
-	for i, typ := range cfg.ExcludeJobTypes {
-		if typ == "" {
-			return nil, &ValidationError{Field: fmt.Sprintf("Config.ExcludeJobTypes[%d]", i), Reason: "must not be empty"}
-		}
-	}
-	cfg.ExcludeJobTypes = slices.Clone(cfg.ExcludeJobTypes)
 	s := &Scheduler{
 		cfg:      cfg,
 		store:    cfg.Store,
 		log:      cfg.Logger.With("node_id", cfg.NodeID),
 		jobTypes: make(map[string]Job),
 	}
+	// The member and the engine know each other: the engine asks the
+	// member for the lease, and the member's observer (clusterEvents) acts
+	// on s.engine, which it reaches only once Start started the member.
 	member, err := cluster.New(cluster.Config{
 		Store:             cfg.Store,
 		NodeID:            cfg.NodeID,
@@ -117,12 +64,7 @@ func New(cfg Config) (*Scheduler, error) {
 		DeadAfter:         cfg.DeadAfter,
 		ReconcileInterval: cfg.ReconcileInterval,
 		OffsetWarning:     cfg.ClockOffsetWarning,
-		OnRecovered:       func([]store.NodeRecovery) { s.engine.WakeRecovery() },
-		OnReconciled:      s.reconciled,
-		OnLeaseLost:       func() { s.engine.CancelAll(engine.ErrLeaseLost) },
-		// Registering again recovered the executions of the old lease, and
-		// jobs held while the lease lapsed start or are dropped: look at once.
-		OnLeaseRestored: func() { s.engine.WakeRecovery() },
+		Observer:          clusterEvents{s},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("chime: %w", err)
@@ -151,18 +93,33 @@ func New(cfg Config) (*Scheduler, error) {
 	return s, nil
 }
 
-// reconciled makes the engine act on what a reconciliation repaired:
+// clusterEvents is the Scheduler as the cluster member's Observer: it
+// makes the engine act on what the member did.
+type clusterEvents struct{ s *Scheduler }
+
+// NodesRecovered makes the engine re-run the recovered executions at once.
+func (ev clusterEvents) NodesRecovered([]store.NodeRecovery) { ev.s.engine.WakeRecovery() }
+
+// Reconciled makes the engine act on what a reconciliation repaired:
 // re-run the executions now recoverable, and claim the triggers now
 // waiting.
-func (s *Scheduler) reconciled(r *store.Reconciliation) {
+func (ev clusterEvents) Reconciled(r *store.Reconciliation) {
 	if len(r.Recoverable) > 0 {
-		s.engine.WakeRecovery()
+		ev.s.engine.WakeRecovery()
 		return
 	}
 	if len(r.ReleasedTriggers) > 0 || len(r.UnblockedTriggers) > 0 {
-		s.engine.Wake()
+		ev.s.engine.Wake()
 	}
 }
+
+// LeaseLost cancels the running jobs: another node may re-run them.
+func (ev clusterEvents) LeaseLost() { ev.s.engine.CancelAll(engine.ErrLeaseLost) }
+
+// LeaseRestored makes the engine look at once: registering again
+// recovered the executions of the old lease, and jobs held while the lease
+// lapsed start or are dropped.
+func (ev clusterEvents) LeaseRestored() { ev.s.engine.WakeRecovery() }
 
 // equalJitter spreads a retry wait d over [d/2, d], so that the nodes of a
 // cluster do not all retry at once when the database comes back.

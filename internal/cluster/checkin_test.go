@@ -87,15 +87,17 @@ func testUnreachableStore(t *testing.T, declaredDead bool) {
 		var mu sync.Mutex
 		var lostAt, restoredAt []time.Time
 		m, err := New(Config{Store: st, NodeID: "n", Logger: logger, CheckInInterval: time.Second, DeadAfter: 3 * time.Second,
-			OnLeaseLost: func() {
-				mu.Lock()
-				lostAt = append(lostAt, time.Now())
-				mu.Unlock()
-			},
-			OnLeaseRestored: func() {
-				mu.Lock()
-				restoredAt = append(restoredAt, time.Now())
-				mu.Unlock()
+			Observer: &observerFuncs{
+				lost: func() {
+					mu.Lock()
+					lostAt = append(lostAt, time.Now())
+					mu.Unlock()
+				},
+				restored: func() {
+					mu.Lock()
+					restoredAt = append(restoredAt, time.Now())
+					mu.Unlock()
+				},
 			},
 		})
 		if err != nil {
@@ -150,10 +152,10 @@ func testUnreachableStore(t *testing.T, declaredDead bool) {
 			t.Errorf("lease valid at %v, want before 5s and from 8s on: %v", validAt, wantValid)
 		}
 		if want := []time.Time{begin.Add(5 * time.Second)}; !slices.Equal(lostAt, want) {
-			t.Errorf("OnLeaseLost at %v, want once at %v", lostAt, want)
+			t.Errorf("LeaseLost at %v, want once at %v", lostAt, want)
 		}
 		if want := []time.Time{begin.Add(8 * time.Second)}; !slices.Equal(restoredAt, want) {
-			t.Errorf("OnLeaseRestored at %v, want once at %v", restoredAt, want)
+			t.Errorf("LeaseRestored at %v, want once at %v", restoredAt, want)
 		}
 		got := m.Lease()
 		if declaredDead && got.Epoch <= first.Epoch {
@@ -192,7 +194,7 @@ func TestRefusedLeaseIsReplacedAtOnce(t *testing.T) {
 		ctx := context.Background()
 		st := memstore.New(nil)
 		var lost int
-		m, err := New(Config{Store: st, NodeID: "n", Logger: quiet, CheckInInterval: 10 * time.Second, OnLeaseLost: func() { lost++ }})
+		m, err := New(Config{Store: st, NodeID: "n", Logger: quiet, CheckInInterval: 10 * time.Second, Observer: &observerFuncs{lost: func() { lost++ }}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +216,7 @@ func TestRefusedLeaseIsReplacedAtOnce(t *testing.T) {
 			t.Errorf("lease %+v valid=%v after the refusal, want a new valid epoch", got, m.LeaseValid())
 		}
 		if lost != 1 {
-			t.Errorf("OnLeaseLost called %d times, want 1", lost)
+			t.Errorf("LeaseLost called %d times, want 1", lost)
 		}
 		if err := m.Stop(ctx); err != nil {
 			t.Fatal(err)
@@ -296,15 +298,17 @@ func TestSilentPartitionLapsesTheLeaseOnTime(t *testing.T) {
 		var mu sync.Mutex
 		var lostAt, restoredAt []time.Time
 		m, err := New(Config{Store: st, NodeID: "n", Logger: quiet, CheckInInterval: time.Second, DeadAfter: 3 * time.Second,
-			OnLeaseLost: func() {
-				mu.Lock()
-				lostAt = append(lostAt, time.Now())
-				mu.Unlock()
-			},
-			OnLeaseRestored: func() {
-				mu.Lock()
-				restoredAt = append(restoredAt, time.Now())
-				mu.Unlock()
+			Observer: &observerFuncs{
+				lost: func() {
+					mu.Lock()
+					lostAt = append(lostAt, time.Now())
+					mu.Unlock()
+				},
+				restored: func() {
+					mu.Lock()
+					restoredAt = append(restoredAt, time.Now())
+					mu.Unlock()
+				},
 			},
 		})
 		if err != nil {
@@ -331,10 +335,10 @@ func TestSilentPartitionLapsesTheLeaseOnTime(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		if want := []time.Time{begin.Add(5 * time.Second)}; !slices.Equal(lostAt, want) {
-			t.Errorf("OnLeaseLost at %v, want once at %v", lostAt, want)
+			t.Errorf("LeaseLost at %v, want once at %v", lostAt, want)
 		}
 		if want := []time.Time{begin.Add(8 * time.Second)}; !slices.Equal(restoredAt, want) {
-			t.Errorf("OnLeaseRestored at %v, want once at %v", restoredAt, want)
+			t.Errorf("LeaseRestored at %v, want once at %v", restoredAt, want)
 		}
 	})
 }

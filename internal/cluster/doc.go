@@ -3,6 +3,13 @@
 // store's clock, the recovery of dead nodes and the periodic reconciliation
 // of the store.
 //
+// A *Member is the engine's engine.Membership: the engine asks it for the
+// lease (Lease, LeaseHeld) and tells it of a lease the store refused
+// (LeaseRefused). In the other direction the member tells its Observer
+// what the engine must act on: nodes recovered, a reconciliation that
+// repaired something, the lease lost or restored. The chime package wires
+// the two.
+//
 // # Protocol
 //
 //  1. Start registers the node (store.NodeRegister). The store gives it an
@@ -22,7 +29,7 @@
 //     the node asks the store to repair what no live lease explains
 //     (store.Store's Reconcile): claims and executions held under dead or
 //     stale leases, triggers blocked by no running execution. Each repair
-//     is logged at Warn; OnReconciled lets the engine act on them at once.
+//     is logged at Warn; Observer.Reconciled lets the engine act on them at once.
 //  5. When a check-in is refused with store.ErrFenced, when the engine
 //     reports a write refused under the current lease (LeaseRefused), or
 //     when no check-in has succeeded for DeadAfter by the local clock (each
@@ -62,7 +69,7 @@
 // starved loop does late. A renewal whose answer comes after the lease
 // lapsed, without a failure (the node was starved, the store slow),
 // restores the lease under the same epoch: the store accepted it, so no
-// node had declared this one dead, and OnLeaseRestored lets the engine
+// node had declared this one dead, and Observer.LeaseRestored lets the engine
 // start the jobs it held.
 //
 // # Logs

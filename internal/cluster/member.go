@@ -44,20 +44,38 @@ type Config struct {
 	// when the offset goes above it, and again when it moves by more than
 	// it since the last warning. Defaults to 1s.
 	OffsetWarning time.Duration
-	// OnRecovered is called after dead nodes were recovered, so the engine
-	// re-runs their executions at once. Optional.
-	OnRecovered func([]store.NodeRecovery)
-	// OnReconciled is called after a reconciliation repaired something, so
-	// the engine re-runs recoverable executions and looks at released
-	// triggers at once. Optional.
-	OnReconciled func(*store.Reconciliation)
-	// OnLeaseLost is called once when the node must assume it was declared
-	// dead, until it registered again. Optional.
-	OnLeaseLost func()
-	// OnLeaseRestored is called when the lease is valid again: the node
-	// registered again, or renewed a lease that had lapsed. Optional.
-	OnLeaseRestored func()
+	// Observer hears what the member did that the engine must act on.
+	// Optional: nil hears nothing.
+	Observer Observer
 }
+
+// Observer hears what the member did that the engine must act on; the
+// chime package implements it by waking the engine or cancelling its jobs.
+// Its methods are called on the member's goroutines and must return
+// quickly.
+type Observer interface {
+	// NodesRecovered is called after dead nodes were recovered, so the
+	// engine re-runs their executions at once.
+	NodesRecovered(recovered []store.NodeRecovery)
+	// Reconciled is called after a reconciliation repaired something, so
+	// the engine re-runs recoverable executions and looks at released
+	// triggers at once.
+	Reconciled(r *store.Reconciliation)
+	// LeaseLost is called once when the node must assume it was declared
+	// dead, until it registered again.
+	LeaseLost()
+	// LeaseRestored is called when the lease is valid again: the node
+	// registered again, or renewed a lease that had lapsed.
+	LeaseRestored()
+}
+
+// noObserver is the Observer of a Config without one.
+type noObserver struct{}
+
+func (noObserver) NodesRecovered([]store.NodeRecovery) {}
+func (noObserver) Reconciled(*store.Reconciliation)    {}
+func (noObserver) LeaseLost()                          {}
+func (noObserver) LeaseRestored()                      {}
 
 // Member is one node's membership of the cluster.
 type Member struct {
@@ -115,6 +133,9 @@ func New(cfg Config) (*Member, error) {
 	}
 	if cfg.OffsetWarning <= 0 {
 		cfg.OffsetWarning = time.Second
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = noObserver{}
 	}
 	return &Member{
 		cfg:         cfg,
@@ -295,7 +316,7 @@ func (m *Member) renewed(sent, received, storeTime time.Time) {
 }
 
 // markLost records that the node must assume it was declared dead, and
-// tells OnLeaseLost the first time. fenced reports that the store refused
+// tells Observer.LeaseLost the first time. fenced reports that the store refused
 // the lease, so that it is known dead rather than only lapsed.
 func (m *Member) markLost(fenced bool) {
 	m.mu.Lock()
@@ -303,8 +324,8 @@ func (m *Member) markLost(fenced bool) {
 	m.lost = true
 	m.fenced = m.fenced || fenced
 	m.mu.Unlock()
-	if !already && m.cfg.OnLeaseLost != nil {
-		m.cfg.OnLeaseLost()
+	if !already {
+		m.cfg.Observer.LeaseLost()
 	}
 }
 
@@ -393,8 +414,8 @@ func (m *Member) checkIn(ctx context.Context) (registered bool) {
 		if wasLost {
 			m.log.Info("lease renewed after it lapsed: no node had declared this one dead", "epoch", lease.Epoch)
 		}
-		if lapsed && m.cfg.OnLeaseRestored != nil {
-			m.cfg.OnLeaseRestored()
+		if lapsed {
+			m.cfg.Observer.LeaseRestored()
 		}
 	case errors.Is(err, store.ErrFenced), errors.Is(err, store.ErrNodeNotFound):
 		m.storeAnswered(received)
@@ -444,9 +465,7 @@ func (m *Member) registerAgain(ctx context.Context) bool {
 		return false
 	}
 	m.storeAnswered(m.cfg.Clock.Now())
-	if m.cfg.OnLeaseRestored != nil {
-		m.cfg.OnLeaseRestored()
-	}
+	m.cfg.Observer.LeaseRestored()
 	return true
 }
 
@@ -490,8 +509,8 @@ func (m *Member) recoverDead(ctx context.Context, lease store.Lease) {
 	for _, r := range recovered {
 		m.log.Warn("recovered dead node", "dead_node_id", r.Node.ID, "dead_epoch", r.Node.Epoch, "released_triggers", r.ReleasedTriggers, "recoverable_executions", len(r.Recoverable), "failed_executions", len(r.Failed))
 	}
-	if len(recovered) > 0 && m.cfg.OnRecovered != nil {
-		m.cfg.OnRecovered(recovered)
+	if len(recovered) > 0 {
+		m.cfg.Observer.NodesRecovered(recovered)
 	}
 }
 
@@ -529,7 +548,5 @@ func (m *Member) reconcile(ctx context.Context) {
 	for _, e := range rep.Failed {
 		m.log.Warn(msg, "repair", "failed_execution", "execution_id", e.ID, "job_key", e.JobKey.String(), "trigger_key", e.TriggerKey.String(), "scheduled_fire_time", e.ScheduledTime, "reason", "executing under no live lease")
 	}
-	if m.cfg.OnReconciled != nil {
-		m.cfg.OnReconciled(rep)
-	}
+	m.cfg.Observer.Reconciled(rep)
 }

@@ -15,9 +15,41 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
+// observerFuncs is an Observer that calls its non-nil functions.
+type observerFuncs struct {
+	recovered  func([]store.NodeRecovery)
+	reconciled func(*store.Reconciliation)
+	lost       func()
+	restored   func()
+}
+
+func (o *observerFuncs) NodesRecovered(r []store.NodeRecovery) {
+	if o.recovered != nil {
+		o.recovered(r)
+	}
+}
+
+func (o *observerFuncs) Reconciled(r *store.Reconciliation) {
+	if o.reconciled != nil {
+		o.reconciled(r)
+	}
+}
+
+func (o *observerFuncs) LeaseLost() {
+	if o.lost != nil {
+		o.lost()
+	}
+}
+
+func (o *observerFuncs) LeaseRestored() {
+	if o.restored != nil {
+		o.restored()
+	}
+}
+
 func newMember(t *testing.T, st Store, id string, onLost func(), onRecovered func([]store.NodeRecovery)) *Member {
 	t.Helper()
-	m, err := New(Config{Store: st, NodeID: id, Logger: quiet, CheckInInterval: time.Second, OnLeaseLost: onLost, OnRecovered: onRecovered})
+	m, err := New(Config{Store: st, NodeID: id, Logger: quiet, CheckInInterval: time.Second, Observer: &observerFuncs{lost: onLost, recovered: onRecovered}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +92,7 @@ func TestFencedNodeLosesLeaseAndRegistersAgain(t *testing.T) {
 		}
 		time.Sleep(1500 * time.Millisecond) // a's next check-in is refused
 		if lost.Load() != 1 {
-			t.Errorf("OnLeaseLost called %d times, want 1", lost.Load())
+			t.Errorf("LeaseLost called %d times, want 1", lost.Load())
 		}
 		if got := a.Lease(); got.Epoch <= first.Epoch {
 			t.Errorf("epoch after re-registering %d, want > %d", got.Epoch, first.Epoch)

@@ -58,7 +58,7 @@ func TestReconcileRunsAtStartAndEveryIntervalAndLogsEachRepair(t *testing.T) {
 		logs, logger := logtest.New(slog.LevelInfo)
 		var got []*store.Reconciliation
 		m, err := New(Config{Store: st, NodeID: "n", Logger: logger, ReconcileInterval: 10 * time.Second,
-			OnReconciled: func(r *store.Reconciliation) { got = append(got, r) }})
+			Observer: &observerFuncs{reconciled: func(r *store.Reconciliation) { got = append(got, r) }}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func TestReconcileRunsAtStartAndEveryIntervalAndLogsEachRepair(t *testing.T) {
 		// The empty report at the start and the real store's later are not
 		// reported; the canned one is, once.
 		if len(got) != 1 || got[0] != report {
-			t.Errorf("OnReconciled got %v, want the canned report once", got)
+			t.Errorf("Reconciled got %v, want the canned report once", got)
 		}
 		type repair struct{ kind, trigger, execution, job string }
 		var repairs []repair
