@@ -60,6 +60,42 @@ func (s *Scheduler) firingSnapshot(jobType string) (Job, bool, []JobListener, []
 	return job, registered, slices.Clone(s.jobListeners), slices.Clone(s.triggerListeners)
 }
 
+// jobContext builds the context of the job a firing runs.
+func (s *Scheduler) jobContext(f *engine.Firing) (*JobContext, error) {
+	detail, err := jobDetailOf(&f.Job)
+	if err != nil {
+		return nil, err
+	}
+	merged := detail.Data.Clone()
+	jc := &JobContext{
+		ExecutionID:       f.Execution.ID,
+		FireTime:          f.Execution.FiredTime,
+		ScheduledFireTime: f.Execution.ScheduledTime,
+		PreviousFireTime:  f.PreviousFireTime,
+		RefireCount:       f.RefireCount,
+		Recovering:        f.Execution.Recovering,
+		Job:               detail,
+		Scheduler:         s,
+	}
+	attrs := []any{"job_key", detail.Key.String(), "execution_id", f.Execution.ID, "scheduled_fire_time", f.Execution.ScheduledTime}
+	if f.Trigger != nil {
+		info, err := triggerInfoWith(f.Trigger, f.Schedule)
+		if err != nil {
+			return nil, err
+		}
+		jc.Trigger = &info.Trigger
+		jc.NextFireTime = info.NextFireTime
+		merged = merged.merge(info.Data)
+		attrs = append(attrs, "trigger_key", info.Key.String())
+	}
+	if merged == nil {
+		merged = JobData{}
+	}
+	jc.MergedData = merged
+	jc.Logger = s.log.With(attrs...)
+	return jc, nil
+}
+
 // firingListeners are the listeners one firing tells, and the keys they
 // are matched on, read before any of them ran.
 type firingListeners struct {
@@ -199,42 +235,6 @@ func (s *Scheduler) persistJobData(jc *JobContext, out *engine.Outcome) {
 	if out.JobData == nil {
 		out.JobData = []byte("{}")
 	}
-}
-
-// jobContext builds the context of the job a firing runs.
-func (s *Scheduler) jobContext(f *engine.Firing) (*JobContext, error) {
-	detail, err := jobDetailOf(&f.Job)
-	if err != nil {
-		return nil, err
-	}
-	merged := detail.Data.Clone()
-	jc := &JobContext{
-		ExecutionID:       f.Execution.ID,
-		FireTime:          f.Execution.FiredTime,
-		ScheduledFireTime: f.Execution.ScheduledTime,
-		PreviousFireTime:  f.PreviousFireTime,
-		RefireCount:       f.RefireCount,
-		Recovering:        f.Execution.Recovering,
-		Job:               detail,
-		Scheduler:         s,
-	}
-	attrs := []any{"job_key", detail.Key.String(), "execution_id", f.Execution.ID, "scheduled_fire_time", f.Execution.ScheduledTime}
-	if f.Trigger != nil {
-		info, err := triggerInfoWith(f.Trigger, f.Schedule)
-		if err != nil {
-			return nil, err
-		}
-		jc.Trigger = &info.Trigger
-		jc.NextFireTime = info.NextFireTime
-		merged = merged.merge(info.Data)
-		attrs = append(attrs, "trigger_key", info.Key.String())
-	}
-	if merged == nil {
-		merged = JobData{}
-	}
-	jc.MergedData = merged
-	jc.Logger = s.log.With(attrs...)
-	return jc, nil
 }
 
 func formatValue(v any) string { return fmt.Sprint(v) }

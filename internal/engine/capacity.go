@@ -1,8 +1,6 @@
 package engine
 
-import (
-	"time"
-)
+import "time"
 
 // freeWorkers returns how many workers are free: neither running a job
 // nor promised to a fired job waiting for one.

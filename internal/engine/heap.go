@@ -1,8 +1,6 @@
 package engine
 
-import (
-	"github.com/chime-scheduler/chime/store"
-)
+import "github.com/chime-scheduler/chime/store"
 
 // triggerHeap orders acquired triggers by fire time, then priority (highest
 // first).

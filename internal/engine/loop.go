@@ -152,6 +152,23 @@ func (e *Engine) pass(ctx context.Context, st *loopState, pending *triggerHeap) 
 	return max(wait, 0)
 }
 
+// dropStaleClaims forgets the acquired triggers claimed under an epoch other
+// than the current one: the node registered again since, and the store
+// returned those claims to the pool when it did.
+func (e *Engine) dropStaleClaims(pending *triggerHeap, epoch int64) {
+	kept := (*pending)[:0]
+	for _, rec := range *pending {
+		if rec.ClaimEpoch == epoch {
+			kept = append(kept, rec)
+			continue
+		}
+		e.log.Debug("dropping a claim of an earlier lease", "trigger_key", rec.Key.String(), "claim_epoch", rec.ClaimEpoch)
+		delete(e.unheard, rec.Key)
+	}
+	*pending = kept
+	heap.Init(pending)
+}
+
 // look asks the store for work: it hands back claims it could not release
 // earlier, claims executions of lost nodes and due triggers, and prunes old
 // executions. It reports whether to look again at once, and false in ok
@@ -180,23 +197,6 @@ func (e *Engine) look(ctx context.Context, now time.Time, st *loopState, pending
 		e.prune(ctx, now)
 	}
 	return false, true
-}
-
-// dropStaleClaims forgets the acquired triggers claimed under an epoch other
-// than the current one: the node registered again since, and the store
-// returned those claims to the pool when it did.
-func (e *Engine) dropStaleClaims(pending *triggerHeap, epoch int64) {
-	kept := (*pending)[:0]
-	for _, rec := range *pending {
-		if rec.ClaimEpoch == epoch {
-			kept = append(kept, rec)
-			continue
-		}
-		e.log.Debug("dropping a claim of an earlier lease", "trigger_key", rec.Key.String(), "claim_epoch", rec.ClaimEpoch)
-		delete(e.unheard, rec.Key)
-	}
-	*pending = kept
-	heap.Init(pending)
 }
 
 // drain empties a stopped timer's channel so Reset starts clean.
