@@ -129,6 +129,20 @@
 // one are dropped: the store returned them to the pool when the node
 // re-registered.
 //
+// # Reading the code
+//
+// A firing reads one way down, each file calling only those after it or
+// the helpers beside the path: engine.go (Config, the interfaces, Start,
+// Stop), loop.go (the loop and its passes), acquire.go (claiming due
+// triggers), fire.go (the fire transaction), run.go (the workers, which
+// call Runner.Execute) and complete.go (recording the outcome). The
+// helpers: capacity.go (free workers, run-time estimate), lease.go (jobs
+// held for their lease), misfire.go, release.go (handing claims back),
+// recovery.go (re-running executions of lost nodes), prune.go, outage.go
+// (store failures, backoff), watch.go (push wake-ups), timing.go (trigger
+// record to schedule math), cache.go (decoded schedules) and heap.go (the
+// claimed triggers).
+//
 // # Invariants
 //
 //   - The loop never blocks on a job or on recording an outcome: jobs run on
