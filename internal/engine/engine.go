@@ -48,8 +48,9 @@ type Config struct {
 	// MisfireThreshold is how late a trigger may be before its misfire
 	// instruction applies. Defaults to 60s.
 	MisfireThreshold time.Duration
-	// OnMisfire is called, on its own goroutine, after a misfire instruction
-	// was applied to a trigger. Optional.
+	// OnMisfire is called after a misfire instruction was applied to a
+	// trigger, on the goroutine that applied it: it must not block.
+	// Optional.
 	OnMisfire func(rec store.TriggerRecord)
 	// LeaseValid reports whether lease is the node's current lease and is
 	// known to be valid now: judged on the node's monotonic clock against
@@ -65,7 +66,8 @@ type Config struct {
 	// write because the lease is stale. Optional.
 	OnFenced func(lease store.Lease)
 	// OnTriggerFinalized is called when a trigger completed and will not
-	// fire again. Optional.
+	// fire again, on the loop's or a worker's goroutine: it must not block.
+	// Optional.
 	OnTriggerFinalized func(key store.Key)
 	// OnError is called when a store operation of the loop failed and the
 	// failure is logged: when an outage starts and then at most every 30s
@@ -732,10 +734,10 @@ func (e *Engine) misfire(ctx context.Context, now time.Time, rec store.TriggerRe
 	}
 	e.log.Warn("trigger misfired", "trigger_key", rec.Key.String(), "fire_time", rec.NextFireTime, "next_fire_time", timing.NextFireTime, "misfire_instruction", string(tr.MisfireInstruction))
 	if e.release(ctx, rec.Key, &timing) && e.cfg.OnMisfire != nil {
-		go e.cfg.OnMisfire(timing)
+		e.cfg.OnMisfire(timing)
 	}
 	if timing.NextFireTime.IsZero() && e.cfg.OnTriggerFinalized != nil {
-		go e.cfg.OnTriggerFinalized(rec.Key)
+		e.cfg.OnTriggerFinalized(rec.Key)
 	}
 }
 
