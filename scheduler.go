@@ -1416,7 +1416,7 @@ func (s *Scheduler) execute(ctx context.Context, f *engine.Firing) engine.Outcom
 	}
 
 	out := engine.Outcome{Err: jobError(jobErr)}
-	if je, ok := jobErr.(*JobError); ok {
+	if je, ok := jobErr.(*JobError); ok { //nolint:errorlint // only a JobError returned as such counts (see JobError)
 		out.RefireImmediately = je.RefireImmediately
 		out.UnscheduleFiringTrigger = je.UnscheduleFiringTrigger
 		out.UnscheduleAllTriggers = je.UnscheduleAllTriggers
