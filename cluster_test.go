@@ -405,11 +405,11 @@ func (u *unreachable) TriggersAcquire(ctx context.Context, p *store.TriggersAcqu
 	return u.Store.TriggersAcquire(ctx, p)
 }
 
-func (u *unreachable) TriggerFire(ctx context.Context, p *store.TriggerFireParams) (*store.TriggerFireResult, error) {
+func (u *unreachable) TriggersFire(ctx context.Context, p *store.TriggersFireParams) ([]store.TriggerFireOutcome, error) {
 	if err := u.down(); err != nil {
 		return nil, err
 	}
-	return u.Store.TriggerFire(ctx, p)
+	return u.Store.TriggersFire(ctx, p)
 }
 
 func (u *unreachable) TriggerRelease(ctx context.Context, p *store.TriggerReleaseParams) error {
@@ -419,11 +419,18 @@ func (u *unreachable) TriggerRelease(ctx context.Context, p *store.TriggerReleas
 	return u.Store.TriggerRelease(ctx, p)
 }
 
-func (u *unreachable) ExecutionComplete(ctx context.Context, p *store.ExecutionCompleteParams) error {
+func (u *unreachable) TriggersRelease(ctx context.Context, p *store.TriggersReleaseParams) (int, error) {
 	if err := u.down(); err != nil {
-		return err
+		return 0, err
 	}
-	return u.Store.ExecutionComplete(ctx, p)
+	return u.Store.TriggersRelease(ctx, p)
+}
+
+func (u *unreachable) ExecutionsComplete(ctx context.Context, p *store.ExecutionsCompleteParams) ([]error, error) {
+	if err := u.down(); err != nil {
+		return nil, err
+	}
+	return u.Store.ExecutionsComplete(ctx, p)
 }
 
 func (u *unreachable) ExecutionsAcquireRecoverable(ctx context.Context, p *store.ExecutionsAcquireRecoverableParams) ([]store.RecoverableExecution, error) {

@@ -31,6 +31,11 @@
 // outside MinPriority to MaxPriority and instants outside EarliestTime to
 // LatestTime.
 //
+// Scheduler.JobsPage lists stored jobs a page at a time, each with its
+// triggers, in two reads of the store whatever their number; pass a page's
+// Next as the next query's After to walk them all. Scheduler.Jobs and
+// Scheduler.Triggers read everything at once.
+//
 // # Firing
 //
 // Start joins the cluster and starts the firing loop: it claims triggers due

@@ -2,6 +2,7 @@ package chime
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"time"
 )
@@ -61,6 +62,13 @@ type JobDetail struct {
 	Timeout time.Duration
 	// Data is the job's data map.
 	Data JobData
+	// Metadata is a JSON value the program that schedules the job keeps
+	// with it, such as its own settings for the job. The scheduler stores
+	// it and returns it from Job and Jobs, and a running job sees it in
+	// JobContext.Job, but it is never part of JobContext.MergedData nor
+	// changed by an execution. It counts against Config.MaxJobDataBytes
+	// on its own. Nil for none.
+	Metadata json.RawMessage
 	// Version is the stored job's version, which every write of the job
 	// increments. It is set on the details Scheduler.Job and Scheduler.Jobs
 	// return and ignored when storing; pass it back as IfVersion to update

@@ -36,8 +36,7 @@ const (
 // and when the store next accepted a check-in or registration of the node.
 type starvedStore struct {
 	store.Store
-	batch store.Batcher
-	step  string
+	step string
 	// failCheckIns makes the stalled node's check-ins fail rather than
 	// hang, so that its check-in loop notices the lapse.
 	failCheckIns bool
@@ -52,7 +51,7 @@ type starvedStore struct {
 }
 
 func newStarvedStore(shared *memstore.Store, step string) *starvedStore {
-	return &starvedStore{Store: shared, batch: shared, step: step,
+	return &starvedStore{Store: shared, step: step,
 		stalled: make(chan struct{}), resume: make(chan struct{}), checkIns: make(chan struct{})}
 }
 
@@ -129,7 +128,7 @@ func (s *starvedStore) NodeCheckIn(ctx context.Context, l store.Lease) (at time.
 
 func (s *starvedStore) TriggersFire(ctx context.Context, p *store.TriggersFireParams) ([]store.TriggerFireOutcome, error) {
 	s.stall(stallFireSend)
-	out, err := s.batch.TriggersFire(ctx, p)
+	out, err := s.Store.TriggersFire(ctx, p)
 	s.stall(stallFireAnswer)
 	return out, err
 }
@@ -138,14 +137,6 @@ func (s *starvedStore) ExecutionsAcquireRecoverable(ctx context.Context, p *stor
 	out, err := s.Store.ExecutionsAcquireRecoverable(ctx, p)
 	s.stall(stallRecoverAnswer)
 	return out, err
-}
-
-func (s *starvedStore) ExecutionsComplete(ctx context.Context, p *store.ExecutionsCompleteParams) ([]error, error) {
-	return s.batch.ExecutionsComplete(ctx, p)
-}
-
-func (s *starvedStore) TriggersRelease(ctx context.Context, p *store.TriggersReleaseParams) (int, error) {
-	return s.batch.TriggersRelease(ctx, p)
 }
 
 func TestStarvedNodeStartsNoJobAfterItsLeaseLapsed(t *testing.T) {

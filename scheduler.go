@@ -1,9 +1,11 @@
 package chime
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -702,11 +704,13 @@ func (s *Scheduler) Clear(ctx context.Context) error {
 }
 
 // ManualTriggerGroup is the group of the one-shot triggers TriggerJob
-// creates.
+// creates. It is only a name: their Origin, OriginManual, is what tells
+// them from the triggers of schedules.
 const ManualTriggerGroup = "MANUAL_TRIGGER"
 
 // TriggerJob fires a stored job now, once, with data overriding the job's
-// data map. It returns the key of the one-shot trigger it created.
+// data map. It returns the key of the one-shot trigger it created, whose
+// Origin is OriginManual.
 func (s *Scheduler) TriggerJob(ctx context.Context, key JobKey, data JobData) (TriggerKey, error) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -716,6 +720,7 @@ func (s *Scheduler) TriggerJob(ctx context.Context, key JobKey, data JobData) (T
 		Schedule: &schedule.Simple{RepeatCount: 0},
 		Data:     data,
 		Priority: 0,
+		Origin:   OriginManual,
 	}
 	if _, err := s.Schedule(ctx, t); err != nil {
 		return TriggerKey{}, err
@@ -747,6 +752,10 @@ func (s *Scheduler) jobRecord(job JobDetail) (store.JobRecord, error) {
 	if err != nil {
 		return store.JobRecord{}, err
 	}
+	meta, err := s.encodeMetadata("JobDetail.Metadata", job.Metadata)
+	if err != nil {
+		return store.JobRecord{}, err
+	}
 	return store.JobRecord{
 		Key:                key.store(),
 		Type:               job.Type,
@@ -757,7 +766,23 @@ func (s *Scheduler) jobRecord(job JobDetail) (store.JobRecord, error) {
 		PersistData:        job.PersistJobDataAfterExecution,
 		Timeout:            job.Timeout,
 		Data:               data,
+		Meta:               meta,
 	}, nil
+}
+
+// encodeMetadata checks metadata for the store, refusing what is not JSON
+// or too large; field names it in the error.
+func (s *Scheduler) encodeMetadata(field string, m json.RawMessage) ([]byte, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	if !json.Valid(m) {
+		return nil, &ValidationError{Field: field, Reason: "is not valid JSON"}
+	}
+	if len(m) > s.cfg.MaxJobDataBytes {
+		return nil, &ValidationError{Field: field, Reason: fmt.Sprintf("is %d bytes long, more than the limit of %d (Config.MaxJobDataBytes)", len(m), s.cfg.MaxJobDataBytes)}
+	}
+	return bytes.Clone(m), nil
 }
 
 // encodeData encodes a data map for the store, refusing what is not JSON or
@@ -817,6 +842,14 @@ func (s *Scheduler) triggerRecord(ctx context.Context, t Trigger) (store.Trigger
 	if err != nil {
 		return store.TriggerRecord{}, err
 	}
+	origin, err := t.Origin.validate()
+	if err != nil {
+		return store.TriggerRecord{}, err
+	}
+	meta, err := s.encodeMetadata("Trigger.Metadata", t.Metadata)
+	if err != nil {
+		return store.TriggerRecord{}, err
+	}
 	tr := &schedule.Trigger{
 		Schedule:           t.Schedule,
 		StartTime:          start,
@@ -850,6 +883,8 @@ func (s *Scheduler) triggerRecord(ctx context.Context, t Trigger) (store.Trigger
 		Priority:     t.Priority,
 		CalendarName: t.CalendarName,
 		Data:         data,
+		Origin:       string(origin),
+		Meta:         meta,
 	}
 	if err := engine.SetTiming(&rec, tr); err != nil {
 		return store.TriggerRecord{}, &ValidationError{Field: "Trigger.Schedule", Reason: "cannot be stored", Err: err}
@@ -1206,6 +1241,7 @@ func jobDetailOf(rec *store.JobRecord) (*JobDetail, error) {
 		PersistJobDataAfterExecution: rec.PersistData,
 		Timeout:                      rec.Timeout,
 		Data:                         data,
+		Metadata:                     json.RawMessage(bytes.Clone(rec.Meta)),
 		Version:                      rec.Version,
 	}, nil
 }
@@ -1237,6 +1273,8 @@ func triggerInfoWith(rec *store.TriggerRecord, sched schedule.Schedule) (*Trigge
 			CalendarName:       rec.CalendarName,
 			MisfireInstruction: schedule.MisfireInstruction(rec.MisfireInstruction),
 			Data:               data,
+			Origin:             originOf(rec.Origin),
+			Metadata:           json.RawMessage(bytes.Clone(rec.Meta)),
 		},
 		State:            triggerStateOf(rec.State),
 		NextFireTime:     rec.NextFireTime,

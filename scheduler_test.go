@@ -2,6 +2,7 @@ package chime_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -780,6 +781,81 @@ func TestMisfireInstructionsApplyAfterDowntime(t *testing.T) {
 	}
 }
 
+// TestMetadataAndOrigin checks that a job's and a trigger's metadata
+// are stored apart from their data maps: returned by Job and Triggers,
+// seen by the running job in JobContext.Job and JobContext.Trigger, and
+// never merged into MergedData.
+func TestMetadataAndOrigin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		s, rec := newScheduler(t, chime.Config{})
+		type seen struct {
+			jobMeta, triggerMeta string
+			origin               chime.TriggerOrigin
+			merged               chime.JobData
+		}
+		var mu sync.Mutex
+		var runs []seen
+		rec.run = func(ctx context.Context, jc *chime.JobContext) error {
+			mu.Lock()
+			defer mu.Unlock()
+			runs = append(runs, seen{string(jc.Job.Metadata), string(jc.Trigger.Metadata), jc.Trigger.Origin, jc.MergedData})
+			return nil
+		}
+		j := job("meta")
+		j.Durable = true
+		j.Data = chime.JobData{"chime:server": "plain data"}
+		j.Metadata = json.RawMessage(`{"settings":1}`)
+		tr := trig("backfill", &schedule.Simple{})
+		tr.Origin = chime.OriginBackfill
+		tr.Metadata = json.RawMessage(`{"facts":2}`)
+		tr.Data = chime.JobData{"t": "x"}
+		scheduleJob(t, s, j, tr)
+
+		got, err := s.Job(ctx, j.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got.Metadata) != `{"settings":1}` || got.Data["chime:server"] != "plain data" {
+			t.Errorf("Job = metadata %s data %v, want each as stored", got.Metadata, got.Data)
+		}
+		infos, err := s.Triggers(ctx, &chime.TriggerFilter{JobKey: &j.Key})
+		if err != nil || len(infos) != 1 {
+			t.Fatalf("Triggers = %v, %v; want the one trigger", infos, err)
+		}
+		if infos[0].Origin != chime.OriginBackfill || string(infos[0].Metadata) != `{"facts":2}` {
+			t.Errorf("trigger origin %q metadata %s, want backfill and {\"facts\":2}", infos[0].Origin, infos[0].Metadata)
+		}
+
+		start(t, s)
+		time.Sleep(time.Second)
+		if _, err := s.TriggerJob(ctx, j.Key, nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		stop(t, s)
+		want := []seen{
+			{`{"settings":1}`, `{"facts":2}`, chime.OriginBackfill, chime.JobData{"chime:server": "plain data", "t": "x"}},
+			{`{"settings":1}`, "", chime.OriginManual, chime.JobData{"chime:server": "plain data"}},
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if fmt.Sprint(runs) != fmt.Sprint(want) {
+			t.Errorf("runs saw\n%v\nwant\n%v", runs, want)
+		}
+
+		plain := trig("plain", &schedule.Simple{})
+		plain.JobKey = j.Key
+		if _, err := s.Schedule(ctx, plain); err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Trigger(ctx, plain.Key)
+		if err != nil || info.Origin != chime.OriginSchedule || info.Metadata != nil {
+			t.Errorf("Trigger(plain) = %+v, %v; want origin schedule and no metadata", info, err)
+		}
+	})
+}
+
 func TestValidationErrorsNameTheField(t *testing.T) {
 	s, _ := newScheduler(t, chime.Config{})
 	ctx := context.Background()
@@ -818,6 +894,21 @@ func TestValidationErrorsNameTheField(t *testing.T) {
 			tr.CalendarName = "nope"
 			return s.ScheduleJob(ctx, job("j"), []chime.Trigger{tr}, nil)
 		}, "Trigger.CalendarName"},
+		{"job metadata not JSON", func() error {
+			j := job("j")
+			j.Metadata = json.RawMessage(`{"a":`)
+			return s.ScheduleJob(ctx, j, []chime.Trigger{trig("t", &schedule.Simple{})}, nil)
+		}, "JobDetail.Metadata"},
+		{"trigger metadata too large", func() error {
+			tr := trig("t", &schedule.Simple{})
+			tr.Metadata = json.RawMessage(`"` + strings.Repeat("x", 1<<20) + `"`)
+			return s.ScheduleJob(ctx, job("j"), []chime.Trigger{tr}, nil)
+		}, "Trigger.Metadata"},
+		{"unknown origin", func() error {
+			tr := trig("t", &schedule.Simple{})
+			tr.Origin = "cron"
+			return s.ScheduleJob(ctx, job("j"), []chime.Trigger{tr}, nil)
+		}, "Trigger.Origin"},
 		{"priority beyond 32 bits", func() error {
 			ok, tooHigh := trig("t1", &schedule.Simple{}), trig("t2", &schedule.Simple{})
 			tooHigh.Priority = 1 << 31
@@ -1151,11 +1242,11 @@ func (f *faultyStore) TriggersAcquire(ctx context.Context, p *store.TriggersAcqu
 	return f.Store.TriggersAcquire(ctx, p)
 }
 
-func (f *faultyStore) ExecutionComplete(ctx context.Context, p *store.ExecutionCompleteParams) error {
+func (f *faultyStore) ExecutionsComplete(ctx context.Context, p *store.ExecutionsCompleteParams) ([]error, error) {
 	if err := f.down(); err != nil {
-		return err
+		return nil, err
 	}
-	return f.Store.ExecutionComplete(ctx, p)
+	return f.Store.ExecutionsComplete(ctx, p)
 }
 
 func (f *faultyStore) ExecutionsAcquireRecoverable(ctx context.Context, p *store.ExecutionsAcquireRecoverableParams) ([]store.RecoverableExecution, error) {

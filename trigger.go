@@ -1,6 +1,8 @@
 package chime
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"time"
 
@@ -46,6 +48,62 @@ type Trigger struct {
 	// Data is the trigger's data map; it overrides the job's in
 	// JobContext.MergedData.
 	Data JobData
+	// Origin says what made the trigger. Defaults to OriginSchedule;
+	// TriggerJob makes OriginManual triggers.
+	Origin TriggerOrigin
+	// Metadata is a JSON value the program that made the trigger keeps
+	// with it, such as the facts of the run a one-shot trigger stands
+	// for. The scheduler stores it and returns it with the trigger (a
+	// running job sees it in JobContext.Trigger), but it is never part of
+	// JobContext.MergedData. It counts against Config.MaxJobDataBytes on
+	// its own. Nil for none.
+	Metadata json.RawMessage
+}
+
+// TriggerOrigin says what made a trigger: a schedule someone set up, or a
+// one-shot trigger standing for a run asked for otherwise.
+type TriggerOrigin string
+
+// Trigger origins.
+const (
+	// OriginSchedule: a trigger set up to fire a job on its schedule. The
+	// origin of every trigger stored before origins were kept.
+	OriginSchedule TriggerOrigin = "schedule"
+	// OriginManual: a one-shot trigger standing for a run someone asked
+	// for by hand, as TriggerJob makes.
+	OriginManual TriggerOrigin = "manual"
+	// OriginRetry: a one-shot trigger standing for a new attempt of a
+	// failed run.
+	OriginRetry TriggerOrigin = "retry"
+	// OriginBackfill: a one-shot trigger standing for a fire time missed
+	// in the past, run late on purpose.
+	OriginBackfill TriggerOrigin = "backfill"
+)
+
+// TriggerOrigins returns every origin, OriginSchedule first.
+func TriggerOrigins() []TriggerOrigin {
+	return []TriggerOrigin{OriginSchedule, OriginManual, OriginRetry, OriginBackfill}
+}
+
+// validate refuses an origin that is none of TriggerOrigins; the empty
+// origin is OriginSchedule.
+func (o TriggerOrigin) validate() (TriggerOrigin, error) {
+	switch o {
+	case "":
+		return OriginSchedule, nil
+	case OriginSchedule, OriginManual, OriginRetry, OriginBackfill:
+		return o, nil
+	}
+	return "", &ValidationError{Field: "Trigger.Origin", Reason: fmt.Sprintf("%q: want one of %v", string(o), TriggerOrigins())}
+}
+
+// originOf reads a stored origin; triggers stored before origins were
+// kept have none.
+func originOf(s string) TriggerOrigin {
+	if s == "" {
+		return OriginSchedule
+	}
+	return TriggerOrigin(s)
 }
 
 // TriggerState is the state of a trigger as Quartz reports it.

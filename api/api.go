@@ -191,9 +191,12 @@ type JobStatus struct {
 	Running int `json:"running,omitempty"`
 }
 
-// JobList is a page of jobs.
+// JobList is a page of jobs, ordered by group and name.
 type JobList struct {
-	Jobs []Job  `json:"jobs"`
+	Jobs []Job `json:"jobs"`
+	// Next continues the list after the last job the request looked at;
+	// empty when no job is left. With filters other than group the page
+	// may hold fewer jobs than the limit, or none, and still have a Next.
 	Next string `json:"next,omitempty"`
 }
 

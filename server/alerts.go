@@ -268,7 +268,7 @@ func (s *Server) PutAlertSettings(ctx context.Context, actor string, in api.Aler
 		return err
 	}
 	s.alerts.forget()
-	s.audit(ctx, actor, "alerts.update", "alerts", map[string]any{
+	s.audit(ctx, actor, auditAlertsUpdate, "alerts", map[string]any{
 		"default_emails": len(in.DefaultEmails), "default_webhooks": len(in.DefaultWebhooks), "rate_limit": in.RateLimit,
 	})
 	return nil
@@ -291,6 +291,6 @@ func (s *Server) TestAlert(ctx context.Context, actor string) error {
 		Kind: testAlertKind, JobGroup: "chime", JobName: "alert-test", NodeID: s.NodeID(), At: s.now(),
 		Detail: fmt.Sprintf("A test alert that %s sent from node %s. If you read this, alerts reach you.", actor, s.NodeID()),
 	})
-	s.audit(ctx, actor, "alerts.test", "alerts", nil)
+	s.audit(ctx, actor, auditAlertsTest, "alerts", nil)
 	return nil
 }

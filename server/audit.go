@@ -8,16 +8,34 @@ import (
 	"github.com/chime-scheduler/chime/server/history"
 )
 
+// Audit actions the server records; package auth records the user and
+// token ones (auth.ActionUserCreate…), package secret the secret ones.
+const (
+	auditJobCreate      history.AuditAction = "job.create"
+	auditJobUpdate      history.AuditAction = "job.update"
+	auditJobDelete      history.AuditAction = "job.delete"
+	auditJobPause       history.AuditAction = "job.pause"
+	auditJobResume      history.AuditAction = "job.resume"
+	auditJobRun         history.AuditAction = "job.run"
+	auditJobBackfill    history.AuditAction = "job.backfill"
+	auditCalendarCreate history.AuditAction = "calendar.create"
+	auditCalendarUpdate history.AuditAction = "calendar.update"
+	auditCalendarDelete history.AuditAction = "calendar.delete"
+	auditAlertsUpdate   history.AuditAction = "alerts.update"
+	auditAlertsTest     history.AuditAction = "alerts.test"
+	auditExecutionRetry history.AuditAction = "execution.retry"
+)
+
 // audit records that actor did action to target. A failure is logged, not
 // returned: the change stands, and an error would tell the client it did
 // not.
-func (s *Server) audit(ctx context.Context, actor, action, target string, detail map[string]any) {
+func (s *Server) audit(ctx context.Context, actor string, action history.AuditAction, target string, detail map[string]any) {
 	rec, done := recordCtx(ctx)
 	defer done()
 	if err := s.history.RecordAudit(rec, &history.AuditEntry{
 		Time: s.now(), Actor: actor, Action: action, Target: target, Detail: detail,
 	}); err != nil {
-		s.log.Error("cannot record an audit entry", "actor", actor, "action", action, "target", target, "error", err)
+		s.log.Error("cannot record an audit entry", "actor", actor, "action", string(action), "target", target, "error", err)
 	}
 }
 
@@ -30,7 +48,7 @@ func (s *Server) ListAudit(ctx context.Context, q api.AuditQuery) (*api.AuditLis
 	out := &api.AuditList{Entries: make([]api.AuditEntry, 0, len(page.Entries)), Next: page.Next}
 	for _, e := range page.Entries {
 		out.Entries = append(out.Entries, api.AuditEntry{
-			ID: e.ID, Time: e.Time, Actor: e.Actor, Action: e.Action, Target: e.Target, Detail: e.Detail,
+			ID: e.ID, Time: e.Time, Actor: e.Actor, Action: string(e.Action), Target: e.Target, Detail: e.Detail,
 		})
 	}
 	return out, nil
@@ -43,6 +61,6 @@ type auditRecorder struct{ h *history.History }
 // RecordAudit records that actor did action to target.
 func (a auditRecorder) RecordAudit(ctx context.Context, actor, action, target string, detail map[string]any) error {
 	return a.h.RecordAudit(ctx, &history.AuditEntry{
-		Time: time.Now().UTC(), Actor: actor, Action: action, Target: target, Detail: detail,
+		Time: time.Now().UTC(), Actor: actor, Action: history.AuditAction(action), Target: target, Detail: detail,
 	})
 }

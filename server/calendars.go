@@ -126,9 +126,9 @@ func (s *Server) saveCalendar(ctx context.Context, actor, name string, cal calen
 	if err := s.sched.AddCalendar(ctx, name, cal, &chime.AddCalendarOptions{Replace: true, UpdateTriggers: true}); err != nil {
 		return false, err
 	}
-	action := "calendar.update"
+	action := auditCalendarUpdate
 	if created {
-		action = "calendar.create"
+		action = auditCalendarCreate
 	}
 	s.audit(ctx, actor, action, "calendars/"+name, detail)
 	return created, nil
@@ -146,6 +146,6 @@ func (s *Server) DeleteCalendar(ctx context.Context, actor, name string) error {
 	case !ok:
 		return calendarNotFound(name)
 	}
-	s.audit(ctx, actor, "calendar.delete", "calendars/"+name, nil)
+	s.audit(ctx, actor, auditCalendarDelete, "calendars/"+name, nil)
 	return nil
 }

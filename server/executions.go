@@ -176,6 +176,6 @@ func (s *Server) RetryExecution(ctx context.Context, actor, id string) (*api.Acc
 	if err := s.scheduleRetry(ctx, a, retryID, next, s.now()); err != nil {
 		return nil, schedulerErr(key, err)
 	}
-	s.audit(ctx, actor, "execution.retry", "executions/"+id, map[string]any{"execution_id": retryID, "attempt": next})
+	s.audit(ctx, actor, auditExecutionRetry, "executions/"+id, map[string]any{"execution_id": retryID, "attempt": next})
 	return &api.Accepted{ExecutionIDs: []string{retryID}, Count: 1}, nil
 }

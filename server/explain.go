@@ -41,7 +41,7 @@ func (s *Server) Explain(ctx context.Context, group, name string, at time.Time) 
 	// The fire times around the instant, of the job's schedules.
 	var before, after []time.Time
 	for _, t := range triggers {
-		if serverMade(t.Key.Group) {
+		if serverMade(t.Origin) {
 			continue
 		}
 		cal, err := s.calendarOf(ctx, t.CalendarName)
@@ -166,7 +166,7 @@ func (s *Server) pausedAt(ctx context.Context, key chime.JobKey, fire time.Time,
 			return nil, nil
 		}
 	}
-	if st, _, err := settingsOf(d); err == nil && st.Paused {
+	if st, err := settingsOf(d); err == nil && st.Paused {
 		return &history.Decision{JobGroup: key.Group, JobName: key.Name, Kind: history.DecisionPaused,
 			Reason: "saved as paused"}, nil
 	}
@@ -193,7 +193,7 @@ func summarize(at, fire, next, now time.Time, triggers []chime.TriggerInfo, runs
 	}
 	schedules := 0
 	for _, t := range triggers {
-		if !serverMade(t.Key.Group) {
+		if !serverMade(t.Origin) {
 			schedules++
 		}
 	}

@@ -49,7 +49,7 @@ func forEachDB(t *testing.T, test func(t *testing.T, url string)) {
 
 // newServer returns a server on the database url with fast cluster timings,
 // closed when the test ends.
-func newServer(t *testing.T, url string, mods ...func(*Config)) *Server {
+func newServer(t testing.TB, url string, mods ...func(*Config)) *Server {
 	t.Helper()
 	cfg := Config{
 		DatabaseURL:     url,

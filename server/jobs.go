@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -64,8 +65,30 @@ func schedulerErr(key chime.JobKey, err error) error {
 	return err
 }
 
+// Bounds of the store reads of one ListJobs request.
+const (
+	// listScanBatch is the fewest jobs ListJobs reads from the store at a
+	// time when filters it applies itself may skip jobs.
+	listScanBatch = 250
+	// maxListScan bounds the jobs one ListJobs request reads from the
+	// store; a filter that matches few jobs then returns a short page, or
+	// an empty one, with a next cursor.
+	maxListScan = 2000
+)
+
 // ListJobs returns a page of the jobs q selects, ordered by group and
-// name.
+// name. Group is applied by the store, which reads the page from its
+// index; text, state and failing are applied here, reading pages of jobs
+// until this page is full or maxListScan jobs were read. The cursor is the
+// key of the last job the request looked at, returned or not, so the next
+// page continues right after it: a job is never skipped or repeated, and
+// Next is empty only when no job is left to look at. A filtered page may
+// therefore hold fewer than limit jobs, or none, and still have a Next.
+//
+// A page costs a bounded number of reads, whatever the number of jobs:
+// per batch of jobs read, two store reads and two history statements per
+// 100 jobs of the batch; one batch without filters, at most
+// maxListScan/listScanBatch with them.
 func (s *Server) ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, error) {
 	limit := q.Limit
 	switch {
@@ -79,68 +102,92 @@ func (s *Server) ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, er
 	default:
 		return nil, invalidf("state", "%q: want paused or active", q.State)
 	}
-	var after string
+	var after chime.JobKey
 	if q.Cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(q.Cursor)
-		if err != nil || !strings.Contains(string(b), "\x00") {
+		var err error
+		if after, err = decodeJobCursor(q.Cursor); err != nil {
 			return nil, invalidf("cursor", "%q is not a cursor this server returned", q.Cursor)
 		}
-		after = string(b)
 	}
-	details, err := s.sched.Jobs(ctx, q.Group)
-	if err != nil {
-		return nil, err
-	}
-	byJob, err := s.triggersByJob(ctx)
-	if err != nil {
-		return nil, err
-	}
+	filtered := q.Text != "" || q.State != "" || q.Failing
 	text := strings.ToLower(q.Text)
 	list := &api.JobList{Jobs: []api.Job{}}
-	for i := range details {
-		d := &details[i]
-		pos := d.Key.Group + "\x00" + d.Key.Name
-		if after != "" && pos <= after {
-			continue
+	for scanned := 0; ; {
+		batch := limit
+		if filtered {
+			batch = min(max(limit+1, s.listBatch), s.listMaxScan-scanned)
 		}
-		if text != "" && !strings.Contains(strings.ToLower(d.Key.Group+"/"+d.Key.Name+" "+d.Description), text) {
-			continue
-		}
-		j, err := jobToAPI(d, byJob[d.Key])
+		page, err := s.sched.JobsPage(ctx, chime.JobPageQuery{Group: q.Group, After: after, Limit: batch})
 		if err != nil {
 			return nil, err
 		}
-		j.Paused = j.Paused || allPaused(byJob[d.Key])
-		if (q.State == "paused" && !j.Paused) || (q.State == "active" && j.Paused) {
-			continue
+		scanned += len(page.Jobs)
+		// Filters first, then the status of the jobs they keep, which the
+		// failing filter needs.
+		var kept []api.Job
+		var refs []history.JobRef
+		for i := range page.Jobs {
+			p := &page.Jobs[i]
+			d := &p.Job
+			if text != "" && !strings.Contains(strings.ToLower(d.Key.Group+"/"+d.Key.Name+" "+d.Description), text) {
+				continue
+			}
+			j, err := jobToAPI(d, p.Triggers)
+			if err != nil {
+				return nil, err
+			}
+			j.Paused = j.Paused || allPaused(p.Triggers)
+			if (q.State == "paused" && !j.Paused) || (q.State == "active" && j.Paused) {
+				continue
+			}
+			j.Status = triggerStatus(p.Triggers)
+			kept = append(kept, *j)
+			refs = append(refs, history.JobRef{Group: d.Key.Group, Name: d.Key.Name})
 		}
-		if j.Status, err = s.jobStatus(ctx, d.Key, byJob[d.Key]); err != nil {
+		summaries, err := s.history.JobSummaries(ctx, refs)
+		if err != nil {
 			return nil, err
 		}
-		if q.Failing && !j.Status.Failing {
-			continue
+		for _, j := range kept {
+			addSummary(j.Status, summaries[history.JobRef{Group: j.Group, Name: j.Name}])
+			if q.Failing && !j.Status.Failing {
+				continue
+			}
+			if len(list.Jobs) == limit {
+				// Another job matches: the next page starts after the
+				// last one of this one.
+				list.Next = encodeJobCursor(chime.NewJobKey(list.Jobs[limit-1].Group, list.Jobs[limit-1].Name))
+				return list, nil
+			}
+			list.Jobs = append(list.Jobs, j)
 		}
-		if len(list.Jobs) == limit {
-			last := list.Jobs[limit-1]
-			list.Next = base64.RawURLEncoding.EncodeToString([]byte(last.Group + "\x00" + last.Name))
-			break
+		switch {
+		case page.Next == nil:
+			return list, nil
+		case !filtered || scanned >= s.listMaxScan:
+			list.Next = encodeJobCursor(*page.Next)
+			return list, nil
 		}
-		list.Jobs = append(list.Jobs, *j)
+		after = *page.Next
 	}
-	return list, nil
 }
 
-// triggersByJob returns every trigger, by job.
-func (s *Server) triggersByJob(ctx context.Context) (map[chime.JobKey][]chime.TriggerInfo, error) {
-	all, err := s.sched.Triggers(ctx, nil)
+// A job cursor is the key of the last job a page looked at, as
+// "group\x00name" in unpadded URL-safe base64. Clients treat it as opaque.
+func encodeJobCursor(key chime.JobKey) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(key.Group + "\x00" + key.Name))
+}
+
+func decodeJobCursor(c string) (chime.JobKey, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
-		return nil, err
+		return chime.JobKey{}, err
 	}
-	out := make(map[chime.JobKey][]chime.TriggerInfo)
-	for _, t := range all {
-		out[t.JobKey] = append(out[t.JobKey], t)
+	group, name, ok := strings.Cut(string(b), "\x00")
+	if !ok {
+		return chime.JobKey{}, errors.New("server: job cursor without a separator")
 	}
-	return out, nil
+	return chime.JobKey{Group: group, Name: name}, nil
 }
 
 // jobTriggers returns the triggers of one job.
@@ -153,7 +200,7 @@ func (s *Server) jobTriggers(ctx context.Context, key chime.JobKey) ([]chime.Tri
 func allPaused(triggers []chime.TriggerInfo) bool {
 	n := 0
 	for _, t := range triggers {
-		if serverMade(t.Key.Group) {
+		if serverMade(t.Origin) {
 			continue
 		}
 		if t.State != chime.TriggerPaused {
@@ -164,8 +211,9 @@ func allPaused(triggers []chime.TriggerInfo) bool {
 	return n > 0
 }
 
-// jobStatus computes what the history knows of a job's recent runs.
-func (s *Server) jobStatus(ctx context.Context, key chime.JobKey, triggers []chime.TriggerInfo) (*api.JobStatus, error) {
+// triggerStatus returns the part of a job's status its triggers tell: the
+// next fire time.
+func triggerStatus(triggers []chime.TriggerInfo) *api.JobStatus {
 	st := &api.JobStatus{}
 	for _, t := range triggers {
 		if t.NextFireTime.IsZero() || t.State == chime.TriggerPaused {
@@ -175,41 +223,32 @@ func (s *Server) jobStatus(ctx context.Context, key chime.JobKey, triggers []chi
 			st.NextFireTime = new(t.NextFireTime)
 		}
 	}
-	// The queries are not one snapshot, so they run from the rarest fact
-	// to the commonest: an execution that finishes meanwhile may show in
-	// a later query but never in an earlier one only, so a last success
-	// always comes with a last finished run and a last run.
-	success, err := s.history.LastSuccess(ctx, key.Group, key.Name)
+	return st
+}
+
+// addSummary adds to a job's status what the history knows of its recent
+// runs.
+func addSummary(st *api.JobStatus, sum history.JobSummary) {
+	if !sum.LastSuccess.IsZero() {
+		st.LastSuccess = new(sum.LastSuccess)
+	}
+	st.Failing = sum.LastFinished != "" && sum.LastFinished != history.OutcomeSucceeded
+	if !sum.LastRun.IsZero() {
+		st.LastOutcome = string(sum.LastOutcome)
+		st.LastRun = new(sum.LastRun)
+	}
+	st.Running = sum.Running
+}
+
+// jobStatus computes a job's status from its triggers and the history.
+func (s *Server) jobStatus(ctx context.Context, key chime.JobKey, triggers []chime.TriggerInfo) (*api.JobStatus, error) {
+	ref := history.JobRef{Group: key.Group, Name: key.Name}
+	sums, err := s.history.JobSummaries(ctx, []history.JobRef{ref})
 	if err != nil {
 		return nil, err
 	}
-	if !success.IsZero() {
-		st.LastSuccess = &success
-	}
-	finished, err := s.history.List(ctx, &history.Query{JobGroup: key.Group, JobName: key.Name,
-		Outcome: []history.Outcome{history.OutcomeSucceeded, history.OutcomeFailed, history.OutcomeTimedOut, history.OutcomeNodeLost},
-		Limit:   1})
-	if err != nil {
-		return nil, err
-	}
-	if len(finished.Executions) == 1 {
-		st.Failing = finished.Executions[0].Outcome != history.OutcomeSucceeded
-	}
-	last, err := s.history.List(ctx, &history.Query{JobGroup: key.Group, JobName: key.Name, Limit: 1})
-	if err != nil {
-		return nil, err
-	}
-	if len(last.Executions) == 1 {
-		e := last.Executions[0]
-		st.LastOutcome = string(e.Outcome)
-		st.LastRun = new(e.StartedTime)
-	}
-	running, err := s.history.List(ctx, &history.Query{JobGroup: key.Group, JobName: key.Name,
-		Outcome: []history.Outcome{history.OutcomeRunning}, Limit: history.MaxLimit})
-	if err != nil {
-		return nil, err
-	}
-	st.Running = len(running.Executions)
+	st := triggerStatus(triggers)
+	addSummary(st, sums[ref])
 	return st, nil
 }
 
@@ -257,7 +296,7 @@ func (s *Server) CreateJob(ctx context.Context, actor string, job api.Job) (*api
 	if err != nil {
 		return nil, err
 	}
-	s.audit(ctx, actor, "job.create", jobTarget(key), map[string]any{"version": stored.Version, "type": stored.Type})
+	s.audit(ctx, actor, auditJobCreate, jobTarget(key), map[string]any{"version": stored.Version, "type": stored.Type})
 	stored.Warnings = s.warn(ctx, actor, jobTarget(key), w.warnings)
 	return stored, nil
 }
@@ -318,9 +357,9 @@ func (s *Server) PutJob(ctx context.Context, actor string, job api.Job, ifMatch 
 			return nil, false, err
 		}
 		if changed {
-			action := "job.update"
+			action := auditJobUpdate
 			if created {
-				action = "job.create"
+				action = auditJobCreate
 			}
 			s.audit(ctx, actor, action, jobTarget(key), map[string]any{"version": stored.Version, "type": stored.Type})
 		}
@@ -425,7 +464,7 @@ func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch, base int6
 	}
 	stored := make(map[chime.TriggerKey]chime.TriggerInfo)
 	for _, t := range existing {
-		if !serverMade(t.Key.Group) && !w.keepTriggers {
+		if !serverMade(t.Origin) && !w.keepTriggers {
 			stored[t.Key] = t
 		}
 	}
@@ -437,7 +476,7 @@ func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch, base int6
 		delete(stored, t.Key)
 	}
 	wasPaused := false
-	if st, _, err := settingsOf(cur); err == nil {
+	if st, err := settingsOf(cur); err == nil {
 		wasPaused = st.Paused
 	}
 	if sameJob(cur, w) && len(write) == 0 && len(stored) == 0 {
@@ -498,7 +537,7 @@ func (s *Server) DeleteJob(ctx context.Context, actor, group, name string) error
 		return jobNotFound(key)
 	}
 	s.metrics.jobDeleted(key)
-	s.audit(ctx, actor, "job.delete", jobTarget(key), nil)
+	s.audit(ctx, actor, auditJobDelete, jobTarget(key), nil)
 	return nil
 }
 
@@ -521,17 +560,15 @@ func (s *Server) setPaused(ctx context.Context, actor string, key chime.JobKey, 
 		if err != nil {
 			return schedulerErr(key, err)
 		}
-		st, _, err := settingsOf(d)
+		st, err := settingsOf(d)
 		if err != nil {
 			return err
 		}
 		if st.Paused != paused && d.Durable {
 			st.Paused = paused
-			m, err := toMap(st)
-			if err != nil {
-				return err
+			if d.Metadata, err = json.Marshal(st); err != nil {
+				return fmt.Errorf("server: encoding job settings: %w", err)
 			}
-			d.Data[jobSettingsKey] = m
 			err = s.sched.AddJob(ctx, *d, &chime.AddJobOptions{IfVersion: d.Version})
 			if errors.Is(err, chime.ErrVersionMismatch) {
 				continue
@@ -540,9 +577,9 @@ func (s *Server) setPaused(ctx context.Context, actor string, key chime.JobKey, 
 				return schedulerErr(key, err)
 			}
 		}
-		action, kind := "job.resume", decisionResumed
+		action, kind, verb := auditJobResume, decisionResumed, "resume"
 		if paused {
-			err, action, kind = s.sched.PauseJob(ctx, key), "job.pause", history.DecisionPaused
+			err, action, kind, verb = s.sched.PauseJob(ctx, key), auditJobPause, history.DecisionPaused, "pause"
 		} else {
 			err = s.sched.ResumeJob(ctx, key)
 		}
@@ -551,7 +588,7 @@ func (s *Server) setPaused(ctx context.Context, actor string, key chime.JobKey, 
 		}
 		rec, done := recordCtx(ctx)
 		defer done()
-		s.decide(rec, &attempt{job: key}, kind, fmt.Sprintf("%s by %s", strings.TrimPrefix(action, "job."), actor), "")
+		s.decide(rec, &attempt{job: key}, kind, verb+" by "+actor, "")
 		s.audit(rec, actor, action, jobTarget(key), nil)
 		return nil
 	}
@@ -561,9 +598,6 @@ func (s *Server) setPaused(ctx context.Context, actor string, key chime.JobKey, 
 // RunJob runs the job now, once, with params merged over its data.
 func (s *Server) RunJob(ctx context.Context, actor, group, name string, req api.RunRequest) (*api.Accepted, error) {
 	key := chime.NewJobKey(group, name)
-	if err := checkData("params", req.Params); err != nil {
-		return nil, err
-	}
 	if n, err := dataSize(req.Params); err != nil || n > s.cfg.MaxJobDataBytes {
 		return nil, invalidf("params", "encode to %d bytes, more than this server's limit of %d", n, s.cfg.MaxJobDataBytes)
 	}
@@ -575,14 +609,24 @@ func (s *Server) RunJob(ctx context.Context, actor, group, name string, req api.
 		return nil, denyShell(u, "running with parameters", key)
 	}
 	id := newID()
-	data, err := factsData(req.Params, runFacts{ID: id, Manual: true})
+	meta, err := factsMeta(runFacts{ID: id, Manual: true})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.sched.TriggerJob(ctx, key, data); err != nil {
+	t := chime.Trigger{
+		Key:      chime.NewTriggerKey(chime.ManualTriggerGroup, id),
+		JobKey:   key,
+		Schedule: &schedule.Simple{},
+		Origin:   chime.OriginManual,
+		Metadata: meta,
+	}
+	if len(req.Params) > 0 {
+		t.Data = chime.JobData(maps.Clone(req.Params))
+	}
+	if _, err := s.sched.Schedule(ctx, t); err != nil {
 		return nil, schedulerErr(key, err)
 	}
-	s.audit(ctx, actor, "job.run", jobTarget(key), map[string]any{"execution_id": id, "params": len(req.Params)})
+	s.audit(ctx, actor, auditJobRun, jobTarget(key), map[string]any{"execution_id": id, "params": len(req.Params)})
 	return &api.Accepted{ExecutionIDs: []string{id}, Count: 1}, nil
 }
 
@@ -614,7 +658,7 @@ func (s *Server) Backfill(ctx context.Context, actor, group, name string, req ap
 	var runs []run
 	found := false
 	for _, t := range triggers {
-		if serverMade(t.Key.Group) || (req.Trigger != "" && t.Key.Name != req.Trigger) {
+		if serverMade(t.Origin) || (req.Trigger != "" && t.Key.Name != req.Trigger) {
 			continue
 		}
 		found = true
@@ -647,21 +691,22 @@ func (s *Server) Backfill(ctx context.Context, actor, group, name string, req ap
 	acc := &api.Accepted{ExecutionIDs: []string{}}
 	for _, r := range runs {
 		id := newID()
-		data, err := factsData(withoutReserved(r.t.Data), runFacts{
+		meta, err := factsMeta(runFacts{
 			ID: id, ScheduledTime: r.at, TriggerGroup: r.t.Key.Group, TriggerName: r.t.Key.Name, Manual: true,
 		})
 		if err != nil {
 			return nil, err
 		}
 		if _, err := s.sched.Schedule(ctx, chime.Trigger{
-			Key: chime.NewTriggerKey(backfillGroup, id), JobKey: key, Schedule: &schedule.Simple{}, Data: data,
+			Key: chime.NewTriggerKey(backfillGroup, id), JobKey: key, Schedule: &schedule.Simple{},
+			Data: r.t.Data.Clone(), Origin: chime.OriginBackfill, Metadata: meta,
 		}); err != nil {
 			return acc, schedulerErr(key, err)
 		}
 		acc.ExecutionIDs = append(acc.ExecutionIDs, id)
 		acc.Count++
 	}
-	s.audit(ctx, actor, "job.backfill", jobTarget(key), map[string]any{
+	s.audit(ctx, actor, auditJobBackfill, jobTarget(key), map[string]any{
 		"from": req.From, "to": req.To, "trigger": req.Trigger, "count": acc.Count,
 	})
 	return acc, nil

@@ -151,7 +151,6 @@ func TestBadInputIsRefusedNamingTheFieldAndChangesNothing(t *testing.T) {
 		{"http bad url", func(j *api.Job) { j.HTTP = json.RawMessage(`{"url":"ftp://example.com"}`) }, api.CodeInvalidArgument, "http.url"},
 		{"http unknown field", func(j *api.Job) { j.HTTP = json.RawMessage(`{"url":"https://example.com","verb":"GET"}`) }, api.CodeInvalidArgument, "http.verb"},
 		{"oversized data", func(j *api.Job) { j.Data = map[string]any{"blob": strings.Repeat("x", 5000)} }, api.CodeInvalidArgument, "data"},
-		{"reserved data key", func(j *api.Job) { j.Data = map[string]any{jobSettingsKey: true} }, api.CodeInvalidArgument, "data." + jobSettingsKey},
 		{"bad timeout", func(j *api.Job) { j.Timeout = "soon" }, api.CodeInvalidArgument, "timeout"},
 		{"bad retry", func(j *api.Job) { j.Retry = &api.RetryPolicy{MaxAttempts: 0} }, api.CodeInvalidArgument, "retry.max_attempts"},
 		{"bad backoff", func(j *api.Job) { j.Retry = &api.RetryPolicy{MaxAttempts: 2, Backoff: "linear"} }, api.CodeInvalidArgument, "retry.backoff"},
@@ -191,4 +190,37 @@ func TestBadInputIsRefusedNamingTheFieldAndChangesNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDataHasNoReservedKeys stores a job whose data uses the keys the
+// server once kept its settings and run facts under: they are the user's
+// data, kept and shown as such, and the settings are the job's own.
+func TestDataHasNoReservedKeys(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, url string) {
+		ctx := t.Context()
+		s := newServer(t, url)
+		j := httpJob(t, "reports", "keys", "https://example.com/run")
+		j.Retry = &api.RetryPolicy{MaxAttempts: 2}
+		j.Data = map[string]any{"chime:server": map[string]any{"retry": map[string]any{"max_attempts": 9}}, "chime:run": "x"}
+		if _, err := s.CreateJob(ctx, "alice", j); err != nil {
+			t.Fatalf("CreateJob with chime:server and chime:run data keys: %v", err)
+		}
+		got, err := s.GetJob(ctx, "reports", "keys")
+		if err != nil {
+			t.Fatalf("GetJob: %v", err)
+		}
+		want, _ := json.Marshal(j.Data)
+		have, _ := json.Marshal(got.Data)
+		if string(have) != string(want) || got.Retry == nil || got.Retry.MaxAttempts != 2 {
+			t.Errorf("stored job = data %s retry %+v, want data %s and the job's own retry of 2 attempts", have, got.Retry, want)
+		}
+		d, err := s.sched.Job(ctx, chime.NewJobKey("reports", "keys"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, err := settingsOf(d); err != nil || st.Retry == nil || st.Retry.MaxAttempts != 2 {
+			t.Errorf("settings in the job's metadata = %+v, %v; want the retry of 2 attempts", st, err)
+		}
+	})
 }

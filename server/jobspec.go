@@ -26,15 +26,12 @@ import (
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
 )
 
-// A server job is a chime job whose data map holds, besides the data the
-// job's code sees, the server's settings for it under jobSettingsKey. The
-// one-shot triggers the server makes (run now, retries, backfills) carry the
-// facts of the run they stand for under runFactsKey. The runner removes
-// both keys before a job's code or templates see the data.
-const (
-	jobSettingsKey = "chime:server"
-	runFactsKey    = "chime:run"
-)
+// A server job is a chime job whose metadata (chime.JobDetail.Metadata)
+// holds the server's settings for it, a jobSettings. The one-shot
+// triggers the server makes (run now, retries, backfills) have an origin
+// other than chime.OriginSchedule and carry the facts of the run they
+// stand for, a runFacts, in their metadata. The data maps are the user's
+// alone.
 
 // Built-in job types.
 const (
@@ -42,9 +39,8 @@ const (
 	typeShell = "shell"
 )
 
-// Trigger groups of the one-shot triggers the server makes. A job's
-// triggers in these groups are runs it asked for, not schedules: the API
-// does not list them among the job's triggers, and an upsert keeps them.
+// Trigger groups of the one-shot triggers the server makes. They are
+// only names: the triggers' origins tell them from schedules.
 const (
 	retryGroup    = "RETRY_TRIGGER"
 	backfillGroup = "BACKFILL_TRIGGER"
@@ -56,10 +52,12 @@ func errShellDisabled() *api.Error {
 	return invalidf("type", "shell jobs are disabled on this server; start it with --enable-shell-jobs and --shell-allow to allow them")
 }
 
-// serverMade reports whether a trigger group holds the server's one-shot
-// triggers.
-func serverMade(group string) bool {
-	return group == chime.ManualTriggerGroup || group == retryGroup || group == backfillGroup
+// serverMade reports whether a trigger of this origin stands for a run
+// someone asked for (run now, a retry, a backfilled fire time) rather than
+// a schedule: the API does not list such triggers among the job's
+// triggers, an upsert keeps them, and they carry run facts.
+func serverMade(origin chime.TriggerOrigin) bool {
+	return origin != chime.OriginSchedule
 }
 
 // Limits of the job settings.
@@ -72,8 +70,7 @@ const (
 	defaultJitter   = 0.2
 )
 
-// jobSettings are a job's server-only settings, stored in its data map
-// under jobSettingsKey.
+// jobSettings are a job's server-only settings, stored as its metadata.
 type jobSettings struct {
 	HTTP    json.RawMessage  `json:"http,omitempty"`
 	Shell   json.RawMessage  `json:"shell,omitempty"`
@@ -84,8 +81,8 @@ type jobSettings struct {
 }
 
 // runFacts describe a run the server asked for with a one-shot trigger:
-// run now, a retry or a backfilled fire time. They are stored in the
-// trigger's data under runFactsKey.
+// run now, a retry or a backfilled fire time. They are stored as the
+// trigger's metadata.
 type runFacts struct {
 	// ID is the execution ID the run is recorded under, chosen when the
 	// run was asked for so that the caller can follow it.
@@ -180,16 +177,6 @@ func checkName(field, v string) *api.Error {
 		// MySQL's padding collations once made "a" and "a " one key;
 		// no key that differs from another only by spaces is stored.
 		return invalidf(field, "%q starts or ends with a space", v)
-	}
-	return nil
-}
-
-// checkData refuses a data map that uses the server's reserved keys.
-func checkData(field string, data map[string]any) *api.Error {
-	for _, k := range []string{jobSettingsKey, runFactsKey} {
-		if _, ok := data[k]; ok {
-			return invalidf(field+"."+k, "is reserved for the server")
-		}
 	}
 	return nil
 }
@@ -369,25 +356,21 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkData("data", j.Data); err != nil {
-		return nil, err
+	var data chime.JobData
+	if len(j.Data) > 0 {
+		data = chime.JobData(maps.Clone(j.Data))
 	}
-	data := chime.JobData{}
-	maps.Copy(data, j.Data)
 	if n, err := dataSize(j.Data); err != nil {
 		return nil, invalidf("data", "cannot be encoded as JSON: %v", err)
 	} else if n > s.cfg.MaxJobDataBytes {
 		return nil, invalidf("data", "encodes to %d bytes, more than this server's limit of %d", n, s.cfg.MaxJobDataBytes)
 	}
-	settings, encErr := toMap(st)
+	settings, encErr := json.Marshal(st)
 	if encErr != nil {
 		return nil, fmt.Errorf("server: encoding job settings: %w", encErr)
 	}
-	data[jobSettingsKey] = settings
-	if n, err := dataSize(data); err != nil {
-		return nil, invalidf("data", "cannot be encoded as JSON: %v", err)
-	} else if n > s.cfg.MaxJobDataBytes {
-		return nil, invalidf("data", "the job's data and settings encode to %d bytes, more than this server's limit of %d", n, s.cfg.MaxJobDataBytes)
+	if len(settings) > s.cfg.MaxJobDataBytes {
+		return nil, invalidf(largestSetting(st), "the job's settings encode to %d bytes, more than this server's limit of %d", len(settings), s.cfg.MaxJobDataBytes)
 	}
 	w := &jobWrite{
 		detail: chime.JobDetail{
@@ -399,6 +382,7 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 			DisallowConcurrentExecution: p.overlap == api.OverlapQueue,
 			Timeout:                     timeout,
 			Data:                        data,
+			Metadata:                    settings,
 		},
 		plan: p,
 	}
@@ -452,9 +436,6 @@ func (s *Server) triggerFromAPI(ctx context.Context, j api.Job, i int, at api.Tr
 	}
 	sched, warnings, err := wire.DecodeSchedule(at.Schedule, field+".schedule")
 	if err != nil {
-		return chime.Trigger{}, nil, err
-	}
-	if err := checkData(field+".data", at.Data); err != nil {
 		return chime.Trigger{}, nil, err
 	}
 	if n, err := dataSize(at.Data); err != nil {
@@ -548,72 +529,54 @@ func dataSize(data map[string]any) (int, error) {
 	return len(b), err
 }
 
-// toMap converts v to the map[string]any its JSON encoding decodes to, the
-// form values take in a job's data map once stored.
-func toMap(v any) (map[string]any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
+// largestSetting names the setting that most likely made a job's
+// settings too large: its HTTP or shell spec.
+func largestSetting(st jobSettings) string {
+	if len(st.Shell) > len(st.HTTP) {
+		return "shell"
 	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return "http"
 }
 
-// fromValue decodes a data map value, as stored, into v.
-func fromValue(value any, v any) error {
-	b, err := json.Marshal(value)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, v)
-}
-
-// settingsOf returns the server settings kept in a job's data, and the
-// data without them. A job made with the library has no settings: its
-// zero settings are returned.
-func settingsOf(d *chime.JobDetail) (jobSettings, chime.JobData, error) {
+// settingsOf returns the server settings kept in a job's metadata. A job
+// made with the library has none: its zero settings are returned.
+func settingsOf(d *chime.JobDetail) (jobSettings, error) {
 	var st jobSettings
-	data := maps.Clone(d.Data)
-	if v, ok := data[jobSettingsKey]; ok {
-		if err := fromValue(v, &st); err != nil {
-			return st, nil, fmt.Errorf("server: job %s: reading its settings: %w", d.Key, err)
-		}
-		delete(data, jobSettingsKey)
+	if len(d.Metadata) == 0 {
+		return st, nil
 	}
-	return st, data, nil
+	if err := json.Unmarshal(d.Metadata, &st); err != nil {
+		return st, fmt.Errorf("server: job %s: reading its settings: %w", d.Key, err)
+	}
+	return st, nil
 }
 
-// factsOf returns the run facts kept in a trigger's data, if any.
-func factsOf(data chime.JobData) (*runFacts, error) {
-	v, ok := data[runFactsKey]
-	if !ok {
+// factsOf returns the run facts of a trigger the server made, nil for a
+// schedule's trigger.
+func factsOf(t *chime.Trigger) (*runFacts, error) {
+	if t == nil || !serverMade(t.Origin) || len(t.Metadata) == 0 {
 		return nil, nil
 	}
 	var f runFacts
-	if err := fromValue(v, &f); err != nil {
-		return nil, fmt.Errorf("server: reading run facts: %w", err)
+	if err := json.Unmarshal(t.Metadata, &f); err != nil {
+		return nil, fmt.Errorf("server: trigger %s: reading its run facts: %w", t.Key, err)
 	}
 	return &f, nil
 }
 
-// withoutReserved returns data without the server's reserved keys.
-func withoutReserved(data chime.JobData) map[string]any {
-	out := make(map[string]any, len(data))
-	for k, v := range data {
-		if k != jobSettingsKey && k != runFactsKey {
-			out[k] = v
-		}
+// factsMeta encodes run facts as a trigger's metadata.
+func factsMeta(facts runFacts) (json.RawMessage, error) {
+	b, err := json.Marshal(facts)
+	if err != nil {
+		return nil, fmt.Errorf("server: encoding run facts: %w", err)
 	}
-	return out
+	return b, nil
 }
 
 // jobToAPI translates a stored job and its triggers (every trigger of the
 // job; the server's one-shot ones are left out) for the API.
 func jobToAPI(d *chime.JobDetail, triggers []chime.TriggerInfo) (*api.Job, error) {
-	st, data, err := settingsOf(d)
+	st, err := settingsOf(d)
 	if err != nil {
 		return nil, err
 	}
@@ -632,11 +595,11 @@ func jobToAPI(d *chime.JobDetail, triggers []chime.TriggerInfo) (*api.Job, error
 		Version:          d.Version,
 		Timeout:          formatDuration(d.Timeout),
 	}
-	if len(data) > 0 {
-		j.Data = data
+	if len(d.Data) > 0 {
+		j.Data = map[string]any(d.Data)
 	}
 	for _, ti := range triggers {
-		if serverMade(ti.Key.Group) {
+		if serverMade(ti.Origin) {
 			continue
 		}
 		at, err := triggerToAPI(d.Key, ti)
@@ -727,5 +690,6 @@ func sameJob(d *chime.JobDetail, w *jobWrite) bool {
 	n := w.detail
 	return d.Type == n.Type && d.Description == n.Description && d.RequestsRecovery == n.RequestsRecovery &&
 		d.DisallowConcurrentExecution == n.DisallowConcurrentExecution && d.Timeout == n.Timeout &&
-		d.Durable == n.Durable && !d.PersistJobDataAfterExecution && sameData(d.Data, n.Data)
+		d.Durable == n.Durable && !d.PersistJobDataAfterExecution && sameData(d.Data, n.Data) &&
+		bytes.Equal(d.Metadata, n.Metadata)
 }

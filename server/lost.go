@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"maps"
 	"time"
 
 	"github.com/chime-scheduler/chime"
@@ -70,7 +71,7 @@ func (s *Server) alertPlan(ctx context.Context, key chime.JobKey) *plan {
 	if err != nil {
 		return nil
 	}
-	st, _, err := settingsOf(d)
+	st, err := settingsOf(d)
 	if err != nil {
 		return nil
 	}
@@ -116,12 +117,11 @@ func (s *Server) lostAttempt(ctx context.Context, rec store.ExecutionRecord) *at
 		triggerGroup: rec.TriggerKey.Group, triggerName: rec.TriggerKey.Name,
 		scheduled: rec.ScheduledTime, started: rec.FiredTime, lostNode: rec.NodeID,
 	}
-	if serverMade(rec.TriggerKey.Group) {
-		if t, err := s.sched.Trigger(ctx, chime.NewTriggerKey(rec.TriggerKey.Group, rec.TriggerKey.Name)); err == nil {
-			if facts, err := factsOf(t.Data); err == nil {
-				a.apply(facts)
-				a.params = withoutReserved(t.Data)
-			}
+	if t, err := s.sched.Trigger(ctx, chime.NewTriggerKey(rec.TriggerKey.Group, rec.TriggerKey.Name)); err == nil && serverMade(t.Origin) {
+		if facts, err := factsOf(&t.Trigger); err == nil {
+			a.apply(facts)
+			a.params = make(map[string]any, len(t.Data))
+			maps.Copy(a.params, t.Data)
 		}
 	}
 	if a.firstID == "" {

@@ -28,8 +28,12 @@ type metrics struct {
 	retries    prometheus.Counter
 	misfires   prometheus.Counter
 	claim      prometheus.Histogram
-	liveNodes  prometheus.Gauge
-	running    prometheus.Gauge
+	// fireBatch and fireTime measure the store calls that fire triggers:
+	// how many firings each carried, and how long it took.
+	fireBatch prometheus.Histogram
+	fireTime  prometheus.Histogram
+	liveNodes prometheus.Gauge
+	running   prometheus.Gauge
 	// jobs are the per-job series; nil when Config.DisableJobMetrics
 	// turns them off.
 	jobs *jobMetrics
@@ -75,6 +79,17 @@ func newMetrics(perJob bool) *metrics {
 			Help:    "How long claiming due triggers from the database took.",
 			Buckets: prometheus.ExponentialBuckets(.0005, 2, 14),
 		}),
+		fireBatch: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "chime_store_fire_batch_size",
+			Help: "Firings per store call that fired triggers: triggers due together fire in one transaction.",
+			// 1 to 1,024, the engine's largest batch.
+			Buckets: prometheus.ExponentialBuckets(1, 2, 11),
+		}),
+		fireTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "chime_store_fire_duration_seconds",
+			Help:    "How long each store call that fired a batch of triggers took.",
+			Buckets: prometheus.ExponentialBuckets(.0005, 2, 14),
+		}),
 		liveNodes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "chime_live_nodes",
 			Help: "Nodes of the cluster holding a live lease, as this node last saw them.",
@@ -84,7 +99,7 @@ func newMetrics(perJob bool) *metrics {
 			Help: "Executions running on this node.",
 		}),
 	}
-	m.reg.MustRegister(m.fires, m.fireLag, m.executions, m.retries, m.misfires, m.claim, m.liveNodes, m.running, buildInfo,
+	m.reg.MustRegister(m.fires, m.fireLag, m.executions, m.retries, m.misfires, m.claim, m.fireBatch, m.fireTime, m.liveNodes, m.running, buildInfo,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if perJob {
 		m.jobs = newJobMetrics()
@@ -248,16 +263,21 @@ func (s *Server) sweepJobMetrics(ctx context.Context) error {
 	return nil
 }
 
-// instrument returns st measuring how long claiming triggers takes.
+// instrument returns st measuring how long claiming and firing triggers
+// take, and how many firings each store call carries.
 func (m *metrics) instrument(st store.Store) store.Store {
-	return &instrumentedStore{Store: st, claim: m.claim}
+	return &instrumentedStore{Store: st, claim: m.claim, fireBatch: m.fireBatch, fireTime: m.fireTime}
 }
 
-// instrumentedStore is a store.Store that times TriggersAcquire, and
-// passes WatchTriggers on when the store can push.
+// instrumentedStore is a store.Store that times TriggersAcquire and
+// TriggersFire, counts the firings of each TriggersFire, and passes
+// WatchTriggers on when the store can push. Every other method, the other
+// batch calls included, is the embedded store's.
 type instrumentedStore struct {
 	store.Store
-	claim prometheus.Observer
+	claim     prometheus.Observer
+	fireBatch prometheus.Observer
+	fireTime  prometheus.Observer
 }
 
 // TriggersAcquire claims due triggers, timing the claim.
@@ -266,6 +286,18 @@ func (s *instrumentedStore) TriggersAcquire(ctx context.Context, p *store.Trigge
 	out, err := s.Store.TriggersAcquire(ctx, p)
 	if err == nil {
 		s.claim.Observe(time.Since(start).Seconds())
+	}
+	return out, err
+}
+
+// TriggersFire fires a batch of triggers, timing the call and counting
+// its firings.
+func (s *instrumentedStore) TriggersFire(ctx context.Context, p *store.TriggersFireParams) ([]store.TriggerFireOutcome, error) {
+	start := time.Now()
+	out, err := s.Store.TriggersFire(ctx, p)
+	if err == nil {
+		s.fireTime.Observe(time.Since(start).Seconds())
+		s.fireBatch.Observe(float64(len(p.Firings)))
 	}
 	return out, err
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -153,4 +155,62 @@ func TestJobMetricsDisabled(t *testing.T) {
 	if strings.Contains(m, "chime_job_") {
 		t.Errorf("/metrics has per-job series with DisableJobMetrics:\n%s", m)
 	}
+}
+
+// metricValue returns the value of the series named series (with its
+// labels, as /metrics prints them) in the metrics text m, or -1 when m
+// has no such series.
+func metricValue(t *testing.T, m, series string) float64 {
+	t.Helper()
+	for line := range strings.Lines(m) {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), series+" ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(rest, 64)
+		if err != nil {
+			t.Fatalf("/metrics: %s has value %q: %v", series, rest, err)
+		}
+		return v
+	}
+	return -1
+}
+
+// TestServerFiresTriggersDueTogetherInBatches runs a real server on each
+// database with triggers all due at one instant, and checks through
+// /metrics that the scheduler fired them through the store's batch call,
+// several per call: the product path must not fall back to one store call
+// per firing.
+func TestServerFiresTriggersDueTogetherInBatches(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, url string) {
+		const triggers = 50
+		s := newServer(t, url)
+		ok := newEndpoint(t, 200)
+		at := time.Now().Add(2 * time.Second).Truncate(time.Second)
+		j := api.Job{Group: "batch", Name: "noop", Type: "http", HTTP: httpSpec(t, map[string]any{"url": ok.URL})}
+		for i := range triggers {
+			j.Triggers = append(j.Triggers, api.Trigger{Name: fmt.Sprintf("t%02d", i), Schedule: json.RawMessage(`{"kind":"once"}`), StartTime: &at})
+		}
+		if _, err := s.CreateJob(t.Context(), "alice", j); err != nil {
+			t.Fatalf("CreateJob: %v", err)
+		}
+		start(t, s)
+		// A job runs after its firing was stored: once the endpoint saw
+		// every request, every firing is in the metrics.
+		waitFor(t, "every firing to reach the endpoint", func() bool { return ok.count() == triggers })
+		m := scrape(t, s)
+		calls := metricValue(t, m, "chime_store_fire_batch_size_count")
+		single := metricValue(t, m, `chime_store_fire_batch_size_bucket{le="1"}`)
+		if got := metricValue(t, m, "chime_store_fire_batch_size_sum"); got != triggers {
+			t.Errorf("the store calls fired %v firings, want %d", got, triggers)
+		}
+		if single >= calls {
+			t.Errorf("%v of %v store calls fired a single trigger, want some to fire several: the %d triggers due at one instant fired one call each", single, calls, triggers)
+		}
+		t.Logf("%d triggers due together fired in %v store calls", triggers, calls)
+		if got := metricValue(t, m, "chime_store_fire_duration_seconds_count"); got != calls {
+			t.Errorf("%v fire calls timed, want all %v", got, calls)
+		}
+	})
 }

@@ -269,7 +269,7 @@ func (s *Server) misfired(ctx context.Context, t chime.TriggerInfo) {
 	rec, done := recordCtx(ctx)
 	defer done()
 	s.decide(rec, a, history.DecisionMisfired, reason, "")
-	if serverMade(t.Key.Group) {
+	if serverMade(t.Origin) {
 		return // a run someone asked for, which runs late: nothing to alert
 	}
 	s.alerts.notify(rec, s.alertPlan(rec, t.JobKey), alert.Event{
@@ -314,7 +314,7 @@ func (s *Server) checkDeadMenOnce(ctx context.Context) error {
 	plans := make(map[alert.JobKey]*plan)
 	for i := range details {
 		d := &details[i]
-		st, _, err := settingsOf(d)
+		st, err := settingsOf(d)
 		if err != nil || st.Paused || st.Alerts == nil {
 			continue
 		}

@@ -91,7 +91,7 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 	if a.recovering {
 		s.recordLost(ctx, a)
 	}
-	st, _, err := settingsOf(jc.Job)
+	st, err := settingsOf(jc.Job)
 	var p *plan
 	if err == nil {
 		var perr *api.Error
@@ -214,12 +214,12 @@ func (s *Server) newAttempt(ctx context.Context, jc *chime.JobContext) (*attempt
 		number:     1,
 		scheduled:  jc.ScheduledFireTime,
 		recovering: jc.Recovering,
-		params:     withoutReserved(jc.MergedData),
+		params:     map[string]any(jc.MergedData.Clone()),
 	}
 	if jc.Trigger != nil {
 		a.triggerGroup, a.triggerName = jc.Trigger.Key.Group, jc.Trigger.Key.Name
-		a.triggerData = withoutReserved(jc.Trigger.Data)
-		facts, err := factsOf(jc.Trigger.Data)
+		a.triggerData = map[string]any(jc.Trigger.Data.Clone())
+		facts, err := factsOf(jc.Trigger)
 		if err != nil {
 			return nil, err
 		}
@@ -341,7 +341,9 @@ func (s *Server) runJob(ctx context.Context, typ string, p *plan, jc *chime.JobC
 		return fmt.Errorf("job type %q is not registered on node %s", typ, s.NodeID())
 	}
 	detail := *jc.Job
-	_, detail.Data, _ = settingsOf(jc.Job)
+	// The server's settings are its own business, as they were when they
+	// were kept in the job's data.
+	detail.Metadata = nil
 	goCtx := *jc
 	goCtx.ExecutionID = a.id
 	goCtx.Job = &detail
@@ -423,17 +425,22 @@ func (s *Server) scheduleRetry(ctx context.Context, a *attempt, id string, numbe
 		ID: id, FirstID: a.firstID, Attempt: number, ScheduledTime: a.scheduled,
 		TriggerGroup: a.triggerGroup, TriggerName: a.triggerName, Manual: a.manual,
 	}
-	data, err := factsData(a.triggerData, facts)
+	meta, err := factsMeta(facts)
 	if err != nil {
 		return permanent(err)
 	}
-	_, err = s.sched.Schedule(ctx, chime.Trigger{
+	t := chime.Trigger{
 		Key:       chime.NewTriggerKey(retryGroup, id),
 		JobKey:    a.job,
 		Schedule:  &schedule.Simple{},
 		StartTime: at,
-		Data:      data,
-	})
+		Origin:    chime.OriginRetry,
+		Metadata:  meta,
+	}
+	if len(a.triggerData) > 0 {
+		t.Data = chime.JobData(maps.Clone(a.triggerData))
+	}
+	_, err = s.sched.Schedule(ctx, t)
 	var invalid *chime.ValidationError
 	switch {
 	case errors.Is(err, chime.ErrTriggerExists):
@@ -442,20 +449,6 @@ func (s *Server) scheduleRetry(ctx context.Context, a *attempt, id string, numbe
 		return permanent(err)
 	}
 	return err
-}
-
-// factsData returns a one-shot trigger's data: data with the run's facts.
-func factsData(data map[string]any, facts runFacts) (chime.JobData, error) {
-	m, err := toMap(facts)
-	if err != nil {
-		return nil, fmt.Errorf("server: encoding run facts: %w", err)
-	}
-	out := chime.JobData(maps.Clone(data))
-	if out == nil {
-		out = chime.JobData{}
-	}
-	out[runFactsKey] = m
-	return out, nil
 }
 
 // backoff returns the wait before the attempt after attempt number n

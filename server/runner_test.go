@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"regexp"
@@ -63,8 +64,16 @@ func TestRunNowWithParams(t *testing.T) {
 		}
 		_, err = s.RunJob(ctx, "alice", "deploy", "nope", api.RunRequest{})
 		wantAPIError(t, err, api.CodeNotFound, "")
-		_, err = s.RunJob(ctx, "alice", "deploy", "hook", api.RunRequest{Params: map[string]any{runFactsKey: 1}})
-		wantAPIError(t, err, api.CodeInvalidArgument, "params."+runFactsKey)
+		// The keys the server once kept its facts under are a user's to
+		// use: parameters are only data.
+		acc, err = s.RunJob(ctx, "alice", "deploy", "hook", api.RunRequest{Params: map[string]any{"chime:run": "mine", "chime:server": 1}})
+		if err != nil {
+			t.Fatalf("RunJob with chime:run and chime:server parameters: %v", err)
+		}
+		e = waitExecution(t, s, acc.ExecutionIDs[0])
+		if e.Outcome != "succeeded" || !e.Manual || e.Params["chime:run"] != "mine" || e.Params["chime:server"] != json.Number("1") {
+			t.Errorf("execution = %+v, want a succeeded manual run with the parameters chime:run and chime:server", e)
+		}
 	})
 }
 
@@ -123,7 +132,7 @@ func TestBackfillRunsOncePerFireTimeInTheRange(t *testing.T) {
 		}
 		rec.mu.Lock()
 		for _, d := range rec.data {
-			if _, ok := d[jobSettingsKey]; ok || d["table"] != "orders" {
+			if len(d) != 1 || d["table"] != "orders" {
 				t.Errorf("the Go job saw data %v, want its own data without the server's settings", d)
 			}
 		}

@@ -95,7 +95,7 @@ func (s *Server) secretUsers(ctx context.Context) (map[string][]string, error) {
 	out := make(map[string][]string)
 	for i := range details {
 		d := &details[i]
-		st, _, err := settingsOf(d)
+		st, err := settingsOf(d)
 		if err != nil {
 			continue // a job the server cannot read refers to nothing it can tell
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/chime-scheduler/chime/server/httpapi"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
 	"github.com/chime-scheduler/chime/server/secret"
+	"github.com/chime-scheduler/chime/store"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
@@ -67,6 +68,9 @@ type Server struct {
 	goTypes   map[string]chime.Job
 	started   bool
 	closeOnce sync.Once
+	// listBatch and listMaxScan are listScanBatch and maxListScan, which
+	// tests lower.
+	listBatch, listMaxScan int
 	// swept remembers the dead node incarnations (ID and epoch) whose
 	// unrecorded firings this node looked for, so that it looks once.
 	swept map[lostKey]bool
@@ -102,6 +106,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		egress:  policy,
 		shell:   &shelljob.Runner{},
 		swept:   make(map[lostKey]bool),
+
+		listBatch:   listScanBatch,
+		listMaxScan: maxListScan,
 	}
 	if cfg.EnableShellJobs {
 		// withDefaults checked the list.
@@ -150,9 +157,13 @@ func (s *Server) init(ctx context.Context) error {
 	if !cfg.EnableShellJobs {
 		exclude = []string{typeShell}
 	}
+	var st store.Store = s.metrics.instrument(s.store)
+	if cfg.wrapStore != nil {
+		st = cfg.wrapStore(st)
+	}
 	sched, err := chime.New(chime.Config{
 		ExcludeJobTypes:  exclude,
-		Store:            s.metrics.instrument(s.store),
+		Store:            st,
 		NodeID:           cfg.NodeID,
 		Workers:          cfg.Workers,
 		MisfireThreshold: cfg.MisfireThreshold,
@@ -167,6 +178,9 @@ func (s *Server) init(ctx context.Context) error {
 	s.sched = sched
 	s.log = cfg.Logger.With("node_id", sched.NodeID())
 	s.metrics.watchScheduler(sched)
+	if err := s.migrateLegacyForms(ctx); err != nil {
+		return err
+	}
 	for _, typ := range []string{typeHTTP, typeShell} {
 		if err := sched.Register(typ, &runner{s: s, typ: typ}); err != nil {
 			return fmt.Errorf("server: %w", err)

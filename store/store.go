@@ -141,7 +141,10 @@ type JobRecord struct {
 	// Timeout bounds each execution; zero for none.
 	Timeout time.Duration
 	Data    []byte // JSON object, nil when empty
-	Version int64  // incremented by the store on each write
+	// Meta is JSON the program that schedules the job keeps with it, nil
+	// when empty; opaque to the store and to the engine.
+	Meta    []byte
+	Version int64 // incremented by the store on each write
 }
 
 // TriggerRecord is a stored trigger with its firing state.
@@ -155,16 +158,27 @@ type TriggerRecord struct {
 	CalendarName       string // "" for none
 	MisfireInstruction string
 	Data               []byte // JSON object, nil when empty
-	StartTime          time.Time
-	EndTime            time.Time // zero for none
-	NextFireTime       time.Time // zero when the trigger will not fire again
-	PreviousFireTime   time.Time // zero before the first fire
-	TimesTriggered     int
-	State              TriggerState
-	ClaimedBy          string // node ID holding the claim, when acquired
-	ClaimEpoch         int64  // lease epoch of that node
-	Version            int64  // incremented by the store on each write
+	// Origin says what made the trigger, such as "manual" or "retry", in
+	// at most MaxOriginLength bytes; "" for a schedule, and for triggers
+	// stored before stores kept origins. Opaque to the store.
+	Origin string
+	// Meta is JSON the program that made the trigger keeps with it, nil
+	// when empty; opaque to the store and to the engine.
+	Meta             []byte
+	StartTime        time.Time
+	EndTime          time.Time // zero for none
+	NextFireTime     time.Time // zero when the trigger will not fire again
+	PreviousFireTime time.Time // zero before the first fire
+	TimesTriggered   int
+	State            TriggerState
+	ClaimedBy        string // node ID holding the claim, when acquired
+	ClaimEpoch       int64  // lease epoch of that node
+	Version          int64  // incremented by the store on each write
 }
+
+// MaxOriginLength is the longest TriggerRecord.Origin a store keeps, in
+// bytes.
+const MaxOriginLength = 16
 
 // CalendarRecord is a stored exclusion calendar.
 type CalendarRecord struct {
@@ -216,6 +230,7 @@ type Store interface {
 	CalendarStore
 	ExecutionStore
 	NodeStore
+	Batcher
 	// Reconcile repairs states that no sequence of contract calls leaves
 	// behind, but that a crash between statements of a non-transactional
 	// store, a bug, or a hand edit of the database can:
@@ -261,7 +276,10 @@ type JobStore interface {
 	// JobDelete deletes a job and all its triggers. It reports whether the job
 	// existed.
 	JobDelete(ctx context.Context, key Key) (bool, error)
-	// JobList returns the jobs of a group ("" for all), ordered by key.
+	// JobList returns the jobs of a group ("" for all), ordered by key
+	// (group, then name), starting after p.After and at most p.Limit of
+	// them. SQL stores read the page from the primary key index, so a
+	// page costs the same however many jobs there are.
 	JobList(ctx context.Context, p *JobListParams) ([]JobRecord, error)
 }
 
@@ -349,7 +367,14 @@ const (
 
 // JobListParams are the parameters of JobList.
 type JobListParams struct {
-	Group string // "" for every group
+	// Group selects the jobs of one group; "" selects every group.
+	Group string
+	// After is the key of the last job of the previous page: the list
+	// starts with the first job ordered after it. The zero Key starts at
+	// the beginning.
+	After Key
+	// Limit is the most jobs to return; 0 returns them all.
+	Limit int
 }
 
 // TriggerStore keeps triggers and moves them through their states.
@@ -413,10 +438,14 @@ type TriggerInsertParams struct {
 	Replace bool
 }
 
-// TriggerListParams filter TriggerList. Zero fields do not filter.
+// TriggerListParams filter TriggerList. Zero fields do not filter; set
+// fields all apply.
 type TriggerListParams struct {
 	Group  string // trigger group
 	JobKey *Key   // triggers of this job
+	// JobKeys selects the triggers of any of these jobs, for example of a
+	// page of JobList, in one call. An empty list does not filter.
+	JobKeys []Key
 }
 
 // TriggerSelector selects triggers for pausing and resuming. Exactly one
@@ -647,12 +676,14 @@ type NodeRecovery struct {
 	Failed      []ExecutionRecord
 }
 
-// Batcher is implemented by stores that fire triggers and record the ends
-// of executions several at a time, each batch in one atomic step, so that
-// a busy node spends one round of statements and one commit on many
-// firings instead of one each. Each element means what the single-element
-// method means (TriggerFire, ExecutionComplete); the engine uses the batch
-// methods when the store has them and the single ones otherwise.
+// Batcher fires triggers and records the ends of executions several at a
+// time, each batch in one atomic step, so that a busy node spends one round
+// of statements and one commit on many firings instead of one each. Each
+// element means what the single-element method means (TriggerFire,
+// ExecutionComplete). It is part of [Store], not an option: the engine
+// fires, completes and hands back claims only through these methods, so a
+// wrapper that embeds a Store keeps them and cannot fall back to one call
+// per firing.
 type Batcher interface {
 	// TriggersFire fires several acquired triggers in one atomic step: each
 	// firing as TriggerFire would, under one lease check. Its outcomes are in

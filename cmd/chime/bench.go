@@ -22,6 +22,7 @@ import (
 func newBenchCmd() *cobra.Command {
 	var (
 		workload, databaseURL, dir string
+		via                        string
 		nodes, rate, workers       int
 		scale                      float64
 		checkIn, deadAfter, warmUp time.Duration
@@ -35,7 +36,11 @@ func newBenchCmd() *cobra.Command {
 processes (each a chime scheduler), let them fire, stop them, merge what they
 ran and print one line:
 
-  chime W1a nodes=2 fires=20000 thr=1234/s p50=12ms p95=30ms p99=45ms max=80ms dup=0 miss=0
+  chime W1a nodes=2 fires=20000 thr=1234/s p50=12ms p95=30ms p99=45ms max=80ms dup=0 miss=0 dbcpu=0.412ms/fire
+
+dbcpu is the CPU the database server used per firing, read from its processes
+in /proc over the measured window; it is there when the server runs on this
+machine (PostgreSQL or MariaDB at a loopback address or socket).
 
 Workloads (--scale multiplies K or R):
   W1a  K=20,000 one-shot triggers spread over 10 s
@@ -45,6 +50,14 @@ Workloads (--scale multiplies K or R):
   W2b  R=5,000 likewise (--rate sets another R for W2a or W2b)
   W3   2 nodes: 200 triggers every second and 20 jobs of 5 s that request
        recovery, for 40 s; the busiest node is killed with SIGKILL at 20 s
+
+--via library (the default) runs each node as a chime scheduler on the store,
+as a Go service embedding the library does. --via server runs each node as a
+real chime server process (listening on a free local port), whose scheduler
+fires through the server's store and records every execution in its
+history: the product path. Its nodes take no table prefix, so the run
+creates a PostgreSQL schema, a MySQL database or an SQLite file of its own,
+and removes it at the end.
 
 The command exits with status 1 when a firing ran twice or was missed. See
 docs/performance.md.`,
@@ -68,12 +81,21 @@ docs/performance.md.`,
 			if verbose {
 				logOut = cmd.ErrOrStderr()
 			}
+			nodeArgs := []string{"bench", "node"}
+			switch via {
+			case bench.ViaLibrary:
+			case bench.ViaServer:
+				nodeArgs = []string{"server"}
+			default:
+				return fmt.Errorf("bench: --via %q: want %s or %s", via, bench.ViaLibrary, bench.ViaServer)
+			}
 			rep, err := bench.Run(cmd.Context(), bench.Options{
 				Workload:    w,
 				Nodes:       nodes,
 				DatabaseURL: databaseURL,
+				Via:         via,
 				Executable:  exe,
-				NodeArgs:    []string{"bench", "node"},
+				NodeArgs:    nodeArgs,
 				Workers:     workers,
 				CheckIn:     checkIn,
 				DeadAfter:   deadAfter,
@@ -101,6 +123,7 @@ docs/performance.md.`,
 	f.StringVar(&workload, "workload", "", "workload: "+strings.Join(bench.Names, ", ")+" (required)")
 	f.IntVar(&nodes, "nodes", 0, "node processes (default 1; W3 runs on 2)")
 	f.StringVar(&databaseURL, "database-url", "", "sqlite:PATH, postgres://… or mysql://… (required)")
+	f.StringVar(&via, "via", bench.ViaLibrary, "what the nodes are: library (chime schedulers) or server (chime server processes)")
 	f.Float64Var(&scale, "scale", 1, "multiplies the workload's trigger count K or R")
 	f.IntVar(&rate, "rate", 0, "W2 only: triggers firing every second, instead of 1,000 (W2a) or 5,000 (W2b)")
 	f.IntVar(&workers, "workers", 10, "workers of each node")
@@ -108,8 +131,8 @@ docs/performance.md.`,
 	f.DurationVar(&deadAfter, "dead-after", 0, "nodes' DeadAfter (default 3 × check-in)")
 	f.DurationVar(&warmUp, "warm-up", 5*time.Second, "time from all nodes ready to the first fire")
 	f.StringVar(&dir, "dir", "", "keep the nodes' fire logs, logs and profiles in this directory")
-	f.BoolVar(&cpuProfile, "cpu-profile", false, "write each node's CPU profile to --dir")
-	f.BoolVar(&countSQL, "count-sql", false, "count the statements the nodes send (PostgreSQL) and print them per firing")
+	f.BoolVar(&cpuProfile, "cpu-profile", false, "write each node's CPU profile to --dir (--via library)")
+	f.BoolVar(&countSQL, "count-sql", false, "count the statements the nodes send (PostgreSQL, --via library) and print them per firing")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log progress and print diagnostics on standard error")
 	cmd.AddCommand(newBenchNodeCmd())
 	return cmd

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -105,4 +106,57 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(p))
 	return len(p), nil
+}
+
+// TestServerPathFiresEachFiringExactlyOnce runs a burst and the failover
+// workload, cut down to seconds, through `chime server` node processes
+// (Via server) on every database, and checks that no firing ran twice or
+// was missed and that the run's namespace is gone afterwards. It asserts
+// nothing about timing; it logs each result line.
+func TestServerPathFiresEachFiringExactlyOnce(t *testing.T) {
+	t.Parallel()
+	runs := []Workload{
+		Burst("W1", 200, time.Second),
+		Failover(20, 4, 8*time.Second, 4*time.Second, 2*time.Second),
+	}
+	for _, db := range dbtest.Databases() {
+		t.Run(db.Name, func(t *testing.T) {
+			t.Parallel()
+			url := db.URL(t)
+			exe := executable(t)
+			for _, w := range runs {
+				t.Run(w.Name, func(t *testing.T) {
+					w.Grace = 30 * time.Second
+					dir := t.TempDir()
+					rep, err := Run(context.Background(), Options{
+						Workload:    w,
+						Nodes:       2,
+						DatabaseURL: url,
+						Via:         ViaServer,
+						Executable:  exe,
+						NodeArgs:    []string{"server"},
+						CheckIn:     500 * time.Millisecond,
+						DeadAfter:   1500 * time.Millisecond,
+						WarmUp:      time.Second,
+						Dir:         dir,
+						Logger:      testLogger(t),
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					res := rep.Result
+					t.Logf("%s via server: %s", db.Name, res)
+					if !res.OK() {
+						t.Errorf("%d duplicated, %d missed, %d unexpected firings: %v", res.Duplicates, res.Misses, res.Unexpected, res.Problems)
+					}
+					if w.KillAt > 0 && res.Interrupted == 0 {
+						t.Errorf("the killed node %s ran no long job: recovery was not exercised", res.Killed)
+					}
+					if dbs, _ := filepath.Glob(filepath.Join(dir, "*.db")); db.Name == "SQLite" && len(dbs) != 0 {
+						t.Errorf("the run's SQLite files are left behind: %v", dbs)
+					}
+				})
+			}
+		})
+	}
 }

@@ -44,6 +44,14 @@
 // scheduler started (package nodeproc), stops on SIGTERM and, with
 // CountSQL, prints the statements it sent when it stops.
 //
+// With Options.Via set to ViaServer, each node is a `chime server`
+// process instead (the server path, the product), whose hidden flag
+// --bench-fire-log registers the same job types (ServerJobs) through the
+// server's job runner and prints "ready" once the server is ready. A
+// server takes no table prefix, so the run creates a namespace of its own
+// (a PostgreSQL schema, a MySQL database or an SQLite file in the run's
+// directory) and removes it at the end.
+//
 // Run follows the fire logs as they grow. It stops the nodes once every
 // measured firing ran and the last fire time passed (and, in W3, every
 // interrupted job was re-run), or 120 s after the last fire time.

@@ -43,6 +43,12 @@ type Result struct {
 	Interrupted int
 	// Problems lists the first duplicates, misses and unexpected firings.
 	Problems []string
+	// DBCPU is the CPU the database server's processes used from the
+	// first scheduled fire time to the end of the run, when the server
+	// runs on this machine (DBCPUMeasured). Divided by Fires it is the
+	// cost of a firing, the figure a noisy machine disturbs least.
+	DBCPU         time.Duration
+	DBCPUMeasured bool
 }
 
 // OK reports whether every firing ran exactly once.
@@ -50,15 +56,19 @@ func (r *Result) OK() bool { return r.Duplicates == 0 && r.Misses == 0 && r.Unex
 
 // String returns the result line:
 //
-//	chime W1a nodes=2 fires=20000 thr=1234/s p50=12ms p95=30ms p99=45ms max=80ms dup=0 miss=0
+//	chime W1a nodes=2 fires=20000 thr=1234/s p50=12ms p95=30ms p99=45ms max=80ms dup=0 miss=0 dbcpu=0.412ms/fire
 //
-// A failover workload adds recovery=…ms; unexpected=N is added when not
-// zero.
+// dbcpu, the database server's CPU per firing, is there when it was
+// measured. A failover workload adds recovery=…ms; unexpected=N is added
+// when not zero.
 func (r *Result) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "chime %s nodes=%d fires=%d thr=%d/s p50=%s p95=%s p99=%s max=%s dup=%d miss=%d",
 		r.Workload, r.Nodes, r.Fires, int(math.Round(r.Throughput)),
 		ms(r.P50), ms(r.P95), ms(r.P99), ms(r.Max), r.Duplicates, r.Misses)
+	if r.DBCPUMeasured {
+		fmt.Fprintf(&b, " dbcpu=%s", formatPerFire(r.DBCPU, r.Fires))
+	}
 	if r.Killed != "" {
 		fmt.Fprintf(&b, " recovery=%s", ms(r.Recovery))
 	}

@@ -34,10 +34,18 @@ type Options struct {
 	Nodes int
 	// DatabaseURL names the database, as sqlstore.Open takes it. The run
 	// creates its own tables there (a unique table prefix) and drops them
-	// when it ends. Required.
+	// when it ends; with ViaServer, whose nodes take no table prefix, it
+	// creates a schema (PostgreSQL), a database (MySQL) or a file in Dir
+	// (SQLite) of its own instead, and removes it. Required.
 	DatabaseURL string
+	// Via says what the nodes are: ViaLibrary (the default), `chime bench
+	// node` processes each running a chime.Scheduler, or ViaServer,
+	// `chime server` processes running the benchmark's job types (its
+	// hidden flag --bench-fire-log).
+	Via string
 	// Executable and NodeArgs start a node: the program is run with
-	// NodeArgs, then the node's flags (see NodeFlags). Required.
+	// NodeArgs (["bench", "node"] or ["server"] for cmd/chime), then the
+	// node's flags (see nodeFlags). Required.
 	Executable string
 	NodeArgs   []string
 	// Workers is each node's worker count. Defaults to 10.
@@ -116,6 +124,17 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Executable == "" {
 		return o, errors.New("bench: Options.Executable is required")
 	}
+	switch o.Via {
+	case "":
+		o.Via = ViaLibrary
+	case ViaLibrary:
+	case ViaServer:
+		if o.CPUProfile || o.CountSQL {
+			return o, errors.New("bench: Options.CPUProfile and Options.CountSQL need the library path (Via library)")
+		}
+	default:
+		return o, fmt.Errorf("bench: Options.Via %q: want %q or %q", o.Via, ViaLibrary, ViaServer)
+	}
 	if o.Nodes == 0 {
 		o.Nodes = max(o.Workload.Nodes, 1)
 	}
@@ -144,12 +163,18 @@ func (o Options) withDefaults() (Options, error) {
 
 // run is one benchmark run.
 type run struct {
-	o      Options
-	log    *slog.Logger
-	prefix string // table prefix, unique to the run
-	dir    string
-	st     *sqlstore.Store
-	nodes  []*node
+	o   Options
+	log *slog.Logger
+	// prefix is unique to the run: its table prefix, and its nodes'
+	// application_name on PostgreSQL.
+	prefix string
+	// url and tables are the database and table prefix the nodes use:
+	// DatabaseURL and prefix, or with ViaServer the run's own namespace
+	// and "" (the store's default prefix, which chime server uses).
+	url, tables string
+	dir         string
+	st          *sqlstore.Store
+	nodes       []*node
 }
 
 // node is one node process and its fire log.
@@ -164,7 +189,22 @@ type node struct {
 
 func (r *run) run(ctx context.Context) (rep *Report, err error) {
 	w := r.o.Workload
-	r.st, err = sqlstore.Open(ctx, r.o.DatabaseURL, &sqlstore.Options{TablePrefix: r.prefix, Logger: r.log, MaxOpenConns: r.poolSize()})
+	r.url, r.tables = r.o.DatabaseURL, r.prefix
+	if r.o.Via == ViaServer {
+		var drop func(context.Context) error
+		r.url, drop, err = newNamespace(ctx, r.o.DatabaseURL, strings.TrimSuffix(r.prefix, "_"), r.dir)
+		if err != nil {
+			return nil, err
+		}
+		r.tables = ""
+		defer func() {
+			// The namespace goes even when the run was cancelled.
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			err = errors.Join(err, drop(dctx))
+		}()
+	}
+	r.st, err = sqlstore.Open(ctx, r.url, &sqlstore.Options{TablePrefix: r.tables, Logger: r.log, MaxOpenConns: r.poolSize()})
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
@@ -172,7 +212,10 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 		// The tables go even when the run was cancelled.
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		err = errors.Join(err, dropTables(dctx, r.st.DB(), r.st.Dialect(), r.prefix), r.st.Close())
+		if r.tables != "" {
+			err = errors.Join(err, dropTables(dctx, r.st.DB(), r.st.Dialect(), r.tables))
+		}
+		err = errors.Join(err, r.st.Close())
 	}()
 	seedScheduler, err := chime.New(chime.Config{Store: r.st, NodeID: "bench-seeder", Logger: r.log})
 	if err != nil {
@@ -198,14 +241,14 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 	if r.o.Dir != "" {
 		rep.Dir = r.dir
 	}
-	t0 := time.Now().Add(time.Second + startAllowance + r.o.WarmUp).Truncate(time.Millisecond)
-	if err := moveTriggers(ctx, r.st.DB(), r.st.Dialect(), r.prefix, t0.Sub(seedT0)); err != nil {
+	t0 := time.Now().Add(time.Second + r.startAllowance() + r.o.WarmUp).Truncate(time.Millisecond)
+	if err := moveTriggers(ctx, r.st.DB(), r.st.Dialect(), r.st.TablePrefix(), t0.Sub(seedT0)); err != nil {
 		return nil, err
 	}
 	r.log.Info("seeded", "triggers", total, "took", rep.Seeded.Round(time.Millisecond), "first_fire_in", time.Until(t0).Round(time.Millisecond))
 
 	// Start the nodes so that they are ready about WarmUp before T0.
-	if err := sleepUntil(ctx, t0.Add(-r.o.WarmUp-startAllowance)); err != nil {
+	if err := sleepUntil(ctx, t0.Add(-r.o.WarmUp-r.startAllowance())); err != nil {
 		return nil, err
 	}
 	rep.LoadBefore = loadAverage()
@@ -222,7 +265,15 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	waits := make(chan map[string]int, 1)
 	go func() { waits <- r.sampleWaits(sampleCtx, t0) }()
+	dbNames := dbServerNames(r.url)
+	if err := sleepUntil(ctx, t0); err != nil {
+		stopSampling()
+		<-waits
+		return nil, err
+	}
+	cpuBefore, cpuBeforeOK := dbServerCPU(dbNames...)
 	records, k, err := r.watch(ctx, t0)
+	cpuAfter, cpuAfterOK := dbServerCPU(dbNames...)
 	stopSampling()
 	rep.Waits = <-waits
 	if err != nil {
@@ -240,6 +291,9 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 		records = append(records, more...)
 	}
 	rep.Result = summarize(w, len(r.nodes), t0, records, k)
+	if cpuBeforeOK && cpuAfterOK {
+		rep.Result.DBCPU, rep.Result.DBCPUMeasured = cpuAfter-cpuBefore, true
+	}
 	r.log.Info("done", "result", rep.Result.String(), "load", rep.LoadAfter)
 	return rep, nil
 }
@@ -254,8 +308,15 @@ func (r *run) poolSize() int {
 }
 
 // startAllowance is how long the nodes are given to start: they are
-// started that long before T0 - WarmUp.
-const startAllowance = time.Second
+// started that long before T0 - WarmUp. A chime server node does more at
+// its first start (its history and user tables, the first admin's
+// password hash) than a library node.
+func (r *run) startAllowance() time.Duration {
+	if r.o.Via == ViaServer {
+		return 5 * time.Second
+	}
+	return time.Second
+}
 
 // readyTimeout bounds how long a node may take to start.
 const readyTimeout = time.Minute
@@ -294,8 +355,11 @@ func (r *run) startNodes(ctx context.Context) error {
 }
 
 // nodeFlags returns the flags of a node process; cmd/chime's `bench node`
-// defines them.
+// and `chime server` define them.
 func (r *run) nodeFlags(n *node) []string {
+	if r.o.Via == ViaServer {
+		return r.serverFlags(n)
+	}
 	args := []string{
 		"--database-url", r.nodeURL(n.id),
 		"--table-prefix", r.prefix,
@@ -318,16 +382,34 @@ func (r *run) nodeFlags(n *node) []string {
 	return args
 }
 
+// serverFlags returns the flags of a `chime server` node.
+func (r *run) serverFlags(n *node) []string {
+	args := []string{
+		"--database-url", r.nodeURL(n.id),
+		"--node-id", n.id,
+		"--listen", "127.0.0.1:0",
+		"--workers", strconv.Itoa(r.o.Workers),
+		"--bench-fire-log", n.out,
+	}
+	if r.o.CheckIn > 0 {
+		args = append(args, "--check-in-interval", r.o.CheckIn.String())
+	}
+	if r.o.DeadAfter > 0 {
+		args = append(args, "--dead-after", r.o.DeadAfter.String())
+	}
+	return args
+}
+
 // nodeURL returns the database URL of a node: on PostgreSQL, with an
 // application_name that names the run and the node, so that the nodes'
 // sessions can be told apart in pg_stat_activity.
 func (r *run) nodeURL(id string) string {
-	if !strings.HasPrefix(r.o.DatabaseURL, "postgres") {
-		return r.o.DatabaseURL
+	if !strings.HasPrefix(r.url, "postgres") {
+		return r.url
 	}
-	u, err := url.Parse(r.o.DatabaseURL)
+	u, err := url.Parse(r.url)
 	if err != nil {
-		return r.o.DatabaseURL
+		return r.url
 	}
 	q := u.Query()
 	q.Set("application_name", r.prefix+id)

@@ -15,7 +15,7 @@ import (
 	"github.com/chime-scheduler/chime/store/memstore"
 )
 
-// batchCounter is a store.Batcher that records the size of each batch.
+// batchCounter is a store that records the size of each batch.
 type batchCounter struct {
 	*memstore.Store
 	mu        sync.Mutex

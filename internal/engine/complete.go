@@ -71,38 +71,21 @@ func (e *Engine) recordAll() {
 	}
 }
 
-// record records a batch of outcomes: in one store call per lease when the
-// store is a store.Batcher, one call each otherwise.
+// record records a batch of outcomes, in one store call per lease.
 func (e *Engine) record(batch []finished) {
-	b, batches := e.cfg.Store.(store.Batcher)
 	for len(batch) > 0 {
 		n := 1
-		if batches {
-			for n < len(batch) && batch[n].lease == batch[0].lease {
-				n++
-			}
+		for n < len(batch) && batch[n].lease == batch[0].lease {
+			n++
 		}
 		group := batch[:n]
 		batch = batch[n:]
-		if batches {
-			e.recordWithRetry(group, func(ctx context.Context) ([]error, error) {
-				p := &store.ExecutionsCompleteParams{Lease: group[0].lease, Completions: make([]store.ExecutionCompletion, len(group))}
-				for i, it := range group {
-					p.Completions[i] = it.c
-				}
-				return b.ExecutionsComplete(ctx, p)
-			})
-			continue
-		}
-		it := group[0]
 		e.recordWithRetry(group, func(ctx context.Context) ([]error, error) {
-			err := e.cfg.Store.ExecutionComplete(ctx, &store.ExecutionCompleteParams{Lease: it.lease, ID: it.c.ID,
-				State: it.c.State, Error: it.c.Error, FinishedTime: it.c.FinishedTime, Instruction: it.c.Instruction,
-				JobData: it.c.JobData})
-			if err == nil || errors.Is(err, store.ErrExecutionNotFound) {
-				return []error{err}, nil
+			p := &store.ExecutionsCompleteParams{Lease: group[0].lease, Completions: make([]store.ExecutionCompletion, len(group))}
+			for i, it := range group {
+				p.Completions[i] = it.c
 			}
-			return nil, err
+			return e.cfg.Store.ExecutionsComplete(ctx, p)
 		})
 	}
 }

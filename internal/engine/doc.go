@@ -31,9 +31,8 @@
 //     one's timing (schedule.Trigger.Triggered with its calendar) and the
 //     store checks the claims and the lease, inserts the executions under
 //     their unique (trigger, scheduled time) key and stores the advanced
-//     timing, all at once (store.Batcher's TriggersFire, or TriggerFire
-//     one by one for a store without it). The jobs join the workers'
-//     queue and start in firing order.
+//     timing, all at once (the store's TriggersFire). The jobs join the
+//     workers' queue and start in firing order.
 //  4. It sleeps until the earliest acquired instant, the idle wait, a
 //     wake-up or, when it left due triggers or claims for want of a
 //     worker, a freed worker, whichever comes first.
@@ -51,8 +50,8 @@
 //
 // A worker is free as soon as its job returns. Outcomes are queued and
 // recorded by one goroutine at a time, up to 1,024 per store call
-// (store.Batcher's ExecutionsComplete, or ExecutionComplete one by one), so
-// that outcomes that finish together are recorded together.
+// (the store's ExecutionsComplete), so that outcomes that finish together
+// are recorded together.
 //
 // # Push wake-ups
 //

@@ -785,9 +785,11 @@ func (e *Engine) retryReleases(ctx context.Context) bool {
 	return ok
 }
 
-// releaseAll hands back every acquired trigger that was not fired: in one
-// store call when the store is a store.Batcher, so that a node holding a
-// full batch of claims stops at once.
+// releaseAll hands back every acquired trigger that was not fired, in one
+// store call, so that a node holding a full batch of claims stops at once.
+// When the store failed, the claims are queued as release does: the next
+// look hands them back if the engine starts again, and otherwise the
+// node's unregistering or its recovery does.
 func (e *Engine) releaseAll(pending *triggerHeap) {
 	ctx := context.Background()
 	var keys []store.Key
@@ -803,19 +805,23 @@ func (e *Engine) releaseAll(pending *triggerHeap) {
 		}
 		keys = append(keys, rec.Key)
 	}
-	b, ok := e.cfg.Store.(store.Batcher)
-	if !ok || len(keys) < 2 {
-		for _, k := range keys {
-			e.release(ctx, k, nil)
-		}
+	if len(keys) == 0 {
 		return
 	}
 	lease := e.cfg.Lease()
-	if _, err := b.TriggersRelease(ctx, &store.TriggersReleaseParams{Lease: lease, Keys: keys}); err != nil {
-		// The node's recovery, or its unregistering when it stops, hands
-		// them back.
-		e.log.Warn("cannot hand back acquired triggers", "triggers", len(keys), "error", err)
+	_, err := e.cfg.Store.TriggersRelease(ctx, &store.TriggersReleaseParams{Lease: lease, Keys: keys})
+	if err == nil {
+		return
 	}
+	e.storeError(ctx, "release triggers", lease, err)
+	if errors.Is(err, store.ErrFenced) {
+		return // the claims went with the lease
+	}
+	e.mu.Lock()
+	for _, k := range keys {
+		e.unreleased[k] = nil
+	}
+	e.mu.Unlock()
 }
 
 // sleep waits d on the engine's clock. It reports false when ctx ended

@@ -18,23 +18,43 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// refusingStore refuses the first TriggerFire calls with a given error.
+// refusingStore refuses the first firings it is asked for with a given
+// error, each on its own as a store refuses one element of TriggersFire,
+// and fires the others.
 type refusingStore struct {
 	store.Store
 	mu      sync.Mutex
 	refuse  error
-	refusal int // how many more calls to refuse
+	refusal int // how many more firings to refuse
 }
 
-func (s *refusingStore) TriggerFire(ctx context.Context, p *store.TriggerFireParams) (*store.TriggerFireResult, error) {
+func (s *refusingStore) TriggersFire(ctx context.Context, p *store.TriggersFireParams) ([]store.TriggerFireOutcome, error) {
+	out := make([]store.TriggerFireOutcome, len(p.Firings))
+	rest := &store.TriggersFireParams{Lease: p.Lease}
+	var restAt []int // index in p.Firings of each element of rest
 	s.mu.Lock()
-	if s.refusal > 0 {
-		s.refusal--
-		s.mu.Unlock()
-		return nil, s.refuse
+	for i, f := range p.Firings {
+		if s.refusal > 0 {
+			s.refusal--
+			out[i].Err = s.refuse
+			continue
+		}
+		rest.Firings = append(rest.Firings, f)
+		restAt = append(restAt, i)
 	}
 	s.mu.Unlock()
-	return s.Store.TriggerFire(ctx, p)
+	if len(rest.Firings) == 0 {
+		return out, nil
+	}
+	fired, err := s.Store.TriggersFire(ctx, rest)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range restAt {
+		out[i] = fired[j]
+		p.Firings[i].Execution.ID = rest.Firings[j].Execution.ID
+	}
+	return out, nil
 }
 
 type harness struct {

@@ -197,7 +197,7 @@ func (e *Engine) fire(ctx context.Context, now time.Time, st *loopState, pending
 			},
 		}
 	}
-	outcomes, err := e.fireBatch(ctx, lease, firings)
+	outcomes, err := e.cfg.Store.TriggersFire(ctx, &store.TriggersFireParams{Lease: lease, Firings: firings})
 	if err != nil {
 		e.storeError(ctx, "fire triggers", lease, err)
 		if errors.Is(err, store.ErrFenced) {
@@ -216,9 +216,6 @@ func (e *Engine) fire(ctx context.Context, now time.Time, st *loopState, pending
 		res, err := outcomes[i].Result, outcomes[i].Err
 		switch {
 		case err == nil:
-		case errors.Is(err, errNotAttempted):
-			heap.Push(pending, f.rec)
-			continue
 		case errors.Is(err, store.ErrNotClaimed):
 			e.log.Debug("trigger changed before it fired", "trigger_key", f.rec.Key.String())
 			continue
@@ -253,36 +250,6 @@ func (e *Engine) fire(ctx context.Context, now time.Time, st *loopState, pending
 		e.dispatch(&Firing{Execution: exec, Job: res.Job, Trigger: &f.advanced, PreviousFireTime: f.rec.PreviousFireTime, Schedule: f.sched})
 	}
 	return ok
-}
-
-// errNotAttempted is the outcome of a firing that fireBatch did not send,
-// because the store failed on an earlier one.
-var errNotAttempted = errors.New("engine: firing not attempted")
-
-// fireBatch fires the firings through the store's TriggersFire when it is
-// a store.Batcher, and one TriggerFire each otherwise. In that case a store
-// failure ends the batch: its firing has the error as its outcome, and
-// those after it errNotAttempted.
-func (e *Engine) fireBatch(ctx context.Context, lease store.Lease, firings []store.TriggerFiring) ([]store.TriggerFireOutcome, error) {
-	if b, ok := e.cfg.Store.(store.Batcher); ok {
-		return b.TriggersFire(ctx, &store.TriggersFireParams{Lease: lease, Firings: firings})
-	}
-	out := make([]store.TriggerFireOutcome, len(firings))
-	for i := range firings {
-		p := &store.TriggerFireParams{Lease: lease, Trigger: firings[i].Trigger, Execution: firings[i].Execution}
-		out[i].Result, out[i].Err = e.cfg.Store.TriggerFire(ctx, p)
-		firings[i].Execution.ID = p.Execution.ID
-		if err := out[i].Err; err != nil && !errors.Is(err, store.ErrNotClaimed) && !errors.Is(err, store.ErrAlreadyFired) {
-			if i == 0 {
-				return nil, err
-			}
-			for j := i + 1; j < len(out); j++ {
-				out[j].Err = errNotAttempted
-			}
-			break
-		}
-	}
-	return out, nil
 }
 
 // dispatch queues a fired job for a worker, and starts a worker unless

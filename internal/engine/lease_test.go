@@ -19,10 +19,10 @@ type lapsingStore struct {
 	valid *atomic.Bool
 }
 
-func (s *lapsingStore) TriggerFire(ctx context.Context, p *store.TriggerFireParams) (*store.TriggerFireResult, error) {
-	res, err := s.Store.TriggerFire(ctx, p)
+func (s *lapsingStore) TriggersFire(ctx context.Context, p *store.TriggersFireParams) ([]store.TriggerFireOutcome, error) {
+	out, err := s.Store.TriggersFire(ctx, p)
 	s.valid.Store(false)
-	return res, err
+	return out, err
 }
 
 // A job held because its lease lapsed is not run by Stop, and leaves the

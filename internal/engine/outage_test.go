@@ -66,11 +66,11 @@ func (s *flakyStore) ExecutionsAcquireRecoverable(ctx context.Context, p *store.
 	return s.Store.ExecutionsAcquireRecoverable(ctx, p)
 }
 
-func (s *flakyStore) TriggerFire(ctx context.Context, p *store.TriggerFireParams) (*store.TriggerFireResult, error) {
-	if err := s.fail("TriggerFire"); err != nil {
+func (s *flakyStore) TriggersFire(ctx context.Context, p *store.TriggersFireParams) ([]store.TriggerFireOutcome, error) {
+	if err := s.fail("TriggersFire"); err != nil {
 		return nil, err
 	}
-	return s.Store.TriggerFire(ctx, p)
+	return s.Store.TriggersFire(ctx, p)
 }
 
 func (s *flakyStore) TriggerRelease(ctx context.Context, p *store.TriggerReleaseParams) error {
@@ -80,6 +80,13 @@ func (s *flakyStore) TriggerRelease(ctx context.Context, p *store.TriggerRelease
 	return s.Store.TriggerRelease(ctx, p)
 }
 
+func (s *flakyStore) TriggersRelease(ctx context.Context, p *store.TriggersReleaseParams) (int, error) {
+	if err := s.fail("TriggersRelease"); err != nil {
+		return 0, err
+	}
+	return s.Store.TriggersRelease(ctx, p)
+}
+
 func (s *flakyStore) ExecutionsPrune(ctx context.Context, before time.Time) (int, error) {
 	if err := s.fail("ExecutionsPrune"); err != nil {
 		return 0, err
@@ -87,12 +94,11 @@ func (s *flakyStore) ExecutionsPrune(ctx context.Context, before time.Time) (int
 	return s.Store.ExecutionsPrune(ctx, before)
 }
 
-func (s *flakyStore) ExecutionComplete(ctx context.Context, p *store.ExecutionCompleteParams) error {
-	if err := s.fail("ExecutionComplete"); err != nil {
-		return err
+func (s *flakyStore) ExecutionsComplete(ctx context.Context, p *store.ExecutionsCompleteParams) ([]error, error) {
+	if err := s.fail("ExecutionsComplete"); err != nil {
+		return nil, err
 	}
-
-	return s.Store.ExecutionComplete(ctx, p)
+	return s.Store.ExecutionsComplete(ctx, p)
 }
 
 func offsets(begin time.Time, ts []time.Time) []time.Duration {
@@ -209,10 +215,10 @@ func TestFiringRefusedByAnOutageIsRetried(t *testing.T) {
 		due := begin.Add(5 * time.Second)
 		h.addTrigger(t, "t", due, time.Hour, "")
 		h.engine.Start()
-		st.failNext(3, "TriggerFire")
+		st.failNext(3, "TriggersFire")
 		time.Sleep(15 * time.Second)
 		h.engine.Standby()
-		// TriggerFire failed at 5s, the retries at 5.1s and 5.3s; it
+		// TriggersFire failed at 5s, the retries at 5.1s and 5.3s; it
 		// fired at 5.7s.
 		if got, want := offsets(begin, st.failedCalls()), ms(5000, 5100, 5300); !slices.Equal(got, want) {
 			t.Errorf("failed calls at %v, want %v", got, want)
@@ -235,7 +241,7 @@ func TestOutcomeIsRecordedAfterALongOutage(t *testing.T) {
 		logs, logger := logtest.New(slog.LevelInfo)
 		h := newHarness(t, st, func(c *Config) { c.Logger = logger })
 		h.engine.cfg.Execute = func(context.Context, *Firing) Outcome {
-			st.failNext(20, "ExecutionComplete") // more than the old limit of 10 attempts
+			st.failNext(20, "ExecutionsComplete") // more than the old limit of 10 attempts
 			return Outcome{}
 		}
 		h.addTrigger(t, "t", time.Now().Add(time.Second), time.Hour, "")
@@ -268,7 +274,7 @@ func TestClaimWhoseReleaseFailedIsHandedBackLater(t *testing.T) {
 		h.addTrigger(t, "t", due, time.Hour, "")
 		h.engine.Start() // claims the trigger at once
 		time.Sleep(5 * time.Second)
-		st.failNext(1, "TriggerRelease")
+		st.failNext(1, "TriggersRelease")
 		h.engine.Standby() // cannot hand the claim back
 		rec, err := st.Store.TriggerGet(context.Background(), store.Key{Group: "g", Name: "t"})
 		if err != nil {
@@ -287,16 +293,16 @@ func TestClaimWhoseReleaseFailedIsHandedBackLater(t *testing.T) {
 	})
 }
 
-// lostAnswerStore fires the trigger but loses the answer of its first
-// TriggerFire calls, as when the connection breaks during COMMIT.
+// lostAnswerStore fires the triggers but loses the answer of its first
+// TriggersFire calls, as when the connection breaks during COMMIT.
 type lostAnswerStore struct {
 	store.Store
 	mu   sync.Mutex
 	lose int
 }
 
-func (s *lostAnswerStore) TriggerFire(ctx context.Context, p *store.TriggerFireParams) (*store.TriggerFireResult, error) {
-	res, err := s.Store.TriggerFire(ctx, p)
+func (s *lostAnswerStore) TriggersFire(ctx context.Context, p *store.TriggersFireParams) ([]store.TriggerFireOutcome, error) {
+	res, err := s.Store.TriggersFire(ctx, p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err == nil && s.lose > 0 {

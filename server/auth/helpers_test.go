@@ -58,7 +58,7 @@ type auditLog struct {
 
 // RecordAudit implements auth.AuditRecorder.
 func (a *auditLog) RecordAudit(ctx context.Context, actor, action, target string, detail map[string]any) error {
-	return a.h.RecordAudit(ctx, &history.AuditEntry{Time: a.now(), Actor: actor, Action: action, Target: target, Detail: detail})
+	return a.h.RecordAudit(ctx, &history.AuditEntry{Time: a.now(), Actor: actor, Action: history.AuditAction(action), Target: target, Detail: detail})
 }
 
 // Entries returns the entries recorded so far, each as "actor action

@@ -7,6 +7,10 @@ import (
 	"time"
 )
 
+// AuditAction names what was done in an audit entry: a noun, a dot and a
+// verb, such as "job.create". The stored text is the action's.
+type AuditAction string
+
 // AuditEntry is one change a person or a program made through the server.
 type AuditEntry struct {
 	// ID identifies the entry; RecordAudit fills it in when empty.
@@ -16,7 +20,7 @@ type AuditEntry struct {
 	// Actor is who made it (a user name, "api-key:ci"…); required.
 	Actor string
 	// Action is what was done ("job.create", "trigger.pause"…); required.
-	Action string
+	Action AuditAction
 	// Target is what it was done to ("jobs/reports/nightly"…), if anything.
 	Target string
 	// Detail is any further data. Numbers come back as json.Number.
@@ -33,7 +37,7 @@ func (h *History) RecordAudit(ctx context.Context, e *AuditEntry) error {
 		name, v  string
 		required bool
 	}{
-		{"ID", e.ID, false}, {"Actor", e.Actor, true}, {"Action", e.Action, true}, {"Target", e.Target, false},
+		{"ID", e.ID, false}, {"Actor", e.Actor, true}, {"Action", string(e.Action), true}, {"Target", e.Target, false},
 	} {
 		if err := checkKey("AuditEntry."+f.name, f.v, f.required); err != nil {
 			return err
@@ -50,12 +54,12 @@ func (h *History) RecordAudit(ctx context.Context, e *AuditEntry) error {
 	if id == "" {
 		id = newID()
 	}
-	_, err = h.db.ExecContext(ctx, h.q.auditInsert, h.sched, id, e.Time.UnixNano(), e.Actor, e.Action, e.Target, detail)
+	_, err = h.db.ExecContext(ctx, h.q.auditInsert, h.sched, id, e.Time.UnixNano(), e.Actor, string(e.Action), e.Target, detail)
 	switch {
 	case h.st.IsUniqueViolation(err):
 		return fmt.Errorf("%w: audit entry %q", ErrExists, id)
 	case err != nil:
-		return dbErr("recording audit entry "+e.Action+" by "+e.Actor, err)
+		return dbErr("recording audit entry "+string(e.Action)+" by "+e.Actor, err)
 	}
 	e.ID = id
 	return nil
@@ -65,7 +69,9 @@ func (h *History) RecordAudit(ctx context.Context, e *AuditEntry) error {
 // select everything.
 type AuditQuery struct {
 	// Actor, Action and Target select entries with exactly these values.
-	Actor, Action, Target string
+	Actor  string
+	Action AuditAction
+	Target string
 	// From and To select entries by Time: From inclusive, To exclusive; a
 	// zero time is no bound.
 	From, To time.Time
@@ -97,7 +103,7 @@ func (h *History) ListAudit(ctx context.Context, q *AuditQuery) (*AuditPage, err
 	w := where{}
 	w.add("sched_name = ?", h.sched)
 	for _, f := range []struct{ name, col, v string }{
-		{"Actor", "actor", q.Actor}, {"Action", "action", q.Action}, {"Target", "target", q.Target},
+		{"Actor", "actor", q.Actor}, {"Action", "action", string(q.Action)}, {"Target", "target", q.Target},
 	} {
 		if err := checkKey("AuditQuery."+f.name, f.v, false); err != nil {
 			return nil, err

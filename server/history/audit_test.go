@@ -18,7 +18,7 @@ func testAudit(t *testing.T, open opener) {
 		e := &history.AuditEntry{
 			Time:   t0.Add(time.Duration(i/2) * time.Minute), // two entries a minute
 			Actor:  []string{"ann", "ci-key"}[i%2],
-			Action: []string{"job.create", "trigger.pause", "job.delete"}[i%3],
+			Action: []history.AuditAction{"job.create", "trigger.pause", "job.delete"}[i%3],
 			Target: fmt.Sprintf("jobs/g/job%d", i%4),
 			Detail: map[string]any{"i": i},
 		}

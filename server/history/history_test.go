@@ -44,6 +44,7 @@ func TestHistory(t *testing.T) {
 		{"MarkLost", testMarkLost},
 		{"RunningByNode", testRunningByNode},
 		{"LastSuccess", testLastSuccess},
+		{"JobSummaries", testJobSummaries},
 		{"Stats", testStats},
 		{"Decisions", testDecisions},
 		{"Audit", testAudit},

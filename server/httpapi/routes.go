@@ -49,7 +49,8 @@ func (h *handler) table() []route {
 		// Jobs.
 		{
 			method: http.MethodGet, path: v1 + "/jobs", role: viewer, operationID: "listJobs",
-			summary: "List jobs.",
+			summary: "List jobs, ordered by group and name. With q, state or failing, a page may hold fewer " +
+				"than limit jobs, or none, and still have a next cursor: each request reads at most 2,000 jobs.",
 			query: append([]param{
 				{name: "group", description: "Keeps the jobs of one group."},
 				{name: "q", description: "Keeps jobs whose group, name or description contains it, ignoring case."},

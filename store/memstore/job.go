@@ -135,19 +135,30 @@ func (s *Store) JobDelete(ctx context.Context, key store.Key) (bool, error) {
 	return true, nil
 }
 
-// JobList returns the jobs of a group ("" for all), ordered by key.
+// JobList returns a page of the jobs of a group ("" for all), ordered by
+// key; see [store.JobStore].
 func (s *Store) JobList(ctx context.Context, p *store.JobListParams) ([]store.JobRecord, error) {
+	if p.Limit < 0 {
+		return nil, fmt.Errorf("memstore: listing jobs: limit %d is negative", p.Limit)
+	}
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	var out []store.JobRecord
-	for k, j := range s.jobs {
-		if p.Group == "" || k.Group == p.Group {
-			out = append(out, copyJob(j))
+	var keys []store.Key
+	for k := range s.jobs {
+		if (p.Group == "" || k.Group == p.Group) && keyLess(p.After, k) {
+			keys = append(keys, k)
 		}
 	}
-	slices.SortFunc(out, func(a, b store.JobRecord) int { return keyCompare(a.Key, b.Key) })
+	slices.SortFunc(keys, keyCompare)
+	if p.Limit > 0 && len(keys) > p.Limit {
+		keys = keys[:p.Limit]
+	}
+	out := make([]store.JobRecord, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, copyJob(s.jobs[k]))
+	}
 	return out, nil
 }
 

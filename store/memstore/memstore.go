@@ -147,6 +147,7 @@ func (s *Store) checkLease(l store.Lease) (*node, error) {
 func copyJob(j *store.JobRecord) store.JobRecord {
 	c := *j
 	c.Data = bytes.Clone(j.Data)
+	c.Meta = bytes.Clone(j.Meta)
 	return c
 }
 
@@ -154,6 +155,7 @@ func copyTrigger(t *store.TriggerRecord) store.TriggerRecord {
 	c := *t
 	c.Schedule = bytes.Clone(t.Schedule)
 	c.Data = bytes.Clone(t.Data)
+	c.Meta = bytes.Clone(t.Meta)
 	return c
 }
 

@@ -31,9 +31,13 @@ func (s *Store) TriggerInsert(ctx context.Context, p *store.TriggerInsertParams)
 	return nil
 }
 
-// checkInsert refuses to store rec, whose job exists, when it names a
-// missing calendar, or when its key is taken and replace is not set.
+// checkInsert refuses to store rec, whose job exists, when its origin is
+// too long, when it names a missing calendar, or when its key is taken and
+// replace is not set.
 func (s *Store) checkInsert(rec *store.TriggerRecord, replace bool) error {
+	if len(rec.Origin) > store.MaxOriginLength {
+		return fmt.Errorf("memstore: origin of trigger %s: %q is longer than %d bytes", rec.Key, rec.Origin, store.MaxOriginLength)
+	}
 	if rec.CalendarName != "" {
 		if _, ok := s.calendars[rec.CalendarName]; !ok {
 			return fmt.Errorf("%w: %q, calendar of trigger %s", store.ErrCalendarNotFound, rec.CalendarName, rec.Key)
@@ -124,13 +128,19 @@ func (s *Store) TriggerList(ctx context.Context, p *store.TriggerListParams) ([]
 	defer s.mu.Unlock()
 	var out []store.TriggerRecord
 	keep := func(t *trigger) {
-		if p.Group == "" || t.rec.Key.Group == p.Group {
+		if (p.Group == "" || t.rec.Key.Group == p.Group) && (p.JobKey == nil || t.rec.JobKey == *p.JobKey) {
 			out = append(out, copyTrigger(&t.rec))
 		}
 	}
-	if p.JobKey != nil {
-		for tk := range s.jobTriggers[*p.JobKey] {
-			keep(s.triggers[tk])
+	jobs := p.JobKeys
+	if p.JobKey != nil && len(jobs) == 0 {
+		jobs = []store.Key{*p.JobKey}
+	}
+	if len(jobs) > 0 {
+		for _, jk := range slices.Compact(slices.SortedFunc(slices.Values(jobs), keyCompare)) {
+			for tk := range s.jobTriggers[jk] {
+				keep(s.triggers[tk])
+			}
 		}
 	} else {
 		for _, t := range s.triggers {

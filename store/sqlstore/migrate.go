@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the latest schema version: the number of the last
 // migration. Open and OpenDB migrate every database to it.
-const SchemaVersion = 1
+const SchemaVersion = 4
 
 // Migration is one versioned step of a schema: the store's own, or a
 // component's (see [Store.MigrateComponent]). A migration is never edited
@@ -42,6 +42,20 @@ type Migration struct {
 func migrations() []Migration {
 	return []Migration{
 		{Version: 1, Description: "jobs, triggers, calendars, paused groups, executions and nodes", Tables: schemaV1()},
+		// One statement per migration: MySQL commits each ALTER TABLE by
+		// itself, so a migration of two could stop halfway and fail on
+		// its first statement when run again; SQLite adds one column per
+		// ALTER TABLE.
+		{Version: 2, Description: "the metadata of jobs", Statements: []string{
+			"ALTER TABLE {p}jobs ADD COLUMN job_meta {json}",
+		}},
+		{Version: 3, Description: "the origin of triggers", Statements: []string{
+			// '' is a schedule's origin: the rows stored before are.
+			"ALTER TABLE {p}triggers ADD COLUMN origin VARCHAR(16) NOT NULL DEFAULT ''",
+		}},
+		{Version: 4, Description: "the metadata of triggers", Statements: []string{
+			"ALTER TABLE {p}triggers ADD COLUMN trigger_meta {json}",
+		}},
 	}
 }
 

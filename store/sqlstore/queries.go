@@ -9,12 +9,12 @@ package sqlstore
 // Column lists, in the order the scan functions read them.
 const (
 	jobCols = `job_group, job_name, job_type, description, durable, requests_recovery, disallow_concurrent, ` +
-		`persist_data, timeout_ns, job_data, version`
+		`persist_data, timeout_ns, job_data, job_meta, version`
 	triggerCols = `trigger_group, trigger_name, job_group, job_name, description, priority, kind, schedule, ` +
-		`calendar_name, misfire_instruction, trigger_data, start_time, end_time, next_fire_time, prev_fire_time, ` +
+		`calendar_name, misfire_instruction, trigger_data, origin, trigger_meta, start_time, end_time, next_fire_time, prev_fire_time, ` +
 		`times_triggered, state, claimed_by, claim_epoch, version`
 	triggerColsT = `t.trigger_group, t.trigger_name, t.job_group, t.job_name, t.description, t.priority, t.kind, ` +
-		`t.schedule, t.calendar_name, t.misfire_instruction, t.trigger_data, t.start_time, t.end_time, ` +
+		`t.schedule, t.calendar_name, t.misfire_instruction, t.trigger_data, t.origin, t.trigger_meta, t.start_time, t.end_time, ` +
 		`t.next_fire_time, t.prev_fire_time, t.times_triggered, t.state, t.claimed_by, t.claim_epoch, t.version`
 	execCols = `id, trigger_group, trigger_name, job_group, job_name, scheduled_time, fired_time, finished_time, ` +
 		`node_id, epoch, state, recovering, requests_recovery, priority, error_message`
@@ -99,14 +99,12 @@ const (
 // Jobs.
 const (
 	sqlJobInsert = `INSERT INTO {p}jobs (sched_name, job_group, job_name, job_type, description, durable, ` +
-		`requests_recovery, disallow_concurrent, persist_data, timeout_ns, job_data, version) ` +
-		`VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`
+		`requests_recovery, disallow_concurrent, persist_data, timeout_ns, job_data, job_meta, version) ` +
+		`VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`
 	sqlJobGet          = `SELECT ` + jobCols + ` FROM {p}jobs WHERE sched_name = ? AND job_group = ? AND job_name = ?`
 	sqlJobGetForShare  = sqlJobGet + `{share}`
 	sqlJobGetForUpdate = sqlJobGet + `{update}`
-	sqlJobList         = `SELECT ` + jobCols + ` FROM {p}jobs WHERE sched_name = ? ORDER BY job_group, job_name`
-	sqlJobListGroup    = `SELECT ` + jobCols + ` FROM {p}jobs WHERE sched_name = ? AND job_group = ? ` +
-		`ORDER BY job_group, job_name`
+
 	sqlJobDelete         = `DELETE FROM {p}jobs WHERE sched_name = ? AND job_group = ? AND job_name = ?`
 	sqlJobTriggersDelete = `DELETE FROM {p}triggers WHERE sched_name = ? AND job_group = ? AND job_name = ?`
 	// sqlJobDeleteIfOrphan deletes a job that is not durable and has no
@@ -152,11 +150,12 @@ const (
 // Triggers.
 const (
 	sqlTriggerInsert = `INSERT INTO {p}triggers (sched_name, ` + triggerCols + `) ` +
-		`VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0, 1)`
+		`VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0, 1)`
 	// sqlTriggerReplace overwrites a trigger, dropping any claim on it.
 	sqlTriggerReplace = `UPDATE {p}triggers SET job_group = ?, job_name = ?, description = ?, priority = ?, kind = ?, ` +
-		`schedule = ?, calendar_name = ?, misfire_instruction = ?, trigger_data = ?, start_time = ?, end_time = ?, ` +
-		`next_fire_time = ?, prev_fire_time = ?, times_triggered = ?, state = ?, claimed_by = '', claim_epoch = 0, ` +
+		`schedule = ?, calendar_name = ?, misfire_instruction = ?, trigger_data = ?, origin = ?, trigger_meta = ?, ` +
+		`start_time = ?, end_time = ?, next_fire_time = ?, prev_fire_time = ?, times_triggered = ?, state = ?, ` +
+		`claimed_by = '', claim_epoch = 0, ` +
 		`version = version + 1 WHERE sched_name = ? AND trigger_group = ? AND trigger_name = ?`
 	sqlTriggerGet = `SELECT ` + triggerCols + ` FROM {p}triggers ` +
 		`WHERE sched_name = ? AND trigger_group = ? AND trigger_name = ?`

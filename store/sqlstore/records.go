@@ -91,9 +91,10 @@ func scanJob(sc scanner) (store.JobRecord, error) {
 	var j store.JobRecord
 	var timeout int64
 	err := sc.Scan(&j.Key.Group, &j.Key.Name, &j.Type, &j.Description, &j.Durable, &j.RequestsRecovery,
-		&j.DisallowConcurrent, &j.PersistData, &timeout, &j.Data, &j.Version)
+		&j.DisallowConcurrent, &j.PersistData, &timeout, &j.Data, &j.Meta, &j.Version)
 	j.Timeout = time.Duration(timeout)
 	j.Data = bytesOrNil(j.Data)
+	j.Meta = bytesOrNil(j.Meta)
 	return j, err
 }
 
@@ -105,7 +106,7 @@ func scanTrigger(sc scanner) (store.TriggerRecord, error) {
 		timesTriggered, claimEpoch int64
 	)
 	err := sc.Scan(&t.Key.Group, &t.Key.Name, &t.JobKey.Group, &t.JobKey.Name, &t.Description, &t.Priority,
-		&t.Kind, &t.Schedule, &t.CalendarName, &t.MisfireInstruction, &t.Data, &start, &end, &next, &prev,
+		&t.Kind, &t.Schedule, &t.CalendarName, &t.MisfireInstruction, &t.Data, &t.Origin, &t.Meta, &start, &end, &next, &prev,
 		&timesTriggered, &state, &t.ClaimedBy, &claimEpoch, &t.Version)
 	t.StartTime, t.EndTime, t.NextFireTime, t.PreviousFireTime = instant(start), instant(end), instant(next), instant(prev)
 	t.TimesTriggered = int(timesTriggered)
@@ -113,6 +114,7 @@ func scanTrigger(sc scanner) (store.TriggerRecord, error) {
 	t.State = store.TriggerState(state)
 	t.Schedule = bytesOrNil(t.Schedule)
 	t.Data = bytesOrNil(t.Data)
+	t.Meta = bytesOrNil(t.Meta)
 	return t, err
 }
 

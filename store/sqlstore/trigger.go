@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -64,6 +65,12 @@ func checkTrigger(rec *store.TriggerRecord) error {
 	if err := checkJSON("data of trigger "+rec.Key.String(), rec.Data); err != nil {
 		return err
 	}
+	if err := checkJSON("meta of trigger "+rec.Key.String(), rec.Meta); err != nil {
+		return err
+	}
+	if len(rec.Origin) > store.MaxOriginLength {
+		return fmt.Errorf("%w: origin of trigger %s: %q is longer than %d bytes", errInvalid, rec.Key, rec.Origin, store.MaxOriginLength)
+	}
 	return checkInstants("trigger "+rec.Key.String(), rec.StartTime, rec.EndTime, rec.NextFireTime, rec.PreviousFireTime)
 }
 
@@ -90,7 +97,7 @@ func (tx *txn) putTrigger(rec *store.TriggerRecord, job *store.JobRecord, exists
 		return err
 	}
 	fields := []any{rec.JobKey.Group, rec.JobKey.Name, rec.Description, rec.Priority, rec.Kind,
-		jsonArg(rec.Schedule), rec.CalendarName, rec.MisfireInstruction, jsonArg(rec.Data),
+		jsonArg(rec.Schedule), rec.CalendarName, rec.MisfireInstruction, jsonArg(rec.Data), rec.Origin, jsonArg(rec.Meta),
 		nanos(rec.StartTime), nanos(rec.EndTime), nanos(rec.NextFireTime), nanos(rec.PreviousFireTime),
 		int64(rec.TimesTriggered), string(state)}
 	if exists {
@@ -186,7 +193,51 @@ func (s *Store) TriggerList(ctx context.Context, p *store.TriggerListParams) ([]
 		q += ` AND job_group = ? AND job_name = ?`
 		args = append(args, p.JobKey.Group, p.JobKey.Name)
 	}
-	q += ` ORDER BY trigger_group, trigger_name`
+	if len(p.JobKeys) == 0 {
+		return s.listTriggers(ctx, q+` ORDER BY trigger_group, trigger_name`, args)
+	}
+	// The jobs' keys become one term per job group, an index lookup of
+	// the group's names. SQLite refuses a condition nested more than 1000
+	// deep, which a long chain of ORs is, so jobs of many groups take a
+	// statement per jobGroupsPerStatement groups.
+	var (
+		groups []string
+		names  = make(map[string][]any)
+	)
+	for _, k := range p.JobKeys {
+		if _, ok := names[k.Group]; !ok {
+			groups = append(groups, k.Group)
+		}
+		names[k.Group] = append(names[k.Group], k.Name)
+	}
+	var out []store.TriggerRecord
+	for chunk := range slices.Chunk(groups, jobGroupsPerStatement) {
+		terms := make([]string, len(chunk))
+		cargs := slices.Clone(args)
+		for i, g := range chunk {
+			terms[i] = `(job_group = ? AND job_name IN (` + placeholders(len(names[g])) + `))`
+			cargs = append(append(cargs, g), names[g]...)
+		}
+		triggers, err := s.listTriggers(ctx, q+` AND (`+strings.Join(terms, ` OR `)+`) ORDER BY trigger_group, trigger_name`, cargs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, triggers...)
+	}
+	if len(groups) > jobGroupsPerStatement {
+		slices.SortFunc(out, func(a, b store.TriggerRecord) int {
+			return cmp.Or(strings.Compare(a.Key.Group, b.Key.Group), strings.Compare(a.Key.Name, b.Key.Name))
+		})
+	}
+	return out, nil
+}
+
+// jobGroupsPerStatement bounds the job groups of one statement of
+// TriggerList.
+const jobGroupsPerStatement = 200
+
+// listTriggers runs a query for triggers and scans them.
+func (s *Store) listTriggers(ctx context.Context, q string, args []any) ([]store.TriggerRecord, error) {
 	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
 	triggers, err := collect(rows, err, scanTrigger)
 	if err != nil {

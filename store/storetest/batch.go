@@ -7,11 +7,10 @@ import (
 	"github.com/chime-scheduler/chime/store"
 )
 
-// batchTests check the optional store.Batcher; they are skipped for stores
-// that do not implement it.
+// batchTests check the store's batch methods (store.Batcher), which every
+// store implements.
 var batchTests = []test{
 	{"FireSeveral", func(t *testing.T, h *harness) {
-		b := h.batcher()
 		withData := h.job(key("g", "data"), withJobData(`{"n":1}`), requestsRecovery)
 		plain := h.job(key("g", "plain"), nonDurable)
 		repeating := trig(key("t", "1"), withData, at(1))
@@ -32,7 +31,7 @@ var batchTests = []test{
 			p.Firings = append(p.Firings, store.TriggerFiring{Trigger: fp.Trigger, Execution: fp.Execution})
 		}
 		p.Firings[1].Execution.ID = "" // the store generates it
-		out, err := b.TriggersFire(h.ctx, p)
+		out, err := h.s.TriggersFire(h.ctx, p)
 		if err != nil {
 			t.Fatalf("TriggersFire: %v", err)
 		}
@@ -63,7 +62,6 @@ var batchTests = []test{
 		}
 	}},
 	{"FireRefusesFiringsOnTheirOwn", func(t *testing.T, h *harness) {
-		b := h.batcher()
 		jk := h.job(key("g", "j"))
 		for _, n := range []string{"fires", "released", "fired-before", "invalid"} {
 			h.simple(key("t", n), jk, at(1))
@@ -89,7 +87,7 @@ var batchTests = []test{
 			firing("released"), firing("fires"), firing("fired-before"), firing("invalid"), firing("fires"),
 		}}
 		p.Firings[3].Execution.ScheduledTime = time.Time{}
-		out, err := b.TriggersFire(h.ctx, p)
+		out, err := h.s.TriggersFire(h.ctx, p)
 		if err != nil {
 			t.Fatalf("TriggersFire: %v", err)
 		}
@@ -112,12 +110,11 @@ var batchTests = []test{
 		}
 	}},
 	{"FireFenced", func(t *testing.T, h *harness) {
-		b := h.batcher()
 		k := h.simple(key("t", "1"), h.job(key("g", "j")), at(1)).Key
 		l := h.node("n")
 		acq := h.acquireOne(l, k)
 		fp := h.fireParams(store.Lease{NodeID: l.NodeID, Epoch: l.Epoch + 1}, acq, at(2))
-		_, err := b.TriggersFire(h.ctx, &store.TriggersFireParams{Lease: fp.Lease,
+		_, err := h.s.TriggersFire(h.ctx, &store.TriggersFireParams{Lease: fp.Lease,
 			Firings: []store.TriggerFiring{{Trigger: fp.Trigger, Execution: fp.Execution}}})
 		wantErr(t, "TriggersFire with a stale epoch", err, store.ErrFenced)
 		h.wantState(store.StateAcquired, k)
@@ -126,7 +123,6 @@ var batchTests = []test{
 		}
 	}},
 	{"FireNonConcurrentJobOnce", func(t *testing.T, h *harness) {
-		b := h.batcher()
 		single := h.job(key("g", "single"), nonConcurrent)
 		free := h.job(key("g", "free"))
 		h.simple(key("t", "1"), single, at(1))
@@ -139,7 +135,7 @@ var batchTests = []test{
 			fp := h.fireParams(l, tr, at(10))
 			p.Firings = append(p.Firings, store.TriggerFiring{Trigger: fp.Trigger, Execution: fp.Execution})
 		}
-		out, err := b.TriggersFire(h.ctx, p)
+		out, err := h.s.TriggersFire(h.ctx, p)
 		if err != nil {
 			t.Fatalf("TriggersFire: %v", err)
 		}
@@ -152,7 +148,7 @@ var batchTests = []test{
 		if got := h.get(key("t", "2")); !got.NextFireTime.Equal(at(1)) || got.TimesTriggered != 0 {
 			t.Errorf("blocked trigger = %+v, want its timing unchanged", got)
 		}
-		errs, err := b.ExecutionsComplete(h.ctx, &store.ExecutionsCompleteParams{Lease: l, Completions: []store.ExecutionCompletion{
+		errs, err := h.s.ExecutionsComplete(h.ctx, &store.ExecutionsCompleteParams{Lease: l, Completions: []store.ExecutionCompletion{
 			{ID: p.Firings[0].Execution.ID, State: store.ExecutionSucceeded, FinishedTime: at(5)},
 			{ID: p.Firings[2].Execution.ID, State: store.ExecutionSucceeded, FinishedTime: at(5)},
 		}})
@@ -162,7 +158,6 @@ var batchTests = []test{
 		h.wantState(store.StateWaiting, key("t", "1"), key("t", "2"), key("t", "3"), waiting)
 	}},
 	{"CompleteSeveral", func(t *testing.T, h *harness) {
-		b := h.batcher()
 		oneShot := h.job(key("g", "one-shot"), nonDurable)
 		data := h.job(key("g", "data"), withJobData(`{"n":1}`), func(j *store.JobRecord) { j.PersistData = true })
 		single := h.job(key("g", "single"), nonConcurrent)
@@ -198,7 +193,7 @@ var batchTests = []test{
 			{ID: ids["e"], State: store.ExecutionFailed},
 			{ID: ids["d"], State: store.ExecutionExecuting},
 		}
-		errs, err := b.ExecutionsComplete(h.ctx, &store.ExecutionsCompleteParams{Lease: l, Completions: completions})
+		errs, err := h.s.ExecutionsComplete(h.ctx, &store.ExecutionsCompleteParams{Lease: l, Completions: completions})
 		if err != nil {
 			t.Fatalf("ExecutionsComplete: %v", err)
 		}
@@ -246,7 +241,6 @@ var batchTests = []test{
 		}
 	}},
 	{"CompleteUnblocksAJobThatNowAllowsConcurrency", func(t *testing.T, h *harness) {
-		b := h.batcher()
 		jk := h.job(key("g", "j"), nonConcurrent)
 		k := h.simple(key("t", "1"), jk, at(1)).Key
 		sibling := h.simple(key("t", "2"), jk, at(30)).Key
@@ -256,7 +250,7 @@ var batchTests = []test{
 		if err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{Job: store.JobRecord{Key: jk, Type: "noop", Durable: true}, Replace: true}); err != nil {
 			t.Fatalf("JobUpsert: %v", err)
 		}
-		errs, err := b.ExecutionsComplete(h.ctx, &store.ExecutionsCompleteParams{Lease: l,
+		errs, err := h.s.ExecutionsComplete(h.ctx, &store.ExecutionsCompleteParams{Lease: l,
 			Completions: []store.ExecutionCompletion{{ID: id, State: store.ExecutionSucceeded}}})
 		if err != nil || errs[0] != nil {
 			t.Fatalf("ExecutionsComplete = %v, %v", errs, err)
@@ -264,11 +258,10 @@ var batchTests = []test{
 		h.wantState(store.StateWaiting, k, sibling)
 	}},
 	{"CompleteFenced", func(t *testing.T, h *harness) {
-		b := h.batcher()
 		k := h.simple(key("t", "1"), h.job(key("g", "j")), at(1)).Key
 		l := h.node("n")
 		id := h.acquireFire(l, k, at(2))
-		_, err := b.ExecutionsComplete(h.ctx, &store.ExecutionsCompleteParams{Lease: store.Lease{NodeID: l.NodeID, Epoch: l.Epoch + 1},
+		_, err := h.s.ExecutionsComplete(h.ctx, &store.ExecutionsCompleteParams{Lease: store.Lease{NodeID: l.NodeID, Epoch: l.Epoch + 1},
 			Completions: []store.ExecutionCompletion{{ID: id, State: store.ExecutionSucceeded}}})
 		wantErr(t, "ExecutionsComplete with a stale epoch", err, store.ErrFenced)
 		if e := h.execution(id); e.State != store.ExecutionExecuting {
@@ -276,7 +269,6 @@ var batchTests = []test{
 		}
 	}},
 	{"Release", func(t *testing.T, h *harness) {
-		b := h.batcher()
 		free := h.job(key("g", "free"))
 		single := h.job(key("g", "single"), nonConcurrent)
 		h.simple(key("t", "waiting"), free, at(1))
@@ -292,10 +284,10 @@ var batchTests = []test{
 		h.mustFire(l, acq[2], at(60))
 		// "other" is another node's claim, "never" does not exist.
 		keys := []store.Key{key("t", "blocked"), key("t", "waiting"), key("t", "other"), key("t", "never")}
-		_, err := b.TriggersRelease(h.ctx, &store.TriggersReleaseParams{Lease: store.Lease{NodeID: l.NodeID, Epoch: l.Epoch + 1}, Keys: keys})
+		_, err := h.s.TriggersRelease(h.ctx, &store.TriggersReleaseParams{Lease: store.Lease{NodeID: l.NodeID, Epoch: l.Epoch + 1}, Keys: keys})
 		wantErr(t, "TriggersRelease with a stale epoch", err, store.ErrFenced)
 		h.wantState(store.StateAcquired, key("t", "blocked"), key("t", "waiting"))
-		n, err := b.TriggersRelease(h.ctx, &store.TriggersReleaseParams{Lease: l, Keys: keys})
+		n, err := h.s.TriggersRelease(h.ctx, &store.TriggersReleaseParams{Lease: l, Keys: keys})
 		if err != nil {
 			t.Fatalf("TriggersRelease: %v", err)
 		}
@@ -312,15 +304,4 @@ var batchTests = []test{
 		}
 		h.acquireOne(l, key("t", "waiting"))
 	}},
-}
-
-// batcher returns the store as a store.Batcher, skipping the test when it
-// is not one.
-func (h *harness) batcher() store.Batcher {
-	h.t.Helper()
-	b, ok := h.s.(store.Batcher)
-	if !ok {
-		h.t.Skipf("%T does not implement store.Batcher", h.s)
-	}
-	return b
 }

@@ -21,12 +21,8 @@ var concurrencyTests = []test{
 // complete the same triggers at once, and checks that every (trigger,
 // scheduled time) fired exactly once, that no trigger was held by two nodes
 // at once, and that the non-concurrent job never ran twice at once. With
-// batched, the nodes fire and complete through store.Batcher.
+// batched, the nodes fire and complete through the batch methods.
 func testNodesFireEveryInstantOnce(t *testing.T, h *harness, batched bool) {
-	var b store.Batcher
-	if batched {
-		b = h.batcher()
-	}
 	const (
 		nodes    = 8
 		triggers = 100
@@ -110,7 +106,7 @@ func testNodesFireEveryInstantOnce(t *testing.T, h *harness, batched bool) {
 			mu.Unlock()
 			outcomes := make([]store.TriggerFireOutcome, len(acq))
 			if batched {
-				out, err := b.TriggersFire(ctx, &store.TriggersFireParams{Lease: l, Firings: firings})
+				out, err := h.s.TriggersFire(ctx, &store.TriggersFireParams{Lease: l, Firings: firings})
 				if err != nil {
 					problem("%s: TriggersFire: %v", l.NodeID, err)
 					continue
@@ -161,7 +157,7 @@ func testNodesFireEveryInstantOnce(t *testing.T, h *harness, batched bool) {
 				if len(completions) == 0 {
 					continue
 				}
-				errs, err := b.ExecutionsComplete(ctx, &store.ExecutionsCompleteParams{Lease: l, Completions: completions})
+				errs, err := h.s.ExecutionsComplete(ctx, &store.ExecutionsCompleteParams{Lease: l, Completions: completions})
 				if err != nil {
 					problem("%s: ExecutionsComplete: %v", l.NodeID, err)
 					continue

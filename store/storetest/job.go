@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/chime-scheduler/chime/store"
@@ -44,6 +45,7 @@ var jobTests = []test{
 			DisallowConcurrent: true,
 			PersistData:        true,
 			Data:               []byte(`{"url":"https://example.com","n":1}`),
+			Meta:               []byte(`{"retry":{"max_attempts":3},"note":"kept apart from data"}`),
 			Version:            42, // ignored: the store counts writes
 		}
 		if err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{Job: want}); err != nil {
@@ -55,6 +57,46 @@ var jobTests = []test{
 		}
 		want.Version = got.Version
 		wantEqual(t, "JobGet", normJob(got), normJob(want))
+	}},
+	{"MetaRoundTrip", func(t *testing.T, h *harness) {
+		// Meta is kept byte for byte and apart from Data, through every
+		// kind of job write and through the end of an execution that
+		// stores new data.
+		k := h.job(key("g", "j"), withJobData(`{"chime:server":"user data"}`), func(j *store.JobRecord) {
+			j.Meta = []byte(`{"a": [1, 2]}`)
+		})
+		if got := h.getJob(k); string(got.Meta) != `{"a": [1, 2]}` || string(got.Data) != `{"chime:server":"user data"}` {
+			t.Errorf("JobGet = data %s meta %s, want each as written", got.Data, got.Meta)
+		}
+		v := h.getJob(k).Version
+		if err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{Job: store.JobRecord{Key: k, Type: "noop", Durable: true, Meta: []byte(`"b"`)}, IfVersion: v}); err != nil {
+			t.Fatalf("JobUpsert with IfVersion: %v", err)
+		}
+		if got := h.getJob(k); string(got.Meta) != `"b"` || got.Data != nil {
+			t.Errorf("after a conditional write: data %s meta %s, want no data and meta \"b\"", got.Data, got.Meta)
+		}
+		if err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{Job: store.JobRecord{Key: k, Type: "noop", Durable: true, Meta: []byte(`{"c":3}`)}, Replace: true}); err != nil {
+			t.Fatalf("JobUpsert with Replace: %v", err)
+		}
+		h.simple(key("t", "1"), k, at(1))
+		l := h.node("n")
+		id := h.acquireFire(l, key("t", "1"), at(2))
+		if err := h.complete(l, id, store.ExecutionSucceeded, store.InstructionNoop, []byte(`{"out":1}`)); err != nil {
+			t.Fatalf("ExecutionComplete: %v", err)
+		}
+		if got := h.getJob(k); string(got.Meta) != `{"c":3}` || string(got.Data) != `{"out":1}` {
+			t.Errorf("after an execution stored its data: data %s meta %s, want {\"out\":1} and {\"c\":3}", got.Data, got.Meta)
+		}
+		jobs, err := h.s.JobList(h.ctx, &store.JobListParams{})
+		if err != nil || len(jobs) != 1 || string(jobs[0].Meta) != `{"c":3}` {
+			t.Errorf("JobList = %+v, %v, want the job with its meta", jobs, err)
+		}
+		if err := h.s.JobUpsert(h.ctx, &store.JobUpsertParams{Job: store.JobRecord{Key: k, Type: "noop", Durable: true}, Replace: true}); err != nil {
+			t.Fatalf("JobUpsert with Replace: %v", err)
+		}
+		if got := h.getJob(k); got.Meta != nil {
+			t.Errorf("after a write without meta: meta %s, want none", got.Meta)
+		}
 	}},
 	{"UpsertExistingFails", func(t *testing.T, h *harness) {
 		k := h.job(key("g", "j"), withJobData(`{"a":1}`))
@@ -201,6 +243,59 @@ var jobTests = []test{
 				wantEqual(t, "JobList keys", keys, tc.want)
 			})
 		}
+	}},
+	{"ListPages", func(t *testing.T, h *harness) {
+		all := []store.Key{key("a", "1"), key("a", "2"), key("a", "3"), key("b", "1"), key("b", "10"), key("b", "2"), key("c", "1")}
+		for _, k := range slices.Backward(all) {
+			h.job(k)
+		}
+		tests := []struct {
+			name string
+			p    store.JobListParams
+			want []store.Key
+		}{
+			{"FirstPage", store.JobListParams{Limit: 3}, all[:3]},
+			{"AfterLastOfGroup", store.JobListParams{After: key("a", "3"), Limit: 3}, all[3:6]},
+			{"AfterWithinGroup", store.JobListParams{After: key("b", "1"), Limit: 2}, all[4:6]},
+			{"AfterMissingKey", store.JobListParams{After: key("a", "25")}, all[2:]},
+			{"AfterGroupOnly", store.JobListParams{After: key("b", "")}, all[3:]},
+			{"LastPageShort", store.JobListParams{After: key("b", "2"), Limit: 5}, all[6:]},
+			{"PastTheEnd", store.JobListParams{After: key("c", "1"), Limit: 5}, nil},
+			{"GroupAfter", store.JobListParams{Group: "b", After: key("b", "1"), Limit: 1}, all[4:5]},
+			{"GroupAfterOtherGroup", store.JobListParams{Group: "b", After: key("a", "9")}, all[3:6]},
+			{"GroupAfterEnd", store.JobListParams{Group: "a", After: key("a", "3")}, nil},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				got, err := h.s.JobList(h.ctx, &tc.p)
+				if err != nil {
+					t.Fatalf("JobList(%+v): %v", tc.p, err)
+				}
+				var keys []store.Key
+				for _, j := range got {
+					keys = append(keys, j.Key)
+				}
+				wantEqual(t, "JobList keys", keys, tc.want)
+			})
+		}
+		t.Run("WalkAllPages", func(t *testing.T) {
+			var seen []store.Key
+			var after store.Key
+			for range len(all) + 1 {
+				page, err := h.s.JobList(h.ctx, &store.JobListParams{After: after, Limit: 2})
+				if err != nil {
+					t.Fatalf("JobList: %v", err)
+				}
+				if len(page) == 0 {
+					break
+				}
+				for _, j := range page {
+					seen = append(seen, j.Key)
+				}
+				after = page[len(page)-1].Key
+			}
+			wantEqual(t, "keys of every page", seen, all)
+		})
 	}},
 	{"RecordsAreCopies", func(t *testing.T, h *harness) {
 		k := key("g", "j")

@@ -82,6 +82,35 @@ var jobWriteTests = []test{
 		l := h.node("n")
 		h.acquireOne(l, key("t", "1"))
 	}},
+	{"OriginAndMeta", func(t *testing.T, h *harness) {
+		jk := key("g", "j")
+		manual := trig(key("t", "manual"), jk, at(1))
+		manual.Origin, manual.Meta = "manual", []byte(`{"id":"e1"}`)
+		h.jobWrite(store.JobWriteParams{
+			Job:      store.JobRecord{Key: jk, Type: "noop", Durable: true, Data: []byte(`{"a":1}`), Meta: []byte(`{"s":1}`)},
+			Triggers: []store.TriggerRecord{manual, trig(key("t", "plain"), jk, at(2))},
+		})
+		if got := h.getJob(jk); string(got.Meta) != `{"s":1}` || string(got.Data) != `{"a":1}` {
+			t.Errorf("job data %s meta %s, want {\"a\":1} and {\"s\":1}", got.Data, got.Meta)
+		}
+		if got := h.get(key("t", "manual")); got.Origin != "manual" || string(got.Meta) != `{"id":"e1"}` {
+			t.Errorf("trigger t.manual: origin %q meta %s, want manual and {\"id\":\"e1\"}", got.Origin, got.Meta)
+		}
+		if got := h.get(key("t", "plain")); got.Origin != "" || got.Meta != nil {
+			t.Errorf("trigger t.plain: origin %q meta %s, want none", got.Origin, got.Meta)
+		}
+		v := h.getJob(jk).Version
+		h.jobWrite(store.JobWriteParams{
+			Job:       store.JobRecord{Key: jk, Type: "noop", Durable: true, Meta: []byte(`{"s":2}`)},
+			IfVersion: v,
+		})
+		if got := h.getJob(jk); string(got.Meta) != `{"s":2}` {
+			t.Errorf("job meta after a conditional write = %s, want {\"s\":2}", got.Meta)
+		}
+		if got := h.get(key("t", "manual")); got.Origin != "manual" {
+			t.Errorf("trigger t.manual after a job write that kept it: origin %q, want manual", got.Origin)
+		}
+	}},
 	{"RefusedWritesStoreNothing", func(t *testing.T, h *harness) {
 		// Every refused write below would, if it were several steps,
 		// leave part of itself behind: the job, the first triggers, the

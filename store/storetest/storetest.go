@@ -415,11 +415,13 @@ func normTrigger(r store.TriggerRecord) store.TriggerRecord {
 	r.PreviousFireTime = normTime(r.PreviousFireTime)
 	r.Schedule = normBytes(r.Schedule)
 	r.Data = normBytes(r.Data)
+	r.Meta = normBytes(r.Meta)
 	return r
 }
 
 func normJob(r store.JobRecord) store.JobRecord {
 	r.Data = normBytes(r.Data)
+	r.Meta = normBytes(r.Meta)
 	return r
 }
 

@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,6 +39,8 @@ var triggerTests = []test{
 			CalendarName:       "cal",
 			MisfireInstruction: "DO_NOTHING",
 			Data:               []byte(`{"k":"v"}`),
+			Origin:             "backfill",
+			Meta:               []byte(`{"id":"x1","scheduled_time":"2030-01-01T00:00:00Z"}`),
 			StartTime:          at(-10),
 			EndTime:            at(1000),
 			NextFireTime:       at(5).In(time.FixedZone("X", 3600)),
@@ -56,6 +60,58 @@ var triggerTests = []test{
 		want.ClaimEpoch = 0
 		want.Version = got.Version
 		wantEqual(t, "TriggerGet", normTrigger(got), normTrigger(want))
+	}},
+	{"OriginAndMetaOutliveFiring", func(t *testing.T, h *harness) {
+		// Timing updates (fire, release, misfire) and state changes
+		// (pause, resume) keep what made the trigger.
+		jk := h.job(key("g", "j"))
+		in := trig(key("t", "1"), jk, at(1))
+		in.Origin, in.Meta = "retry", []byte(`{"attempt":2}`)
+		h.trigger(in)
+		plain := h.simple(key("t", "plain"), jk, at(500))
+		if plain.Origin != "" || plain.Meta != nil {
+			t.Errorf("trigger stored without an origin: origin %q meta %s, want none", plain.Origin, plain.Meta)
+		}
+		check := func(when string) {
+			t.Helper()
+			if got := h.get(key("t", "1")); got.Origin != "retry" || string(got.Meta) != `{"attempt":2}` {
+				t.Errorf("%s: origin %q meta %s, want retry and {\"attempt\":2}", when, got.Origin, got.Meta)
+			}
+		}
+		l := h.node("n")
+		tr := h.acquireOne(l, key("t", "1"))
+		if tr.Origin != "retry" || string(tr.Meta) != `{"attempt":2}` {
+			t.Errorf("TriggersAcquire returned origin %q meta %s, want retry and {\"attempt\":2}", tr.Origin, tr.Meta)
+		}
+		timing := tr
+		timing.NextFireTime = at(3)
+		if err := h.s.TriggerRelease(h.ctx, &store.TriggerReleaseParams{Lease: l, Key: tr.Key, Timing: &timing}); err != nil {
+			t.Fatalf("TriggerRelease: %v", err)
+		}
+		check("after a release with new timing")
+		if _, err := h.s.TriggersPause(h.ctx, &store.TriggerSelector{All: true}); err != nil {
+			t.Fatalf("TriggersPause: %v", err)
+		}
+		if _, err := h.s.TriggersResume(h.ctx, &store.TriggerSelector{All: true}); err != nil {
+			t.Fatalf("TriggersResume: %v", err)
+		}
+		check("after a pause and a resume")
+		h.acquireFire(l, key("t", "1"), at(4))
+		check("after a fire")
+		list, err := h.s.TriggerList(h.ctx, &store.TriggerListParams{JobKey: &jk})
+		if err != nil || len(list) != 2 || list[0].Origin != "retry" || string(list[0].Meta) != `{"attempt":2}` {
+			t.Errorf("TriggerList = %+v, %v, want t.1 with its origin and meta first", list, err)
+		}
+	}},
+	{"OriginTooLong", func(t *testing.T, h *harness) {
+		jk := h.job(key("g", "j"))
+		tr := trig(key("t", "1"), jk, at(1))
+		tr.Origin = strings.Repeat("o", store.MaxOriginLength+1)
+		if err := h.s.TriggerInsert(h.ctx, &store.TriggerInsertParams{Trigger: tr}); err == nil {
+			t.Errorf("TriggerInsert with a %d-byte origin succeeded, want an error", len(tr.Origin))
+		}
+		tr.Origin = strings.Repeat("o", store.MaxOriginLength)
+		h.trigger(tr)
 	}},
 	{"InsertErrors", func(t *testing.T, h *harness) {
 		jk := h.job(key("g", "j"))
@@ -217,6 +273,12 @@ var triggerTests = []test{
 			{"Job", store.TriggerListParams{JobKey: &j1}, []store.Key{key("a", "2"), key("b", "2")}},
 			{"GroupAndJob", store.TriggerListParams{Group: "a", JobKey: &j2}, []store.Key{key("a", "1")}},
 			{"NoMatch", store.TriggerListParams{Group: "none"}, nil},
+			{"Jobs", store.TriggerListParams{JobKeys: []store.Key{j2, j1}}, []store.Key{key("a", "1"), key("a", "2"), key("b", "1"), key("b", "2")}},
+			{"OneOfJobs", store.TriggerListParams{JobKeys: []store.Key{key("jg", "none"), j2}}, []store.Key{key("a", "1"), key("b", "1")}},
+			{"JobsListedTwice", store.TriggerListParams{JobKeys: []store.Key{j1, j1}}, []store.Key{key("a", "2"), key("b", "2")}},
+			{"JobsAndGroup", store.TriggerListParams{Group: "b", JobKeys: []store.Key{j1, j2}}, []store.Key{key("b", "1"), key("b", "2")}},
+			{"JobsAndJob", store.TriggerListParams{JobKey: &j1, JobKeys: []store.Key{j2}}, nil},
+			{"NoneOfJobs", store.TriggerListParams{JobKeys: []store.Key{key("jg", "none")}}, nil},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -227,6 +289,24 @@ var triggerTests = []test{
 				wantEqual(t, "TriggerList keys", keysOf(got), tc.want)
 			})
 		}
+	}},
+	{"ListOfManyJobs", func(t *testing.T, h *harness) {
+		// A page of a thousand jobs in as many groups is one call, within
+		// every database's limits on statements, and still in key order.
+		first := h.job(key("zz", "1"))
+		last := h.job(key("aa", "1"))
+		h.simple(key("b", "1"), first, at(1))
+		h.simple(key("a", "1"), last, at(1))
+		jobs := []store.Key{first}
+		for i := range 1000 {
+			jobs = append(jobs, key(fmt.Sprintf("g%d", i), "missing"), key("zz", fmt.Sprintf("missing-%d", i)))
+		}
+		jobs = append(jobs, last)
+		got, err := h.s.TriggerList(h.ctx, &store.TriggerListParams{JobKeys: jobs})
+		if err != nil {
+			t.Fatalf("TriggerList of %d jobs: %v", len(jobs), err)
+		}
+		wantEqual(t, "TriggerList keys", keysOf(got), []store.Key{key("a", "1"), key("b", "1")})
 	}},
 	{"RecordsAreCopies", func(t *testing.T, h *harness) {
 		jk := h.job(key("g", "j"))

@@ -5,6 +5,8 @@ import { fromNow, schedOf, scheduleText, describeSchedule } from './jobutil.js';
 import { h, replace, pageHead, panel, table, badge, outcomeBadge, timeEl, relTime, link, field, debounce, moreButton, errorBox, nameText } from '../ui.js';
 
 const PAGE = 50;
+// FOLLOW bounds the requests of one load that fill a short filtered page.
+const FOLLOW = 5;
 
 /** jobRoute is the console route of a job's page. */
 export function jobRoute(group, name) {
@@ -93,10 +95,20 @@ export async function render(ctx) {
     const f = current();
     const mine = ++seq;
     try {
-      const page = await ctx.api.get('/jobs', { ...f, limit: PAGE, cursor: append ? next : '' }, { signal: ctx.signal });
-      if (mine !== seq || !ctx.current()) return;
-      jobs = append ? jobs.concat(page.jobs || []) : (page.jobs || []);
-      next = page.next || '';
+      // A filtered page may come short, even empty, with a next cursor:
+      // the server reads a bounded number of jobs a request. Follow it a
+      // few times to fill the page; the "more" button takes it from there.
+      let got = [];
+      let cursor = append ? next : '';
+      for (let i = 0; i < FOLLOW; i++) {
+        const page = await ctx.api.get('/jobs', { ...f, limit: PAGE - got.length, cursor }, { signal: ctx.signal });
+        if (mine !== seq || !ctx.current()) return;
+        got = got.concat(page.jobs || []);
+        cursor = page.next || '';
+        if (!cursor || got.length >= PAGE) break;
+      }
+      jobs = append ? jobs.concat(got) : got;
+      next = cursor;
       draw();
     } catch (err) {
       if (err.name === 'AbortError' || mine !== seq) return;
