@@ -671,7 +671,7 @@ func TestKilledNodeIsRecoveredWithinDeadAfterPlusOneCheckIn(t *testing.T) {
 					start(t, a)
 					// k checks in at 2s and 4s; it dies killPhase after the
 					// one at 4s.
-					time.Sleep(begin.Add(4*time.Second + killPhase).Sub(time.Now()))
+					time.Sleep(time.Until(begin.Add(4*time.Second + killPhase)))
 					killed.setCut(true)
 					killedAt := time.Now()
 					time.Sleep(3 * deadAfter)

@@ -210,7 +210,7 @@ func callJob(ctx context.Context, job Job, jc *JobContext) (err error) {
 // persists data, into the engine's outcome.
 func (s *Scheduler) outcome(jc *JobContext, jobErr error) engine.Outcome {
 	out := engine.Outcome{Err: jobError(jobErr)}
-	if je, ok := jobErr.(*JobError); ok {
+	if je, ok := jobErr.(*JobError); ok { //nolint:errorlint // only a JobError returned as such counts (see JobError)
 		out.RefireImmediately = je.RefireImmediately
 		out.UnscheduleFiringTrigger = je.UnscheduleFiringTrigger
 		out.UnscheduleAllTriggers = je.UnscheduleAllTriggers

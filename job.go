@@ -112,7 +112,9 @@ type JobContext struct {
 
 // JobError is an error from a job that also tells the scheduler what to do
 // next, as Quartz's JobExecutionException does. Err may be nil: the job
-// succeeded and only asks for the action.
+// succeeded and only asks for the action. The scheduler acts on a JobError
+// that the job returns as such, not on one wrapped in another error, as
+// Quartz acts on a JobExecutionException only when the job throws it.
 type JobError struct {
 	Err                     error
 	RefireImmediately       bool
@@ -168,7 +170,7 @@ func (e *PanicError) Error() string { return "chime: job panicked: " + formatVal
 // jobError returns the failure within err: nil when a JobError carries only
 // an action.
 func jobError(err error) error {
-	if je, ok := err.(*JobError); ok && je.Err == nil {
+	if je, ok := err.(*JobError); ok && je.Err == nil { //nolint:errorlint // only a JobError returned as such counts (see JobError)
 		return nil
 	}
 	return err

@@ -235,11 +235,11 @@ func TestStarvedNodeStartsNoJobAfterItsLeaseLapsed(t *testing.T) {
 				if tt.survivor {
 					start(t, a)
 				}
-				time.Sleep(begin.Add(tt.resume).Sub(time.Now()))
+				time.Sleep(time.Until(begin.Add(tt.resume)))
 				close(st.resume)
-				time.Sleep(begin.Add(tt.checkIns).Sub(time.Now()))
+				time.Sleep(time.Until(begin.Add(tt.checkIns)))
 				close(st.checkIns)
-				time.Sleep(begin.Add(10 * time.Second).Sub(time.Now()))
+				time.Sleep(time.Until(begin.Add(10 * time.Second)))
 				stop(t, c)
 				if tt.survivor {
 					stop(t, a)

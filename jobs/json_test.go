@@ -38,7 +38,7 @@ func TestDecodeJSONErrors(t *testing.T) {
 	tests := []struct {
 		name, json, wantField, wantMsg string
 	}{
-		{"unknown key", `{"name":"a","nmae":"b"}`, "x.nmae", "x.nmae: unknown field"},
+		{"unknown key", `{"name":"a","nmae":"b"}`, "x.nmae", "x.nmae: unknown field"}, //nolint:misspell // the misspelt key is the input
 		{"key in another case", `{"Name":"a"}`, "x.Name", "x.Name: unknown field"},
 		{"ignored field", `{"Ignored":"a"}`, "x.Ignored", "x.Ignored: unknown field"},
 		{"wrong type", `{"count":"two"}`, "x.count", "x.count: got JSON string, want integer"},

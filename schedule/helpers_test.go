@@ -2,13 +2,12 @@ package schedule_test
 
 import (
 	"errors"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chime-scheduler/chime/schedule"
+	"github.com/google/go-cmp/cmp"
 )
 
 // at parses an RFC 3339 instant or fails the test.
@@ -40,26 +39,21 @@ func zone(t testing.TB, name string) *time.Location {
 	return loc
 }
 
-// diffTimes describes the first difference between two series, or "".
+// diffTimes describes how two series of instants differ (-want +got), or
+// returns "" when they are the same instants. Instants print in UTC, so
+// that the same instant in two zones is no difference.
 func diffTimes(want, got []time.Time) string {
-	if slices.EqualFunc(want, got, time.Time.Equal) {
-		return ""
+	utc := func(ts []time.Time) []string {
+		out := make([]string, len(ts))
+		for i, t := range ts {
+			out[i] = t.UTC().Format(time.RFC3339Nano)
+		}
+		return out
 	}
-	var b strings.Builder
-	b.WriteString("(-want +got)\n")
-	for i := range max(len(want), len(got)) {
-		var w, g string
-		if i < len(want) {
-			w = want[i].UTC().Format(time.RFC3339Nano)
-		}
-		if i < len(got) {
-			g = got[i].UTC().Format(time.RFC3339Nano)
-		}
-		if w != g {
-			b.WriteString("  [" + strconv.Itoa(i) + "] -" + w + " +" + g + "\n")
-		}
+	if d := cmp.Diff(utc(want), utc(got)); d != "" {
+		return "(-want +got)\n" + d
 	}
-	return b.String()
+	return ""
 }
 
 // wantField asserts err is a *schedule.ValidationError naming field.

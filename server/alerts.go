@@ -41,17 +41,16 @@ type alerter struct {
 	state    *stateStore
 	log      *slog.Logger
 
-	mu           sync.Mutex
-	n            *alert.Notifier
-	rate         alert.RateLimit
-	ctx          context.Context // Start's, for notifiers made later
-	started      bool
-	stopped      bool
-	cached       storedAlertSettings
-	cachedAt     time.Time
-	retired      sync.WaitGroup // notifiers being stopped after a swap
-	retiredStats alert.Stats
-	old          []*alert.Notifier
+	mu       sync.Mutex
+	n        *alert.Notifier
+	rate     alert.RateLimit
+	ctx      context.Context // Start's, for notifiers made later
+	started  bool
+	stopped  bool
+	cached   storedAlertSettings
+	cachedAt time.Time
+	retired  sync.WaitGroup // notifiers being stopped after a swap
+	old      []*alert.Notifier
 }
 
 func newAlerter(cfg alert.Config, state *stateStore, log *slog.Logger) (*alerter, error) {

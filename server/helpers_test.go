@@ -238,7 +238,6 @@ func wantAPIError(t *testing.T, err error, code api.ErrorCode, field string) {
 
 // blocker is a Go job type whose runs block until released or cancelled.
 type blocker struct {
-	mu      sync.Mutex
 	started chan string // execution IDs, as runs start
 	release chan struct{}
 }

@@ -70,7 +70,7 @@ func RunNode(ctx context.Context, cfg NodeConfig, stdout io.Writer, log *slog.Lo
 			return fmt.Errorf("bench node: %w", err)
 		}
 		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
+			_ = f.Close()
 			return fmt.Errorf("bench node: %w", err)
 		}
 		defer func() {

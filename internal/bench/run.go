@@ -338,7 +338,7 @@ func (r *run) startNodes(ctx context.Context) error {
 		cmd := exec.Command(r.o.Executable, append(slices.Clone(r.o.NodeArgs), r.nodeFlags(n)...)...)
 		cmd.Stderr = logFile
 		n.proc, err = nodeproc.Start(cmd)
-		logFile.Close() // the child has its own descriptor
+		_ = logFile.Close() // the child has its own descriptor
 		if err != nil {
 			return fmt.Errorf("bench: node %s: %w", id, err)
 		}

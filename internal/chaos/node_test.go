@@ -129,20 +129,6 @@ func (n *node) process() *nodeproc.Process {
 	return n.proc
 }
 
-// running reports whether the current incarnation has not exited.
-func (n *node) running() bool {
-	p := n.process()
-	if p == nil {
-		return false
-	}
-	select {
-	case <-p.Exited():
-		return false
-	default:
-		return true
-	}
-}
-
 // waitReady polls /readyz until the node answers 200 (it holds a lease
 // and reaches the database), or fails when the process exits or ctx ends.
 func (n *node) waitReady(ctx context.Context) error {

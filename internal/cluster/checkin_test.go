@@ -116,7 +116,7 @@ func testUnreachableStore(t *testing.T, declaredDead bool) {
 		var validAt []time.Duration
 		for step := range 100 {
 			at := time.Duration(step)*100*time.Millisecond + 50*time.Millisecond
-			time.Sleep(begin.Add(at).Sub(time.Now()))
+			time.Sleep(time.Until(begin.Add(at)))
 			switch at {
 			case 2550 * time.Millisecond:
 				st.setCut(true)

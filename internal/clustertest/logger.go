@@ -20,7 +20,7 @@ func FileLogger(t testing.TB, dir, name string) *slog.Logger {
 		t.Fatalf("logger %s: %v", name, err)
 	}
 	t.Cleanup(func() {
-		f.Close()
+		_ = f.Close()
 		if t.Failed() {
 			t.Logf("%s: last lines of %s:\n%s", name, path, nodeproc.Tail(path, 40))
 		}

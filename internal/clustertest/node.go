@@ -100,7 +100,7 @@ func StartNode(t testing.TB, bin, dir string, cfg NodeConfig) *Node {
 	cmd := exec.Command(bin, cfg.args(n.Out)...)
 	cmd.Stderr = logFile
 	n.proc, err = nodeproc.Start(cmd)
-	logFile.Close() // the child has its own descriptor
+	_ = logFile.Close() // the child has its own descriptor
 	if err != nil {
 		t.Fatalf("node %s: %v", cfg.ID, err)
 	}

@@ -198,6 +198,7 @@ func stopped(ctx, reqCtx context.Context, timeout time.Duration, err error) erro
 	if !errors.Is(err, base) {
 		err = fmt.Errorf("%w (%w)", base, err)
 	}
+	//nolint:errorlint // identity: is the cause another value than base itself?
 	if cause := context.Cause(ctx); ctx.Err() != nil && cause != base && !errors.Is(err, cause) {
 		return fmt.Errorf("httpjob: %s (%w): %w", why, cause, err)
 	}

@@ -119,7 +119,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec, v jobs.Vars, out io.Writer)
 	startInGroup(cmd)
 	start := time.Now()
 	err = cmd.Start()
-	pw.Close()
+	_ = pw.Close()
 	if err != nil {
 		return nil, fmt.Errorf("shelljob: %w", err)
 	}
@@ -207,7 +207,7 @@ func supervise(ctx context.Context, cmd *exec.Cmd, pr *os.File, out io.Writer, g
 		case <-timer.C:
 			// A process outside the group holds the pipe open. Closing
 			// the read end ends drain; that process's later writes fail.
-			pr.Close()
+			_ = pr.Close()
 			outErr = <-drained
 		}
 		timer.Stop()
@@ -243,6 +243,7 @@ func stopError(parent, ctx context.Context, timeout time.Duration) error {
 		return fmt.Errorf("shelljob: command ran longer than its %s timeout and was stopped: %w", timeout, ctx.Err())
 	}
 	err := parent.Err()
+	//nolint:errorlint // identity: was the context cancelled with a cause of its own?
 	if cause := context.Cause(parent); cause != err {
 		return fmt.Errorf("shelljob: command stopped (%w): %w", cause, err)
 	}

@@ -30,7 +30,7 @@ func (w DeadManWatch) Validate() error {
 		errs = append(errs, errors.New("JobName: required"))
 	}
 	if w.Window <= 0 {
-		errs = append(errs, fmt.Errorf("Window: %v is not positive", w.Window))
+		errs = append(errs, fmt.Errorf("Window: %v is not positive", w.Window)) //nolint:staticcheck // ST1005: the message starts with the field it names
 	}
 	if err := w.Recipients.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("Recipients: %w", err))

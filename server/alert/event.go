@@ -56,12 +56,12 @@ func (r Recipients) Validate() error {
 	var errs []error
 	for i, addr := range r.Emails {
 		if err := validateEmail(addr); err != nil {
-			errs = append(errs, fmt.Errorf("Emails[%d]: %w", i, err))
+			errs = append(errs, fmt.Errorf("Emails[%d]: %w", i, err)) //nolint:staticcheck // ST1005: the message starts with the field it names
 		}
 	}
 	for i, u := range r.Webhooks {
 		if err := validateWebhookURL(u); err != nil {
-			errs = append(errs, fmt.Errorf("Webhooks[%d]: %w", i, err))
+			errs = append(errs, fmt.Errorf("Webhooks[%d]: %w", i, err)) //nolint:staticcheck // ST1005: the message starts with the field it names
 		}
 	}
 	return errors.Join(errs...)

@@ -47,16 +47,6 @@ func (o Outcome) valid() bool {
 	return false
 }
 
-// ran reports whether an execution with outcome o ran its job to an end,
-// so that its duration means something.
-func (o Outcome) ran() bool {
-	switch o {
-	case OutcomeSucceeded, OutcomeFailed, OutcomeTimedOut, OutcomeCancelled:
-		return true
-	}
-	return false
-}
-
 // Execution is one recorded run of a job: one attempt of one firing.
 type Execution struct {
 	// ID identifies the execution, unique: the scheduler's execution ID

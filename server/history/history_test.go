@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/chime-scheduler/chime/internal/dbtest"
 	"github.com/chime-scheduler/chime/server/history"
 	"github.com/chime-scheduler/chime/store/sqlstore"
+	"github.com/google/go-cmp/cmp"
 )
 
 // opener returns a fresh history for a test: its own scheduler name on
@@ -148,10 +148,11 @@ func ids(es []history.Execution) []string {
 	return out
 }
 
+// equal fails the test unless got equals want, printing the difference.
 func equal[T any](t *testing.T, what string, got, want T) {
 	t.Helper()
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("%s:\n got  %+v\n want %+v", what, got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", what, diff)
 	}
 }
 

@@ -38,7 +38,7 @@ func (h *handler) logged(w http.ResponseWriter, r *http.Request, next http.Handl
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() {
 		v := recover()
-		if v != nil && v != http.ErrAbortHandler {
+		if v != nil && v != http.ErrAbortHandler { //nolint:errorlint // v is a recovered panic value, compared by identity as net/http does
 			h.log.ErrorContext(r.Context(), "request panicked",
 				"method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			if !sw.wroteHeader {
@@ -54,7 +54,7 @@ func (h *handler) logged(w http.ResponseWriter, r *http.Request, next http.Handl
 		h.log.Log(r.Context(), level, "http request",
 			"method", r.Method, "path", r.URL.Path, "status", sw.statusCode(),
 			"duration", time.Since(start), "user", info.user)
-		if v == http.ErrAbortHandler {
+		if v == http.ErrAbortHandler { //nolint:errorlint // v is a recovered panic value, compared by identity as net/http does
 			panic(v)
 		}
 	}()

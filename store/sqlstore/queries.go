@@ -34,8 +34,6 @@ const jobBusyOfTrigger = `EXISTS (SELECT 1 FROM {p}jobs j WHERE j.sched_name = t
 const (
 	// sqlNow reads the database clock in Unix nanoseconds.
 	sqlNow = `SELECT {now}`
-	// sqlMigrationApplied records an applied migration.
-	sqlMigrationApplied = `INSERT INTO {p}schema_migrations (version, description, applied_at) VALUES (?, ?, {now})`
 )
 
 // Leases and nodes.

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -150,7 +151,7 @@ func mysqlConfig(databaseURL string) (*mysql.Config, error) {
 
 // redactURLError drops the URL (and its password) from a url.Parse error.
 func redactURLError(err error) error {
-	if ue, ok := err.(*url.Error); ok {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
 		return ue.Err
 	}
 	return err

@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chime-scheduler/chime/store"
+	"github.com/google/go-cmp/cmp"
 )
 
 // Advancer is implemented by a store under test whose clock the suite may
@@ -432,11 +432,12 @@ func normExecution(r store.ExecutionRecord) store.ExecutionRecord {
 	return r
 }
 
-// wantEqual fails the test unless got equals want after normalization.
+// wantEqual fails the test unless got equals want after normalization,
+// printing the difference (-want +got).
 func wantEqual[T any](t *testing.T, what string, got, want T) {
 	t.Helper()
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("%s mismatch\n got: %+v\nwant: %+v", what, got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", what, diff)
 	}
 }
 
