@@ -550,6 +550,18 @@ func (p *pushingStore) JobWrite(ctx context.Context, params *store.JobWriteParam
 	return res, nil
 }
 
+func (p *pushingStore) JobsInsert(ctx context.Context, params *store.JobsInsertParams) error {
+	if err := p.Store.JobsInsert(ctx, params); err != nil {
+		return err
+	}
+	for _, e := range params.Jobs {
+		for _, t := range e.Triggers {
+			p.push(t.NextFireTime)
+		}
+	}
+	return nil
+}
+
 // push tells the watchers of a trigger due at next, as a store that
 // pushes does on commit.
 func (p *pushingStore) push(next time.Time) {

@@ -31,6 +31,12 @@
 // outside MinPriority to MaxPriority and instants outside EarliestTime to
 // LatestTime.
 //
+// ScheduleJobs creates many new jobs, each with its triggers, in one atomic
+// step, all or none, as River's InsertMany does: a SQL store writes the
+// whole batch in a few multi-row statements and one commit, which costs the
+// database a fraction of one ScheduleJob per job. A ValidationError names
+// the element ("jobs[3].triggers[0].Key.Name").
+//
 // Scheduler.JobsPage lists stored jobs a page at a time, each with its
 // triggers, in two reads of the store whatever their number; pass a page's
 // Next as the next query's After to walk them all. Scheduler.Jobs and

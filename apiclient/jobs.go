@@ -72,6 +72,19 @@ func (c *Client) CreateJob(ctx context.Context, job api.Job) (*api.Job, error) {
 	return &out, nil
 }
 
+// CreateJobs creates new jobs in one request (POST /api/v1/jobs/batch),
+// all of them or, when the server refuses any, none: the error wraps an
+// *api.Error whose field names the job ("jobs[3].type"), with
+// api.CodeConflict when a job's or a trigger's key is taken. One request
+// takes at most api.MaxJobBatch jobs.
+func (c *Client) CreateJobs(ctx context.Context, jobs []api.Job) (*api.JobBatchResult, error) {
+	var out api.JobBatchResult
+	if _, err := c.do(ctx, request{method: http.MethodPost, path: path("jobs", "batch"), body: api.JobBatch{Jobs: jobs}}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // PutJob creates or replaces the job with job's group and name, and
 // reports whether it created it. ifMatch, when not 0, is the version the
 // change was made from: the server refuses the change with

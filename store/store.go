@@ -271,6 +271,18 @@ type JobStore interface {
 	// durable without any trigger, it is deleted, as TriggerDelete does.
 	// It reports which triggers it deleted.
 	JobWrite(ctx context.Context, p *JobWriteParams) (*JobWriteResult, error)
+	// JobsInsert stores new jobs, each with its triggers, in one atomic
+	// step, as River's InsertMany does: on any error nothing is written.
+	// Each element is stored as JobWrite stores a new job (no Replace, no
+	// IfVersion, no DeleteTriggers): a job key that is taken fails the
+	// whole call with ErrJobExists, a trigger key that is taken with
+	// ErrTriggerExists, a calendar that does not exist with
+	// ErrCalendarNotFound. New triggers start paused under a recorded
+	// pause of their groups, and blocked while a job of their job's key
+	// that disallows concurrency still runs (an execution that outlived a
+	// deleted job), unless the element's Pause says otherwise. SQL stores
+	// send a few multi-row statements for the whole batch.
+	JobsInsert(ctx context.Context, p *JobsInsertParams) error
 	// JobGet returns a job or ErrJobNotFound.
 	JobGet(ctx context.Context, key Key) (*JobRecord, error)
 	// JobDelete deletes a job and all its triggers. It reports whether the job
@@ -346,6 +358,55 @@ func (p *JobWriteParams) Validate() error {
 		return nil
 	}
 	return fmt.Errorf("store: writing job %s: unknown pause change %q", p.Job.Key, p.Pause)
+}
+
+// JobsInsertParams are the parameters of JobsInsert.
+type JobsInsertParams struct {
+	// Jobs are the new jobs, with their triggers.
+	Jobs []JobInsert
+}
+
+// JobInsert is one element of JobsInsert: a new job and its triggers.
+type JobInsert struct {
+	Job JobRecord
+	// Triggers are the job's triggers. Each one's JobKey must be Job.Key.
+	Triggers []TriggerRecord
+	// Pause stores the triggers paused (PauseTriggers) or not paused
+	// whatever the paused groups say (ResumeTriggers); PauseNoChange
+	// lets the recorded pauses of their groups decide.
+	Pause PauseChange
+}
+
+// Validate refuses parameters that no stored state makes valid: two
+// jobs or two triggers with one key, a trigger of another job, an
+// unknown pause change. Errors name the element by its index. Stores call
+// it before they look at their data.
+func (p *JobsInsertParams) Validate() error {
+	jobs := make(map[Key]int, len(p.Jobs))
+	triggers := make(map[Key]int, len(p.Jobs))
+	for i := range p.Jobs {
+		e := &p.Jobs[i]
+		if first, dup := jobs[e.Job.Key]; dup {
+			return fmt.Errorf("store: inserting jobs: jobs[%d] has the key %s of jobs[%d]", i, e.Job.Key, first)
+		}
+		jobs[e.Job.Key] = i
+		for j := range e.Triggers {
+			rec := &e.Triggers[j]
+			if rec.JobKey != e.Job.Key {
+				return fmt.Errorf("store: inserting jobs: jobs[%d] (%s): trigger %s is of job %s", i, e.Job.Key, rec.Key, rec.JobKey)
+			}
+			if first, dup := triggers[rec.Key]; dup {
+				return fmt.Errorf("store: inserting jobs: jobs[%d] (%s): trigger %s is also a trigger of jobs[%d]", i, e.Job.Key, rec.Key, first)
+			}
+			triggers[rec.Key] = i
+		}
+		switch e.Pause {
+		case PauseNoChange, PauseTriggers, ResumeTriggers:
+		default:
+			return fmt.Errorf("store: inserting jobs: jobs[%d] (%s): unknown pause change %q", i, e.Job.Key, e.Pause)
+		}
+	}
+	return nil
 }
 
 // PauseChange is what JobWrite does to the paused state of a job's

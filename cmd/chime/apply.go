@@ -291,23 +291,78 @@ func confirm(cmd *cobra.Command, question string) (bool, error) {
 	return false, nil
 }
 
-// execute applies the changes in order, calendars first (jobs name them),
-// and stops at the first failure, saying what was applied before it.
+// execute applies the changes: calendars first (jobs name them), then
+// the new jobs, created together with one request per api.MaxJobBatch
+// jobs (all of a request or none of it), then the updated jobs one by
+// one. It stops at the first failure, saying what was applied before it.
 func execute(ctx context.Context, w io.Writer, c *apiclient.Client, changes []change) error {
 	applied := 0
+	failed := func(err error, what string) error {
+		return fmt.Errorf("%w\n(%d change%s applied before %s)", err, applied, plural(applied), what)
+	}
+	var creates []change
 	for _, ch := range changes {
-		if ch.action == actionUnchanged {
+		if ch.kind == "job" && ch.action == actionCreate {
+			creates = append(creates, ch)
+		}
+	}
+	for _, ch := range changes {
+		if ch.kind != "calendar" || ch.action == actionUnchanged {
 			continue
 		}
 		msg, err := ch.apply(ctx, c)
 		if err != nil {
-			return fmt.Errorf("%w\n(%d change%s applied before this one; nothing after it)", err, applied, plural(applied))
+			return failed(err, "this one; nothing after it")
+		}
+		applied++
+		fmt.Fprintln(w, msg)
+	}
+	for batch := range slices.Chunk(creates, api.MaxJobBatch) {
+		if err := createJobs(ctx, c, batch); err != nil {
+			return failed(err, "these; nothing after them")
+		}
+		for _, ch := range batch {
+			applied++
+			fmt.Fprintf(w, "created job %s\n", ch.key)
+		}
+	}
+	for _, ch := range changes {
+		if ch.kind != "job" || ch.action != actionUpdate {
+			continue
+		}
+		msg, err := ch.apply(ctx, c)
+		if err != nil {
+			return failed(err, "this one; nothing after it")
 		}
 		applied++
 		fmt.Fprintln(w, msg)
 	}
 	_, err := fmt.Fprintf(w, "Applied %d change%s.\n", applied, plural(applied))
 	return err
+}
+
+// createJobs creates the jobs of creates with one request. An error the
+// server places at one job (field "jobs[i]…") names that job.
+func createJobs(ctx context.Context, c *apiclient.Client, creates []change) error {
+	jobs := make([]api.Job, len(creates))
+	for i, ch := range creates {
+		jobs[i] = ch.job
+	}
+	_, err := c.CreateJobs(ctx, jobs)
+	if err == nil {
+		return nil
+	}
+	var apiErr *api.Error
+	if errors.As(err, &apiErr) {
+		var i int
+		if _, scanErr := fmt.Sscanf(apiErr.Field, "jobs[%d]", &i); scanErr == nil && i >= 0 && i < len(creates) {
+			return fmt.Errorf("creating %d job%s: job %s: %w", len(creates), plural(len(creates)), creates[i].key, err)
+		}
+	}
+	if apiclient.IsCode(err, api.CodeConflict) {
+		return fmt.Errorf("creating %d job%s: a key was taken on the server after the diff was made; run apply again to see the new diff: %w", len(creates), plural(len(creates)), err)
+	}
+	return fmt.Errorf("creating %d job%s: %w", len(creates), plural(len(creates)), err)
 }
 
 // apply makes one change on the server and describes what it did.

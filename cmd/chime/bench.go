@@ -22,7 +22,7 @@ import (
 func newBenchCmd() *cobra.Command {
 	var (
 		workload, databaseURL, dir string
-		via                        string
+		via, seed                  string
 		nodes, rate, workers       int
 		scale                      float64
 		checkIn, deadAfter, warmUp time.Duration
@@ -36,11 +36,14 @@ func newBenchCmd() *cobra.Command {
 processes (each a chime scheduler), let them fire, stop them, merge what they
 ran and print one line:
 
-  chime W1a nodes=2 fires=20000 thr=1234/s p50=12ms p95=30ms p99=45ms max=80ms dup=0 miss=0 dbcpu=0.412ms/fire
+  chime W1a nodes=2 fires=20000 thr=1234/s p50=12ms p95=30ms p99=45ms max=80ms dup=0 miss=0 dbcpu=0.412ms/fire seed=batch create=25000/s createcpu=0.081ms/job
 
 dbcpu is the CPU the database server used per firing, read from its processes
 in /proc over the measured window; it is there when the server runs on this
-machine (PostgreSQL or MariaDB at a loopback address or socket).
+machine (PostgreSQL or MariaDB at a loopback address or socket). The line
+ends with how the jobs were created before the run (--seed batch or single)
+and at what rate, and createcpu, the database server's CPU per created job,
+read the same way over the seeding.
 
 Workloads (--scale multiplies K or R):
   W1a  K=20,000 one-shot triggers spread over 10 s
@@ -103,6 +106,7 @@ docs/performance.md.`,
 				Dir:         dir,
 				CPUProfile:  cpuProfile,
 				CountSQL:    countSQL,
+				Seed:        seed,
 				Logger:      slog.New(slog.NewTextHandler(logOut, nil)),
 			})
 			if err != nil {
@@ -124,6 +128,7 @@ docs/performance.md.`,
 	f.IntVar(&nodes, "nodes", 0, "node processes (default 1; W3 runs on 2)")
 	f.StringVar(&databaseURL, "database-url", "", "sqlite:PATH, postgres://… or mysql://… (required)")
 	f.StringVar(&via, "via", bench.ViaLibrary, "what the nodes are: library (chime schedulers) or server (chime server processes)")
+	f.StringVar(&seed, "seed", bench.SeedBatch, "how the jobs are created before the run: batch (ScheduleJobs, 1,000 to a call) or single (one ScheduleJob each)")
 	f.Float64Var(&scale, "scale", 1, "multiplies the workload's trigger count K or R")
 	f.IntVar(&rate, "rate", 0, "W2 only: triggers firing every second, instead of 1,000 (W2a) or 5,000 (W2b)")
 	f.IntVar(&workers, "workers", 10, "workers of each node")

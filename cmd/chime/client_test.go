@@ -114,7 +114,7 @@ func TestApplyAndExport(t *testing.T) {
 		"+  delay: 1m30s\n",
 		"job reports/ping: create\n",
 		"\n2 to create, 0 to update, 0 unchanged.\n",
-		"created job reports/nightly (version 1)\ncreated job reports/ping (version 1)\nApplied 2 changes.\n",
+		"created job reports/nightly\ncreated job reports/ping\nApplied 2 changes.\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("chime apply output lacks %q:\n%s", want, out)
@@ -243,12 +243,19 @@ func TestApplyErrors(t *testing.T) {
 		{
 			name: "bad URL, found by the server",
 			yaml: "jobs:\n  - {group: g, name: a, type: http, http: {url: 'not a url'}}\n",
-			want: []string{"job g/a: POST /api/v1/jobs: invalid_argument: http.url: ", "(0 changes applied before this one; nothing after it)"},
+			want: []string{"job g/a: POST /api/v1/jobs/batch: invalid_argument: jobs[0].http.url: ", "(0 changes applied before these; nothing after them)"},
+		},
+		{
+			// The new jobs are created together: the good one is not
+			// created either (the check after the table finds no job).
+			name: "bad URL in the second new job",
+			yaml: "jobs:\n  - {group: g, name: e, type: http, http: {url: 'http://127.0.0.1:9/'}}\n  - {group: g, name: f, type: http, http: {url: 'not a url'}}\n",
+			want: []string{"creating 2 jobs: job g/f: ", "invalid_argument: jobs[1].http.url: ", "(0 changes applied before these; nothing after them)"},
 		},
 		{
 			name: "unknown calendar, found by the server",
 			yaml: "jobs:\n  - group: g\n    name: b\n    type: http\n    http: {url: 'http://127.0.0.1:9/'}\n    triggers:\n      - schedule: {kind: cron, expression: '@daily'}\n        calendar: nowhere\n",
-			want: []string{"invalid_argument: triggers[0].calendar: no calendar is named \"nowhere\""},
+			want: []string{"invalid_argument: jobs[0].triggers[0].calendar: no calendar is named \"nowhere\""},
 		},
 		{
 			name: "bad cron, found before asking",

@@ -215,7 +215,7 @@ func journey(t *testing.T, databaseURL string) {
 	flags := []string{"--server", p.url(""), "--token", cliToken}
 	file := writeFile(t, "jobs.yaml", fmt.Sprintf(cliJobsYAML, ok.URL))
 	out, _, err := execChime(t, "", append([]string{"apply", "-f", file, "--yes"}, flags...)...)
-	if err != nil || !strings.Contains(out, "created job demo/cli (version 1)\n") {
+	if err != nil || !strings.Contains(out, "created job demo/cli\n") {
 		t.Fatalf("chime apply = %v:\n%s", err, out)
 	}
 	var cliRun api.Execution

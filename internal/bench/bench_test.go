@@ -50,10 +50,11 @@ func TestWorkloadsFireEachFiringExactlyOnce(t *testing.T) {
 	runs := []struct {
 		w     Workload
 		nodes int
+		seed  string
 	}{
-		{Burst("W1", 300, time.Second), 2},
-		{Steady("W2", 50, 6*time.Second, time.Second), 2},
-		{w3, 2},
+		{Burst("W1", 300, time.Second), 2, SeedBatch},
+		{Steady("W2", 50, 6*time.Second, time.Second), 2, SeedSingle},
+		{w3, 2, ""},
 	}
 	for _, db := range dbtest.Databases() {
 		t.Run(db.Name, func(t *testing.T) {
@@ -72,6 +73,7 @@ func TestWorkloadsFireEachFiringExactlyOnce(t *testing.T) {
 						DatabaseURL: url,
 						Executable:  exe,
 						NodeArgs:    []string{"bench", "node"},
+						Seed:        r.seed,
 						// Short leases, so that the killed node's jobs are
 						// recovered within seconds.
 						CheckIn:   500 * time.Millisecond,
@@ -86,6 +88,9 @@ func TestWorkloadsFireEachFiringExactlyOnce(t *testing.T) {
 					t.Logf("%s: %s", db.Name, res)
 					if !res.OK() {
 						t.Errorf("%d duplicated, %d missed, %d unexpected firings: %v", res.Duplicates, res.Misses, res.Unexpected, res.Problems)
+					}
+					if res.Created != w.Triggers() {
+						t.Errorf("the result says %d jobs were created, want %d (one per trigger)", res.Created, w.Triggers())
 					}
 					if w.KillAt > 0 && res.Interrupted == 0 {
 						t.Errorf("the killed node %s ran no long job: recovery was not exercised", res.Killed)

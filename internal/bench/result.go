@@ -49,6 +49,16 @@ type Result struct {
 	// cost of a firing, the figure a noisy machine disturbs least.
 	DBCPU         time.Duration
 	DBCPUMeasured bool
+	// Seed is how the jobs were created before the run (SeedBatch or
+	// SeedSingle), Created how many (one per trigger), and CreateTime how
+	// long that took. CreateCPU is the CPU the database server's
+	// processes used meanwhile, when measured (CreateCPUMeasured, as for
+	// DBCPU).
+	Seed              string
+	Created           int
+	CreateTime        time.Duration
+	CreateCPU         time.Duration
+	CreateCPUMeasured bool
 }
 
 // OK reports whether every firing ran exactly once.
@@ -56,11 +66,13 @@ func (r *Result) OK() bool { return r.Duplicates == 0 && r.Misses == 0 && r.Unex
 
 // String returns the result line:
 //
-//	chime W1a nodes=2 fires=20000 thr=1234/s p50=12ms p95=30ms p99=45ms max=80ms dup=0 miss=0 dbcpu=0.412ms/fire
+//	chime W1a nodes=2 fires=20000 thr=1234/s p50=12ms p95=30ms p99=45ms max=80ms dup=0 miss=0 dbcpu=0.412ms/fire seed=batch create=25000/s createcpu=0.081ms/job
 //
 // dbcpu, the database server's CPU per firing, is there when it was
-// measured. A failover workload adds recovery=…ms; unexpected=N is added
-// when not zero.
+// measured. seed and create, the jobs created per second before the run,
+// are there when jobs were created; createcpu, the database server's CPU
+// per created job, when it was measured. A failover workload adds
+// recovery=…ms; unexpected=N is added when not zero.
 func (r *Result) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "chime %s nodes=%d fires=%d thr=%d/s p50=%s p95=%s p99=%s max=%s dup=%d miss=%d",
@@ -68,6 +80,12 @@ func (r *Result) String() string {
 		ms(r.P50), ms(r.P95), ms(r.P99), ms(r.Max), r.Duplicates, r.Misses)
 	if r.DBCPUMeasured {
 		fmt.Fprintf(&b, " dbcpu=%s", formatPerFire(r.DBCPU, r.Fires))
+	}
+	if r.Created > 0 {
+		fmt.Fprintf(&b, " seed=%s create=%d/s", r.Seed, int(math.Round(float64(r.Created)/max(r.CreateTime.Seconds(), 1e-9))))
+		if r.CreateCPUMeasured {
+			fmt.Fprintf(&b, " createcpu=%.3fms/job", float64(r.CreateCPU)/float64(time.Millisecond)/float64(r.Created))
+		}
 	}
 	if r.Killed != "" {
 		fmt.Fprintf(&b, " recovery=%s", ms(r.Recovery))

@@ -71,6 +71,30 @@ func TestSummarizeCountsWithinTheMeasuredWindow(t *testing.T) {
 	}
 }
 
+func TestResultLineReportsCreatingJobs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		r    Result
+		want string
+	}{
+		{"Measured", Result{Workload: "W1b", Nodes: 1, Fires: 50000, Seed: SeedBatch, Created: 50000,
+			CreateTime: 2 * time.Second, CreateCPU: 4400 * time.Millisecond, CreateCPUMeasured: true},
+			"seed=batch create=25000/s createcpu=0.088ms/job"},
+		{"NoDatabaseCPU", Result{Workload: "W1b", Nodes: 1, Fires: 10, Seed: SeedSingle, Created: 10, CreateTime: 4 * time.Second},
+			"seed=single create=3/s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := tc.r.String()
+			if !strings.HasSuffix(got, " "+tc.want) {
+				t.Errorf("String() = %q, want it to end in %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestRecoveryIsTheLastReRunOfAnInterruptedJob(t *testing.T) {
 	t.Parallel()
 	t0 := time.UnixMilli(1_700_000_000_000)

@@ -62,6 +62,11 @@ type Options struct {
 	Dir string
 	// CPUProfile makes each node write a CPU profile to Dir/<node>.pprof.
 	CPUProfile bool
+	// Seed says how the jobs are created before the run: SeedBatch (the
+	// default), ScheduleJobs with SeedBatchSize jobs to a call, or
+	// SeedSingle, one ScheduleJob per job. Result.Created and CreateCPU
+	// measure it.
+	Seed string
 	// CountSQL makes each node count the statements it sends (PostgreSQL
 	// only); Report.SQL holds the sum.
 	CountSQL bool
@@ -134,6 +139,13 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	default:
 		return o, fmt.Errorf("bench: Options.Via %q: want %q or %q", o.Via, ViaLibrary, ViaServer)
+	}
+	switch o.Seed {
+	case "":
+		o.Seed = SeedBatch
+	case SeedBatch, SeedSingle:
+	default:
+		return o, fmt.Errorf("bench: Options.Seed %q: want %q or %q", o.Seed, SeedBatch, SeedSingle)
 	}
 	if o.Nodes == 0 {
 		o.Nodes = max(o.Workload.Nodes, 1)
@@ -223,7 +235,11 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 	}
 	// Never started, it has nothing to wait for.
 	defer func() { _ = seedScheduler.Stop(context.WithoutCancel(ctx)) }()
-	sd := &seeder{s: seedScheduler, parallelism: r.poolSize()}
+	sd := &seeder{s: seedScheduler, parallelism: r.poolSize(), batch: 1}
+	if r.o.Seed == SeedBatch {
+		sd.batch = SeedBatchSize
+	}
+	dbNames := dbServerNames(r.url)
 
 	// The triggers are seeded for a T0 a day away, and moved to their T0
 	// once they are all stored: how long seeding takes on a busy machine
@@ -231,6 +247,7 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 	total := w.Triggers()
 	seedT0 := time.Now().Add(24 * time.Hour).Truncate(time.Millisecond)
 	r.log.Info("seeding", "workload", w.Name, "triggers", total)
+	seedCPUBefore, seedCPUBeforeOK := dbServerCPU(dbNames...)
 	began := time.Now()
 	for _, s := range w.Series {
 		if err := sd.seedSeries(ctx, s, seedT0); err != nil {
@@ -238,6 +255,7 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 		}
 	}
 	rep = &Report{Seeded: time.Since(began), SQL: NewSQLCounts()}
+	seedCPUAfter, seedCPUAfterOK := dbServerCPU(dbNames...)
 	if r.o.Dir != "" {
 		rep.Dir = r.dir
 	}
@@ -265,7 +283,6 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	waits := make(chan map[string]int, 1)
 	go func() { waits <- r.sampleWaits(sampleCtx, t0) }()
-	dbNames := dbServerNames(r.url)
 	if err := sleepUntil(ctx, t0); err != nil {
 		stopSampling()
 		<-waits
@@ -293,6 +310,10 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 	rep.Result = summarize(w, len(r.nodes), t0, records, k)
 	if cpuBeforeOK && cpuAfterOK {
 		rep.Result.DBCPU, rep.Result.DBCPUMeasured = cpuAfter-cpuBefore, true
+	}
+	rep.Result.Seed, rep.Result.Created, rep.Result.CreateTime = r.o.Seed, total, rep.Seeded
+	if seedCPUBeforeOK && seedCPUAfterOK {
+		rep.Result.CreateCPU, rep.Result.CreateCPUMeasured = seedCPUAfter-seedCPUBefore, true
 	}
 	r.log.Info("done", "result", rep.Result.String(), "load", rep.LoadAfter)
 	return rep, nil

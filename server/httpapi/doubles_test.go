@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -96,6 +97,24 @@ func (s *recordingService) GetJob(_ context.Context, group, name string) (*api.J
 		return nil, jobNotFound(group, name)
 	}
 	return &j, nil
+}
+
+func (s *recordingService) CreateJobs(_ context.Context, actor string, jobs []api.Job) (*api.JobBatchResult, error) {
+	s.call("CreateJobs", actor, jobs)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res := &api.JobBatchResult{}
+	for i, job := range jobs {
+		if _, ok := s.jobs[job.Group+"/"+job.Name]; ok {
+			return nil, httpjson.Errorf(api.CodeConflict, fmt.Sprintf("jobs[%d]", i), "job %s/%s exists", job.Group, job.Name)
+		}
+	}
+	for _, job := range jobs {
+		job.Version = 1
+		s.jobs[job.Group+"/"+job.Name] = job
+		res.Created = append(res.Created, api.CreatedJob{Group: job.Group, Name: job.Name})
+	}
+	return res, nil
 }
 
 func (s *recordingService) CreateJob(_ context.Context, actor string, job api.Job) (*api.Job, error) {

@@ -51,6 +51,19 @@ func (h *handler) createJob(w http.ResponseWriter, r *http.Request, c *call) err
 	return nil
 }
 
+func (h *handler) createJobs(w http.ResponseWriter, r *http.Request, c *call) error {
+	var batch api.JobBatch
+	if err := h.decode(w, r, &batch); err != nil {
+		return err
+	}
+	res, err := h.svc.CreateJobs(r.Context(), c.actor(), batch.Jobs)
+	if err != nil {
+		return err
+	}
+	httpjson.Write(w, http.StatusCreated, res)
+	return nil
+}
+
 func (h *handler) getJob(w http.ResponseWriter, r *http.Request, c *call) error {
 	job, err := h.svc.GetJob(r.Context(), r.PathValue("group"), r.PathValue("name"))
 	if err != nil {

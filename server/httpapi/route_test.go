@@ -33,6 +33,7 @@ func routeCases() []routeCase {
 		{"GET /api/v1/auth/me", viewer, "/api/v1/auth/me", "", "", http.StatusOK},
 		{"GET /api/v1/jobs", viewer, "/api/v1/jobs", "", "ListJobs", http.StatusOK},
 		{"POST /api/v1/jobs", operator, "/api/v1/jobs", `{"group":"g","name":"new","type":"http"}`, "CreateJob", http.StatusCreated},
+		{"POST /api/v1/jobs/batch", operator, "/api/v1/jobs/batch", `{"jobs":[{"group":"g","name":"new1","type":"http"},{"group":"g","name":"new2","type":"http"}]}`, "CreateJobs", http.StatusCreated},
 		{"GET /api/v1/jobs/{group}/{name}", viewer, "/api/v1/jobs/g/n", "", "GetJob", http.StatusOK},
 		{"PUT /api/v1/jobs/{group}/{name}", operator, "/api/v1/jobs/g/n", `{"type":"http"}`, "PutJob", http.StatusOK},
 		{"DELETE /api/v1/jobs/{group}/{name}", operator, "/api/v1/jobs/g/n", "", "DeleteJob", http.StatusNoContent},

@@ -68,6 +68,15 @@ func (h *handler) table() []route {
 			handle: h.createJob,
 		},
 		{
+			method: http.MethodPost, path: v1 + "/jobs/batch", role: operator, operationID: "createJobs",
+			summary: "Create up to 1,000 new jobs in one step: all of them, or, when any is refused, none. " +
+				"A problem with one job names it in the error's field (jobs[3].triggers[0].schedule); 409 if a job's or a trigger's key is taken. " +
+				"Shell jobs also need the caller's shell capability (403 without).",
+			body: api.JobBatch{}, responses: []response{{status: http.StatusCreated, body: api.JobBatchResult{}}},
+			errors: []int{http.StatusConflict},
+			handle: h.createJobs,
+		},
+		{
 			method: http.MethodGet, path: v1 + "/jobs/{group}/{name}", role: viewer, operationID: "getJob",
 			summary:   "One job with its triggers and status; the ETag header carries its version.",
 			responses: []response{{status: http.StatusOK, body: api.Job{}, etag: true}},

@@ -22,6 +22,10 @@ type Service interface {
 	// CreateJob answers POST /api/v1/jobs; conflict when the key exists.
 	// The returned job's Version becomes the ETag.
 	CreateJob(ctx context.Context, actor string, job api.Job) (*api.Job, error)
+	// CreateJobs answers POST /api/v1/jobs/batch: it creates every job of
+	// the batch in one atomic step, or none; a client's mistake about one
+	// job names it in the field ("jobs[3].type").
+	CreateJobs(ctx context.Context, actor string, jobs []api.Job) (*api.JobBatchResult, error)
 	// PutJob upserts by key (PUT /api/v1/jobs/{group}/{name}); job's Group
 	// and Name are the path's. With ifMatch set it must refuse, with
 	// version_mismatch, to change a job at another version or a missing one.

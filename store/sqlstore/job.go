@@ -115,6 +115,9 @@ func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) (*store.J
 	}
 	slices.Sort(groups)
 	replace := p.Replace || p.IfVersion != 0
+	if !replace {
+		return s.jobWriteNew(ctx, p)
+	}
 	var deleted []store.Key
 	err := s.write(ctx, "writing a job", func(tx *txn) error {
 		deleted = nil
@@ -188,6 +191,25 @@ func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) (*store.J
 		return nil, s.translate("writing job "+j.Key.String(), err, nil, nil)
 	}
 	return &store.JobWriteResult{Deleted: deleted}, nil
+}
+
+// jobWriteNew is JobWrite of a job that must not exist yet, written as
+// JobsInsert writes one job: nothing of the job is stored, so there are
+// no triggers of it to lock or delete (DeleteTriggers names none of its
+// triggers), and the INSERTs themselves refuse a taken job or trigger
+// key. That saves two of the statements of a replacing write, the
+// locking reads of the job's triggers and of the new triggers' keys,
+// and the pause or resume of the job's triggers, decided on insert.
+func (s *Store) jobWriteNew(ctx context.Context, p *store.JobWriteParams) (*store.JobWriteResult, error) {
+	e := []store.JobInsert{{Job: p.Job, Triggers: p.Triggers, Pause: p.Pause}}
+	err := s.write(ctx, "writing a job", func(tx *txn) error { return tx.insertJobs(e) })
+	if te := (*takenError)(nil); errors.As(err, &te) {
+		err = s.nameTaken(ctx, te)
+	}
+	if err != nil {
+		return nil, s.translate("writing job "+p.Job.Key.String(), err, nil, nil)
+	}
+	return &store.JobWriteResult{}, nil
 }
 
 // pauseJob pauses or resumes every trigger of a job, as TriggersPause and

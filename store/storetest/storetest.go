@@ -65,6 +65,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	}{
 		{"Job", jobTests},
 		{"JobWrite", jobWriteTests},
+		{"JobsInsert", jobsInsertTests},
 		{"Calendar", calendarTests},
 		{"Trigger", triggerTests},
 		{"Pause", pauseTests},

@@ -1,0 +1,101 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/chime-scheduler/chime"
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/internal/httpjson"
+)
+
+// CreateJobs creates new jobs in one atomic step (POST
+// /api/v1/jobs/batch): each job is checked as CreateJob checks it, and
+// then all are stored with one Scheduler.ScheduleJobs, or none is. A
+// problem with one job is an error whose field starts with its index
+// ("jobs[3].triggers[0].schedule"); a taken job or trigger key is a
+// conflict naming the key.
+func (s *Server) CreateJobs(ctx context.Context, actor string, jobs []api.Job) (*api.JobBatchResult, error) {
+	switch {
+	case len(jobs) == 0:
+		return nil, invalidf("jobs", "is empty: list the jobs to create")
+	case len(jobs) > api.MaxJobBatch:
+		return nil, invalidf("jobs", "lists %d jobs, more than the %d one request may create", len(jobs), api.MaxJobBatch)
+	}
+	writes := make([]*jobWrite, len(jobs))
+	batch := make([]chime.JobToSchedule, len(jobs))
+	jobAt := make(map[chime.JobKey]int, len(jobs))
+	triggerAt := make(map[chime.TriggerKey]int, len(jobs))
+	for i, job := range jobs {
+		if job.Type == typeShell {
+			if err := s.checkShellWrite(ctx, chime.NewJobKey(job.Group, job.Name), typeShell, "creating"); err != nil {
+				return nil, atJob(i, err)
+			}
+		}
+		w, err := s.jobFromAPI(ctx, job)
+		if err != nil {
+			return nil, atJob(i, err)
+		}
+		key := w.detail.Key
+		if first, dup := jobAt[key]; dup {
+			return nil, invalidf(fmt.Sprintf("jobs[%d].name", i), "job %s/%s is also jobs[%d]", key.Group, key.Name, first)
+		}
+		jobAt[key] = i
+		for j, t := range w.triggers {
+			if first, dup := triggerAt[t.Key]; dup {
+				return nil, invalidf(fmt.Sprintf("jobs[%d].triggers[%d].name", i, j),
+					"trigger %s of group %s is also a trigger of jobs[%d]: triggers are named within their job's group", t.Key.Name, t.Key.Group, first)
+			}
+			triggerAt[t.Key] = i
+		}
+		writes[i] = w
+		batch[i] = chime.JobToSchedule{Job: w.detail, Triggers: w.triggers, Pause: w.pauseChange(false)}
+	}
+	if err := s.sched.ScheduleJobs(ctx, batch); err != nil {
+		return nil, batchErr(err)
+	}
+	res := &api.JobBatchResult{Created: make([]api.CreatedJob, len(jobs))}
+	for i, w := range writes {
+		key := w.detail.Key
+		s.audit(ctx, actor, auditJobCreate, jobTarget(key), map[string]any{"type": w.detail.Type, "batch": len(jobs)})
+		res.Created[i] = api.CreatedJob{Group: key.Group, Name: key.Name, Warnings: s.warn(ctx, actor, jobTarget(key), w.warnings)}
+	}
+	return res, nil
+}
+
+// atJob places a client's mistake about jobs[i] at that job: its field
+// gets the prefix "jobs[i]". Other errors pass through.
+func atJob(i int, err error) error {
+	var apiErr *api.Error
+	if !errors.As(err, &apiErr) {
+		return err
+	}
+	placed := *apiErr
+	placed.Field = fmt.Sprintf("jobs[%d]", i)
+	if apiErr.Field != "" {
+		placed.Field += "." + apiErr.Field
+	}
+	return &placed
+}
+
+// batchErr translates an error of ScheduleJobs as schedulerErr does for
+// one job: the store names the taken key or missing calendar in the
+// message, and a ValidationError its element ("jobs[3]…"), which becomes
+// the field.
+func batchErr(err error) error {
+	var ve *chime.ValidationError
+	switch {
+	case errors.Is(err, chime.ErrJobExists):
+		return httpjson.Errorf(api.CodeConflict, "jobs", "a job's key is taken; PUT a job to change it: %v", err)
+	case errors.Is(err, chime.ErrTriggerExists):
+		return httpjson.Errorf(api.CodeConflict, "jobs", "a trigger's key is taken: %v", err)
+	case errors.Is(err, chime.ErrCalendarNotFound), errors.Is(err, chime.ErrWillNeverFire):
+		return httpjson.Errorf(api.CodeInvalidArgument, "jobs", "%v", err)
+	case errors.As(err, &ve):
+		field, _, _ := strings.Cut(ve.Field, ".")
+		return httpjson.Errorf(api.CodeInvalidArgument, field, "%v", err)
+	}
+	return err
+}
