@@ -219,6 +219,7 @@ func (f *roleFixture) mutations() []mutation {
 	viewer, operator, admin := api.RoleViewer, api.RoleOperator, api.RoleAdmin
 	return []mutation{
 		{op: "createJob", role: operator, path: v1 + "/jobs", body: roleJob("g", "created", f.targetURL, ""), want: http.StatusCreated},
+		{op: "createJobs", role: operator, path: v1 + "/jobs/batch", body: api.JobBatch{Jobs: []api.Job{roleJob("g", "batched", f.targetURL, "")}}, want: http.StatusCreated},
 		{op: "putJob", role: operator, path: v1 + "/jobs/g/fixture", body: roleJob("g", "fixture", f.targetURL, "edited"), want: http.StatusOK},
 		{op: "pauseJob", role: operator, path: v1 + "/jobs/g/fixture/pause", want: http.StatusNoContent},
 		{op: "resumeJob", role: operator, path: v1 + "/jobs/g/fixture/resume", want: http.StatusNoContent},

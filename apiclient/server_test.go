@@ -453,7 +453,7 @@ func TestAlertSettings(t *testing.T) {
 // client method that calls it ("" for routes a Go client has no use for).
 var clientMethods = map[string]string{
 	"login": "Login", "logout": "Logout", "me": "Me",
-	"listJobs": "ListJobs", "createJob": "CreateJob", "getJob": "GetJob", "putJob": "PutJob", "deleteJob": "DeleteJob",
+	"listJobs": "ListJobs", "createJob": "CreateJob", "createJobs": "CreateJobs", "getJob": "GetJob", "putJob": "PutJob", "deleteJob": "DeleteJob",
 	"pauseJob": "PauseJob", "resumeJob": "ResumeJob", "runJob": "RunJob", "backfillJob": "Backfill",
 	"upcomingFireTimes": "Upcoming", "explainJob": "Explain",
 	"listExecutions": "ListExecutions", "getExecution": "GetExecution", "executionAttempts": "Attempts", "retryExecution": "RetryExecution",
