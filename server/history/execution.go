@@ -257,6 +257,13 @@ func (h *History) Finish(ctx context.Context, id string, f Finish) error {
 	if n > 0 {
 		return nil
 	}
+	return h.whyUnchanged(ctx, id)
+}
+
+// whyUnchanged says why an update of the running execution id changed
+// no row: ErrNotFound when there is no such execution, ErrNotRunning
+// when it is no longer running.
+func (h *History) whyUnchanged(ctx context.Context, id string) error {
 	var count int
 	if err := h.db.QueryRowContext(ctx, h.q.executionExists, h.sched, id).Scan(&count); err != nil {
 		return dbErr("reading execution "+id, err)
@@ -342,14 +349,7 @@ func (h *History) MarkLost(ctx context.Context, id string, at time.Time, reason 
 	} else if n > 0 {
 		return nil
 	}
-	var count int
-	if err := h.db.QueryRowContext(ctx, h.q.executionExists, h.sched, id).Scan(&count); err != nil {
-		return dbErr("reading execution "+id, err)
-	}
-	if count == 0 {
-		return fmt.Errorf("%w: execution %q", ErrNotFound, id)
-	}
-	return fmt.Errorf("%w: execution %q", ErrNotRunning, id)
+	return h.whyUnchanged(ctx, id)
 }
 
 // Query selects executions for [History.List]. Zero fields select
