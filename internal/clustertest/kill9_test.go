@@ -63,6 +63,23 @@ func executions(t *testing.T, st store.Store, job store.Key) []store.ExecutionRe
 	return execs
 }
 
+// lastCheckIn returns when node last renewed its lease, on the store's
+// clock.
+func lastCheckIn(t *testing.T, st store.Store, node string) time.Time {
+	t.Helper()
+	nodes, err := st.NodeList(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if n.ID == node {
+			return n.LastCheckIn
+		}
+	}
+	t.Fatalf("node %s is not registered", node)
+	return time.Time{}
+}
+
 // TestKill9 kills with SIGKILL the node running long jobs, some requesting
 // recovery and some not, while a load fires on every node. The jobs that
 // request recovery must re-run on a survivor, marked recovering, for their
@@ -176,7 +193,16 @@ func testKill9(t *testing.T, d dialect) {
 		if rr.Node == "a" || !rr.Scheduled.Equal(original.Scheduled) {
 			t.Errorf("%s re-ran on %s for %s, want a survivor and the original scheduled time %s", j.name, rr.Node, rr.Scheduled, original.Scheduled)
 		}
-		checkRecovery(t, j.name+" re-ran", rr.Actual.Sub(killedAt))
+		// A node starved of CPU may have last checked in well before
+		// it was killed: the store counts DeadAfter from its last
+		// check-in, which is the bound that matters, and the test
+		// process shares the machine's clock with the database.
+		if since := rr.Actual.Sub(lastCheckIn(t, st, "a")); since < deadAfter-250*time.Millisecond {
+			t.Errorf("%s re-ran %s after node a's last check-in, want at least DeadAfter (%s)", j.name, since, deadAfter)
+		}
+		if d := rr.Actual.Sub(killedAt); d > recoveryBound {
+			t.Errorf("%s re-ran %s after the node was lost, want at most %s", j.name, d, recoveryBound)
+		}
 		recovery = max(recovery, rr.Actual.Sub(killedAt))
 		if len(execs) != 1 || execs[0].State != store.ExecutionSucceeded || !execs[0].Recovering || !execs[0].ScheduledTime.Equal(original.Scheduled) {
 			t.Errorf("%s: stored executions %+v, want one SUCCEEDED, recovering, for %s", j.name, execs, original.Scheduled)
