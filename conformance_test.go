@@ -2,11 +2,9 @@ package chime_test
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 )
 
@@ -19,54 +17,6 @@ func conformanceDir() string {
 		return dir
 	}
 	return filepath.Join("testdata", "conformance")
-}
-
-// sharedConformanceDir is the project's shared corpus, which the
-// repository's copy follows.
-const sharedConformanceDir = "../shared/conformance"
-
-// TestConformanceCopyInStep fails when testdata/conformance differs from the
-// shared corpus, so that the copy a fresh clone tests against is the one
-// Quartz produced. Without the shared corpus beside the repository it has
-// nothing to compare and skips, saying so, in CI too: a clone may stand
-// anywhere.
-func TestConformanceCopyInStep(t *testing.T) {
-	t.Parallel()
-	shared, err := os.ReadDir(sharedConformanceDir)
-	if os.IsNotExist(err) {
-		t.Skipf("needs the shared corpus: %s is absent", sharedConformanceDir)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	copyDir := filepath.Join("testdata", "conformance")
-	own, err := os.ReadDir(copyDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := func(entries []os.DirEntry) []string {
-		var out []string
-		for _, e := range entries {
-			out = append(out, e.Name())
-		}
-		return out
-	}
-	if got, want := names(own), names(shared); !slices.Equal(got, want) {
-		t.Fatalf("%s holds %q, the shared corpus %q", copyDir, got, want)
-	}
-	for _, e := range shared {
-		want, err := os.ReadFile(filepath.Join(sharedConformanceDir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(filepath.Join(copyDir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from %s: copy it again (cp %s/* %s/)", filepath.Join(copyDir, e.Name()), filepath.Join(sharedConformanceDir, e.Name()), sharedConformanceDir, copyDir)
-		}
-	}
 }
 
 // conformanceCheck compares one JSON line with chime's behaviour and returns
