@@ -118,6 +118,12 @@ type Finish struct {
 // FinishedTime, Error, Output and Logs are ignored (Finish records them).
 // e is not modified.
 func (h *History) Start(ctx context.Context, e *Execution) error {
+	return h.insert(ctx, e, OutcomeRunning, time.Time{}, "")
+}
+
+// insert records e with the outcome, finished at finished (zero while
+// running) with errText, in one statement, after Start's checks.
+func (h *History) insert(ctx context.Context, e *Execution, outcome Outcome, finished time.Time, errText string) error {
 	if e == nil {
 		return invalid("", "nil execution")
 	}
@@ -137,13 +143,13 @@ func (h *History) Start(ctx context.Context, e *Execution) error {
 	}
 	_, err = h.db.ExecContext(ctx, h.q.executionInsert, h.sched,
 		x.ID, x.FirstID, x.Attempt, x.JobGroup, x.JobName, x.TriggerGroup, x.TriggerName, x.NodeID,
-		timeArg(x.ScheduledTime), x.StartedTime.UnixNano(), string(OutcomeRunning),
+		timeArg(x.ScheduledTime), x.StartedTime.UnixNano(), timeArg(finished), string(outcome), cleanText(errText),
 		false, x.Recovering, x.Manual, params)
 	switch {
 	case h.st.IsUniqueViolation(err):
 		return fmt.Errorf("%w: execution %q", ErrExists, x.ID)
 	case err != nil:
-		return dbErr("recording the start of execution "+x.ID, err)
+		return dbErr("recording execution "+x.ID, err)
 	}
 	return nil
 }
@@ -183,38 +189,15 @@ func checkStart(e *Execution) error {
 // checks it; a second record of one ID fails with [ErrExists]. e is not
 // modified.
 func (h *History) RecordLost(ctx context.Context, e *Execution, lostAt time.Time, reason string) error {
-	if e == nil {
-		return invalid("", "nil execution")
-	}
-	x := *e
-	if x.FirstID == "" {
-		x.FirstID = x.ID
-	}
-	if x.Attempt == 0 {
-		x.Attempt = 1
-	}
-	x.Outcome = ""
-	if err := checkStart(&x); err != nil {
-		return err
-	}
 	if err := checkTime("lostAt", lostAt, true); err != nil {
 		return err
 	}
-	params, err := encodeJSON("Params", x.Params)
-	if err != nil {
-		return err
+	if e != nil {
+		x := *e
+		x.Outcome = "" // it is node_lost, whatever e says
+		e = &x
 	}
-	_, err = h.db.ExecContext(ctx, h.q.executionInsertLost, h.sched,
-		x.ID, x.FirstID, x.Attempt, x.JobGroup, x.JobName, x.TriggerGroup, x.TriggerName, x.NodeID,
-		timeArg(x.ScheduledTime), x.StartedTime.UnixNano(), lostAt.UnixNano(), cleanText(reason),
-		false, x.Recovering, x.Manual, params)
-	switch {
-	case h.st.IsUniqueViolation(err):
-		return fmt.Errorf("%w: execution %q", ErrExists, x.ID)
-	case err != nil:
-		return dbErr("recording the lost execution "+x.ID, err)
-	}
-	return nil
+	return h.insert(ctx, e, OutcomeNodeLost, lostAt, reason)
 }
 
 // Finish records how the running execution id ended. Output longer than

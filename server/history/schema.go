@@ -122,7 +122,7 @@ const (
 // queries are the history's fixed statements, rendered once for the
 // store's dialect. Lists with filters are built per call (see where).
 type queries struct {
-	executionInsert, executionInsertLost           string
+	executionInsert                                string
 	executionFinish, executionGet, executionExists string
 	executionAttempts, executionNodeLost           string
 	executionLost                                  string
@@ -137,9 +137,7 @@ type queries struct {
 func renderQueries(st *sqlstore.Store) queries {
 	return queries{
 		executionInsert: st.SQL(`INSERT INTO {p}server_executions (sched_name, ` + executionCols + `)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, '', '', NULL, ?, ?, ?, ?)`),
-		executionInsertLost: st.SQL(`INSERT INTO {p}server_executions (sched_name, ` + executionCols + `)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'node_lost', ?, '', NULL, ?, ?, ?, ?)`),
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?, ?)`),
 		executionFinish: st.SQL(`UPDATE {p}server_executions
 			SET outcome = ?, finished_time = ?, error_message = ?, output = ?, output_truncated = ?, logs = ?
 			WHERE sched_name = ? AND id = ? AND outcome IN ('running', 'node_lost')`),
