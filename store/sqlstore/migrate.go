@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the latest schema version: the number of the last
 // migration. Open and OpenDB migrate every database to it.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // Migration is one versioned step of a schema: the store's own, or a
 // component's (see [Store.MigrateComponent]). A migration is never edited
@@ -26,8 +26,11 @@ type Migration struct {
 	Description string
 	// Tables are created, with their indexes, if they do not exist.
 	Tables []Table
+	// Reindex replaces secondary indexes of tables that exist, after the
+	// tables are created and before Statements run.
+	Reindex []Reindex
 	// Statements are further statements (ALTER TABLE, backfills…) run
-	// after the tables are created. They are rendered like [Store.SQL]
+	// after the tables are created and reindexed. They are rendered like [Store.SQL]
 	// ({p} the table prefix, {now} the database clock) and may also use
 	// the column type tokens of [Table]. On MySQL, whose DDL commits by
 	// itself, a migration interrupted halfway runs again from its first
@@ -56,7 +59,40 @@ func migrations() []Migration {
 		{Version: 4, Description: "the metadata of triggers", Statements: []string{
 			"ALTER TABLE {p}triggers ADD COLUMN trigger_meta {json}",
 		}},
+		{Version: 5, Description: "indexes of executions that completing one does not change", Reindex: []Reindex{{
+			Table: "executions",
+			// Completing an execution changes its state, error and
+			// finished time. With none of them in an index (a partial
+			// index's predicate counts too) PostgreSQL completes it with
+			// a HOT update, which writes no index entry, and InnoDB leaves
+			// every secondary index alone. Running executions are found
+			// by node (recovery: node_id; RECOVERABLE ones have node_id
+			// '') and by job (busy checks), then filtered on state.
+			Drop: []string{"executions_state", "executions_job", "executions_node"},
+			Add: []Index{
+				{Name: "executions_by_job", Cols: "job_group, job_name, sched_name"},
+				{Name: "executions_by_node", Cols: "node_id, sched_name, epoch"},
+			},
+			// Room in every page for the completed version of the rows
+			// inserted there, so that the HOT update finds it.
+			FillFactor: 50,
+		}}},
 	}
+}
+
+// Reindex replaces secondary indexes of one table in a [Migration].
+type Reindex struct {
+	// Table is the table's name without the table prefix.
+	Table string
+	// Drop names the indexes to drop, without the table prefix; those
+	// that do not exist are skipped.
+	Drop []string
+	// Add are the indexes to create; those that exist are skipped.
+	Add []Index
+	// FillFactor, when not zero, is the percentage of each new page of
+	// the table that inserts fill on PostgreSQL, leaving the rest for
+	// updated row versions; other databases ignore it.
+	FillFactor int
 }
 
 // Table is a table definition, rendered per dialect by the migrator and
@@ -260,15 +296,93 @@ func (d *dialect) ddl(prefix string, tables []Table) []string {
 		if d.name == MySQL {
 			continue
 		}
-		for _, ix := range t.Indexes {
-			kind := "INDEX"
-			if ix.Unique {
-				kind = "UNIQUE INDEX"
-			}
-			out = append(out, "CREATE "+kind+" IF NOT EXISTS "+prefix+ix.Name+" ON "+prefix+t.Name+" ("+ix.Cols+")")
-		}
+		out = append(out, createIndexes(prefix, t.Name, t.Indexes)...)
 	}
 	return out
+}
+
+// createIndexes renders CREATE INDEX IF NOT EXISTS statements (PostgreSQL,
+// SQLite) for indexes of a table.
+func createIndexes(prefix, table string, list []Index) []string {
+	out := make([]string, 0, len(list))
+	for _, ix := range list {
+		kind := "INDEX"
+		if ix.Unique {
+			kind = "UNIQUE INDEX"
+		}
+		out = append(out, "CREATE "+kind+" IF NOT EXISTS "+prefix+ix.Name+" ON "+prefix+table+" ("+ix.Cols+")")
+	}
+	return out
+}
+
+// reindex renders the statements of a migration's Reindex. PostgreSQL and
+// SQLite drop and create each index with IF [NOT] EXISTS, in the
+// migration's transaction. MySQL, whose DDL commits by itself, gets one
+// ALTER TABLE per table, which InnoDB applies entirely or not at all,
+// listing only the indexes to drop that exist and those to add that do
+// not (MySQL 8 has no IF [NOT] EXISTS for indexes): run again after it
+// committed, it has nothing left to do.
+func (s *Store) reindex(ctx context.Context, db execQuerier, list []Reindex) ([]string, error) {
+	var out []string
+	for _, r := range list {
+		table := s.prefix + r.Table
+		if s.d.name != MySQL {
+			for _, name := range r.Drop {
+				out = append(out, "DROP INDEX IF EXISTS "+s.prefix+name)
+			}
+			out = append(out, createIndexes(s.prefix, r.Table, r.Add)...)
+			if r.FillFactor != 0 && s.d.name == Postgres {
+				out = append(out, fmt.Sprintf("ALTER TABLE %s SET (fillfactor = %d)", table, r.FillFactor))
+			}
+			continue
+		}
+		exists, err := mysqlIndexes(ctx, db, table)
+		if err != nil {
+			return nil, err
+		}
+		var clauses []string
+		for _, name := range r.Drop {
+			if exists[s.prefix+name] {
+				clauses = append(clauses, "DROP INDEX "+s.prefix+name)
+			}
+		}
+		for _, ix := range r.Add {
+			if exists[s.prefix+ix.Name] {
+				continue
+			}
+			kind := "ADD INDEX "
+			if ix.Unique {
+				kind = "ADD UNIQUE INDEX "
+			}
+			clauses = append(clauses, kind+s.prefix+ix.Name+" ("+ix.Cols+")")
+		}
+		if len(clauses) > 0 {
+			out = append(out, "ALTER TABLE "+table+" "+strings.Join(clauses, ", "))
+		}
+	}
+	return out, nil
+}
+
+// mysqlIndexes returns the names of a MySQL table's indexes.
+func mysqlIndexes(ctx context.Context, db execQuerier, table string) (map[string]bool, error) {
+	rows, err := db.QueryContext(ctx, `SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?`, table)
+	if err != nil {
+		return nil, fmt.Errorf("reading the indexes of %s: %w", table, err)
+	}
+	defer rows.Close()
+	out := make(map[string]bool)
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, fmt.Errorf("reading the indexes of %s: %w", table, err)
+		}
+		out[name] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the indexes of %s: %w", table, err)
+	}
+	return out, nil
 }
 
 // statements renders a migration's extra statements: column type tokens,
@@ -532,7 +646,12 @@ func (s *Store) migrateOn(ctx context.Context, db execQuerier, sc schema) error 
 		if applied[m.Version] {
 			continue
 		}
-		stmts := append(s.d.ddl(s.prefix, m.Tables), s.d.statements(s.prefix, m.Statements)...)
+		reindex, err := s.reindex(ctx, db, m.Reindex)
+		if err != nil {
+			return fmt.Errorf("migration %d: %w", m.Version, err)
+		}
+		stmts := append(s.d.ddl(s.prefix, m.Tables), reindex...)
+		stmts = append(stmts, s.d.statements(s.prefix, m.Statements)...)
 		for _, stmt := range stmts {
 			if _, err := db.ExecContext(ctx, stmt); err != nil {
 				return fmt.Errorf("migration %d: %w", m.Version, err)

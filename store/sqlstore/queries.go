@@ -253,8 +253,10 @@ const (
 	sqlRecoverableJobless = `UPDATE {p}executions AS e SET state = 'FAILED', error_message = 'job not found', ` +
 		`finished_time = ? WHERE e.sched_name = ? AND e.state = 'RECOVERABLE' AND NOT EXISTS (SELECT 1 ` +
 		`FROM {p}jobs j WHERE j.sched_name = e.sched_name AND j.job_group = e.job_group AND j.job_name = e.job_name)`
-	// sqlRecoverableClaim locks recoverable executions for this node.
-	sqlRecoverableClaim = `SELECT ` + execCols + ` FROM {p}executions WHERE sched_name = ? AND state = 'RECOVERABLE' ` +
+	// sqlRecoverableClaim locks recoverable executions for this node. A
+	// recoverable execution has no node (sqlExecutionRecoverable), which
+	// the node index finds: no index holds the state.
+	sqlRecoverableClaim = `SELECT ` + execCols + ` FROM {p}executions WHERE node_id = '' AND sched_name = ? AND state = 'RECOVERABLE' ` +
 		`ORDER BY scheduled_time, priority DESC, id LIMIT ?{skip}`
 	// sqlExecutionResume makes a recoverable execution run again on this node.
 	sqlExecutionResume = `UPDATE {p}executions SET state = 'EXECUTING', node_id = ?, epoch = ?, recovering = TRUE, ` +
