@@ -218,6 +218,51 @@ func (tx *txn) jobs(keys []store.Key) (map[store.Key]store.JobRecord, error) {
 	return out, nil
 }
 
+// jobsBlocked is jobs that also tells which of the jobs have a BLOCKED
+// or PAUSED_BLOCKED trigger, in the same statement.
+func (tx *txn) jobsBlocked(keys []store.Key) (map[store.Key]store.JobRecord, map[store.Key]bool, error) {
+	out := make(map[store.Key]store.JobRecord, len(keys))
+	blocked := make(map[store.Key]bool)
+	if len(keys) == 0 {
+		return out, blocked, nil
+	}
+	s := tx.s
+	where, args := keysWhere("job_group", "job_name", keys, []any{s.sched})
+	rows, err := tx.QueryContext(tx.ctx, s.d.render(s.prefix, `SELECT `+jobCols+`, EXISTS (SELECT 1 FROM {p}triggers t `+
+		`WHERE t.job_group = j.job_group AND t.job_name = j.job_name AND t.sched_name = j.sched_name `+
+		`AND t.state IN ('BLOCKED', 'PAUSED_BLOCKED')) FROM {p}jobs j WHERE sched_name = ? AND `+where), args...)
+	type jobBlocked struct {
+		job     store.JobRecord
+		blocked bool
+	}
+	list, err := collect(rows, err, func(sc scanner) (jobBlocked, error) {
+		var jb jobBlocked
+		j, err := scanJob(extraScan{sc, &jb.blocked})
+		jb.job = j
+		return jb, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, jb := range list {
+		out[jb.job.Key] = jb.job
+		blocked[jb.job.Key] = jb.blocked
+	}
+	return out, blocked, nil
+}
+
+// extraScan is a scanner whose rows have one more column, at the end,
+// than its reader scans: Scan reads it into extra.
+type extraScan struct {
+	sc    scanner
+	extra any
+}
+
+// Scan reads the row into dest and the extra column.
+func (e extraScan) Scan(dest ...any) error {
+	return e.sc.Scan(append(dest, e.extra)...)
+}
+
 // insertExecutions records the firings batch in one INSERT. A firing
 // recorded already fails it with errBatchConflict.
 func (tx *txn) insertExecutions(l store.Lease, firings []store.TriggerFiring, batch []int, triggers map[store.Key]store.TriggerRecord, jobs map[store.Key]store.JobRecord, ids []string) error {
@@ -343,7 +388,7 @@ func (tx *txn) completeBatch(l store.Lease, completions []store.ExecutionComplet
 		execs[e.ID] = e
 		jobKeys = append(jobKeys, e.JobKey)
 	}
-	jobs, err := tx.jobs(jobKeys)
+	jobs, blocked, err := tx.jobsBlocked(jobKeys)
 	if err != nil {
 		return err
 	}
@@ -395,26 +440,79 @@ func (tx *txn) completeBatch(l store.Lease, completions []store.ExecutionComplet
 	if _, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, q), args...); err != nil {
 		return err
 	}
-	if len(deleted) > 0 {
-		where, args := keysWhere("trigger_group", "trigger_name", deleted, []any{s.sched})
-		if _, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, `DELETE FROM {p}triggers WHERE sched_name = ? AND `+where), args...); err != nil {
+	// The jobs allow concurrency: a trigger of theirs still BLOCKED (the
+	// job disallowed concurrency when it fired) is free to fire. The read
+	// of the jobs told which have one; most have none, and no UPDATE runs.
+	var unblock []store.Key
+	for _, k := range jobsOf {
+		if blocked[k] {
+			unblock = append(unblock, k)
+		}
+	}
+	if len(unblock) > 0 {
+		where, args := keysWhere("job_group", "job_name", unblock, []any{s.sched})
+		if err := tx.execWakeRendered(s.d.render(s.prefix, sqlJobsUnblock+where+`{wake}`), args...); err != nil {
 			return err
 		}
 	}
-	// The jobs allow concurrency: any trigger of theirs still BLOCKED (the
-	// job disallowed concurrency when it fired) is free to fire.
-	where, args := keysWhere("job_group", "job_name", jobsOf, []any{s.sched})
-	if err := tx.execWakeRendered(s.d.render(s.prefix, sqlJobsUnblock+where+`{wake}`), args...); err != nil {
+	return tx.deleteFinished(deleted, nonDurable(jobsOf, jobs))
+}
+
+// nonDurable returns the keys among keys of the jobs that are not durable.
+func nonDurable(keys []store.Key, jobs map[store.Key]store.JobRecord) []store.Key {
+	var out []store.Key
+	for _, k := range keys {
+		if j, ok := jobs[k]; ok && !j.Durable {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// deleteFinished deletes the triggers that will not fire again and, of
+// the jobs that are not durable, those left without a trigger. On
+// PostgreSQL one statement does both, the triggers' DELETE in a WITH; the
+// others send one statement each. The jobs' DELETE leaves out the deleted
+// triggers by key, since in PostgreSQL it does not see the WITH's
+// changes. (The triggers are read once for all the jobs: a NOT EXISTS
+// correlated with each job row can be planned as a scan of all the
+// triggers of the group per job.)
+func (tx *txn) deleteFinished(triggers, jobs []store.Key) error {
+	s := tx.s
+	var dropTriggers string
+	var args []any
+	if len(triggers) > 0 {
+		var where string
+		where, args = keysWhere("trigger_group", "trigger_name", triggers, []any{s.sched})
+		dropTriggers = `DELETE FROM {p}triggers WHERE sched_name = ? AND ` + where
+	}
+	if len(jobs) == 0 {
+		if dropTriggers == "" {
+			return nil
+		}
+		_, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, dropTriggers), args...)
 		return err
 	}
-	// The jobs that are not durable and have no trigger left go. (The
-	// triggers are read once for all the jobs: a NOT EXISTS correlated
-	// with each job row can be planned as a scan of all the triggers of
-	// the group per job.)
+	where, jargs := keysWhere("job_group", "job_name", jobs, []any{s.sched})
+	left := `SELECT job_group, job_name FROM {p}triggers WHERE sched_name = ? AND ` + where
+	jargs = append(jargs, jargs...)
+	if len(triggers) > 0 {
+		var keep string
+		keep, jargs = keysWhere("trigger_group", "trigger_name", triggers, jargs)
+		left += ` AND NOT ` + keep
+	}
 	orphans := `DELETE FROM {p}jobs WHERE sched_name = ? AND durable = FALSE AND ` + where +
-		` AND (job_group, job_name) NOT IN (SELECT job_group, job_name FROM {p}triggers WHERE sched_name = ? AND ` + where + `)`
-	if _, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, orphans), append(args, args...)...); err != nil {
-		return fmt.Errorf("deleting orphan jobs: %w", err)
+		` AND (job_group, job_name) NOT IN (` + left + `)`
+	if dropTriggers != "" {
+		if s.d.name == Postgres {
+			orphans = `WITH gone AS (` + dropTriggers + `) ` + orphans
+			jargs = append(args, jargs...)
+		} else if _, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, dropTriggers), args...); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, orphans), jargs...); err != nil {
+		return fmt.Errorf("deleting finished triggers and orphan jobs: %w", err)
 	}
 	return nil
 }
