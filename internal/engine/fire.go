@@ -129,22 +129,9 @@ type toFire struct {
 // triggers whose firing it could not settle go back to pending and are
 // tried again later.
 func (e *Engine) fire(ctx context.Context, now time.Time, st *loopState, pending *triggerHeap, recs []store.TriggerRecord) bool {
-	batch := make([]toFire, 0, len(recs))
-	for i, rec := range recs {
-		advanced, sched, err := e.advance(ctx, rec)
-		if errors.As(err, new(*storeUnavailableError)) {
-			for _, f := range batch {
-				heap.Push(pending, f.rec)
-			}
-			pushAll(pending, recs[i:])
-			return false
-		}
-		if err != nil {
-			e.log.Error("cannot compute trigger timing", "trigger_key", rec.Key.String(), "error", err)
-			e.release(ctx, rec.Key, nil)
-			continue
-		}
-		batch = append(batch, toFire{rec: rec, advanced: advanced, sched: sched})
+	batch, ok := e.advanceAll(ctx, pending, recs)
+	if !ok {
+		return false
 	}
 	if len(batch) == 0 {
 		return true
@@ -155,11 +142,59 @@ func (e *Engine) fire(ctx context.Context, now time.Time, st *loopState, pending
 		// computing the timings waited on the store): fire nothing. The
 		// claims are fired once the lease is renewed, or dropped when the
 		// node registers again.
-		for _, f := range batch {
-			heap.Push(pending, f.rec)
-		}
+		pushFirst(pending, batch)
 		return true
 	}
+	firings := firingsOf(batch, lease, now)
+	outcomes, err := e.cfg.Store.TriggersFire(ctx, &store.TriggersFireParams{Lease: lease, Firings: firings})
+	if err != nil {
+		e.storeError(ctx, "fire triggers", lease, err)
+		if errors.Is(err, store.ErrFenced) {
+			return true // the claims went with the lease
+		}
+		// The store may have fired them all the same; the next attempt
+		// looks first.
+		for _, f := range batch {
+			e.unheard[f.rec.Key] = true
+		}
+		pushFirst(pending, batch)
+		return false
+	}
+	ok = true
+	for i := range batch {
+		if !e.settle(ctx, st, pending, lease, &batch[i], &firings[i], outcomes[i]) {
+			ok = false
+		}
+	}
+	return ok
+}
+
+// advanceAll computes the timing of each trigger after this firing. A
+// trigger whose timing cannot be computed is handed back. It reports
+// false, with every trigger back in pending, when the store could not be
+// reached.
+func (e *Engine) advanceAll(ctx context.Context, pending *triggerHeap, recs []store.TriggerRecord) ([]toFire, bool) {
+	batch := make([]toFire, 0, len(recs))
+	for i, rec := range recs {
+		advanced, sched, err := e.advance(ctx, rec)
+		if errors.As(err, new(*storeUnavailableError)) {
+			pushFirst(pending, batch)
+			pushAll(pending, recs[i:])
+			return nil, false
+		}
+		if err != nil {
+			e.log.Error("cannot compute trigger timing", "trigger_key", rec.Key.String(), "error", err)
+			e.release(ctx, rec.Key, nil)
+			continue
+		}
+		batch = append(batch, toFire{rec: rec, advanced: advanced, sched: sched})
+	}
+	return batch, true
+}
+
+// firingsOf is what the store records for the firings of batch under
+// lease at now.
+func firingsOf(batch []toFire, lease store.Lease, now time.Time) []store.TriggerFiring {
 	firings := make([]store.TriggerFiring, len(batch))
 	for i, f := range batch {
 		firings[i] = store.TriggerFiring{
@@ -176,59 +211,48 @@ func (e *Engine) fire(ctx context.Context, now time.Time, st *loopState, pending
 			},
 		}
 	}
-	outcomes, err := e.cfg.Store.TriggersFire(ctx, &store.TriggersFireParams{Lease: lease, Firings: firings})
-	if err != nil {
-		e.storeError(ctx, "fire triggers", lease, err)
-		if errors.Is(err, store.ErrFenced) {
-			return true // the claims went with the lease
-		}
-		// The store may have fired them all the same; the next attempt
+	return firings
+}
+
+// settle acts on the store's outcome of one firing: the job of a fired
+// trigger runs, a refused firing runs nothing. It reports false when the
+// outcome is unknown (a store failure for this firing): the trigger goes
+// back to pending, to be looked up first on the next attempt.
+func (e *Engine) settle(ctx context.Context, st *loopState, pending *triggerHeap, lease store.Lease, f *toFire, firing *store.TriggerFiring, out store.TriggerFireOutcome) bool {
+	switch err := out.Err; {
+	case err == nil:
+	case errors.Is(err, store.ErrNotClaimed):
+		e.log.Debug("trigger changed before it fired", "trigger_key", f.rec.Key.String())
+		return true
+	case errors.Is(err, store.ErrAlreadyFired):
+		e.log.Warn("trigger already fired for this time; skipping it", "trigger_key", f.rec.Key.String(), "fire_time", f.rec.NextFireTime)
+		e.release(ctx, f.rec.Key, &f.advanced)
+		return true
+	case errors.Is(err, store.ErrFenced):
+		e.storeError(ctx, "fire trigger", lease, err)
+		return true
+	default:
+		// The store may have fired it all the same; the next attempt
 		// looks first.
-		for _, f := range batch {
-			e.unheard[f.rec.Key] = true
-			heap.Push(pending, f.rec)
-		}
+		e.storeError(ctx, "fire trigger", lease, err)
+		e.unheard[f.rec.Key] = true
+		heap.Push(pending, f.rec)
 		return false
 	}
-	ok := true
-	for i, f := range batch {
-		res, err := outcomes[i].Result, outcomes[i].Err
-		switch {
-		case err == nil:
-		case errors.Is(err, store.ErrNotClaimed):
-			e.log.Debug("trigger changed before it fired", "trigger_key", f.rec.Key.String())
-			continue
-		case errors.Is(err, store.ErrAlreadyFired):
-			e.log.Warn("trigger already fired for this time; skipping it", "trigger_key", f.rec.Key.String(), "fire_time", f.rec.NextFireTime)
-			e.release(ctx, f.rec.Key, &f.advanced)
-			continue
-		case errors.Is(err, store.ErrFenced):
-			e.storeError(ctx, "fire trigger", lease, err)
-			continue
-		default:
-			// The store may have fired it all the same; the next attempt
-			// looks first.
-			e.storeError(ctx, "fire trigger", lease, err)
-			e.unheard[f.rec.Key] = true
-			heap.Push(pending, f.rec)
-			ok = false
-			continue
-		}
-		if next := f.advanced.NextFireTime; !next.IsZero() && next.Before(st.lastLook.Add(e.cfg.IdleWait)) {
-			// It is due again before the next idle look would claim it:
-			// look sooner. (Otherwise that look claims it in time, and a
-			// steady stream of firings does not make a claim each.)
-			st.lookNow = true
-		}
-		if res.Blocked {
-			continue
-		}
-		exec := firings[i].Execution
-		exec.RequestsRecovery = res.Job.RequestsRecovery
-		exec.Priority = f.rec.Priority
-		e.dispatch(&Firing{Execution: exec, Job: res.Job, Trigger: &f.advanced, PreviousFireTime: f.rec.PreviousFireTime, Schedule: f.sched})
+	if next := f.advanced.NextFireTime; !next.IsZero() && next.Before(st.lastLook.Add(e.cfg.IdleWait)) {
+		// It is due again before the next idle look would claim it:
+		// look sooner. (Otherwise that look claims it in time, and a
+		// steady stream of firings does not make a claim each.)
+		st.lookNow = true
 	}
-	return ok
+	if out.Result.Blocked {
+		return true
+	}
+	exec := firing.Execution
+	exec.RequestsRecovery = out.Result.Job.RequestsRecovery
+	exec.Priority = f.rec.Priority
+	e.dispatch(&Firing{Execution: exec, Job: out.Result.Job, Trigger: &f.advanced, PreviousFireTime: f.rec.PreviousFireTime, Schedule: f.sched})
+	return true
 }
 
 // advance computes the timing a trigger has after firing at its next fire
@@ -245,6 +269,14 @@ func (e *Engine) advance(ctx context.Context, rec store.TriggerRecord) (store.Tr
 		return rec, nil, fmt.Errorf("store advanced timing of trigger %s: %w", rec.Key, err)
 	}
 	return advanced, tr.Schedule, nil
+}
+
+// pushFirst puts the triggers of a batch back among the pending ones, as
+// they were acquired.
+func pushFirst(pending *triggerHeap, batch []toFire) {
+	for _, f := range batch {
+		heap.Push(pending, f.rec)
+	}
 }
 
 // pushAll puts triggers back among the pending ones.

@@ -102,9 +102,7 @@ func (e *Engine) pass(ctx context.Context, st *loopState, pending *triggerHeap) 
 		st.epoch = lease.Epoch
 	}
 	e.settleHeld(lease)
-	room := e.cfg.BatchSize - pending.Len()
-	if !st.lookNow && (now.Sub(st.lastLook) >= e.cfg.IdleWait || e.dueHinted(now) ||
-		(st.moreDue && room >= max(e.cfg.BatchSize/8, 1))) {
+	if e.reasonToLook(now, st, pending) {
 		st.lookNow = true
 	}
 	if st.lookNow {
@@ -136,6 +134,25 @@ func (e *Engine) pass(ctx context.Context, st *loopState, pending *triggerHeap) 
 	if st.lookNow {
 		return 0
 	}
+	return e.idleWait(now, st, pending)
+}
+
+// reasonToLook reports whether the pass has a reason to look at the store
+// besides one it was given: the idle wait elapsed, another node made a
+// trigger due within the look-ahead window, or the last claim was cut
+// short and an eighth of the batch is free again.
+func (e *Engine) reasonToLook(now time.Time, st *loopState, pending *triggerHeap) bool {
+	room := e.cfg.BatchSize - pending.Len()
+	return now.Sub(st.lastLook) >= e.cfg.IdleWait || e.dueHinted(now) ||
+		(st.moreDue && room >= max(e.cfg.BatchSize/8, 1))
+}
+
+// idleWait is how long the loop sleeps after a pass that went through:
+// until the next idle look, the earliest claimed instant (or the hand-back
+// of due triggers that wait for a worker), or the moment a fire time
+// another node made due enters the look-ahead window, whichever comes
+// first.
+func (e *Engine) idleWait(now time.Time, st *loopState, pending *triggerHeap) time.Duration {
 	wait := e.cfg.IdleWait - now.Sub(st.lastLook)
 	if pending.Len() > 0 {
 		next := (*pending)[0].NextFireTime
