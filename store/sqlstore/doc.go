@@ -25,7 +25,8 @@
 // collation, utf8mb4_0900_bin on MySQL 8 and utf8mb4_nopad_bin on MariaDB,
 // to which tables an older version created in utf8mb4_bin are converted
 // at start), so lists sort as Go sorts strings.
-// The table definitions are in schemaV1 (migrate.go).
+// The table definitions are in schemaV1 (migrate.go), and the later
+// migrations there.
 //
 // The indexes that matter:
 //   - triggers_claim (state, sched_name, next_fire_time, priority DESC,
@@ -35,7 +36,12 @@
 //     scheduled_time, sched_name): the key that makes a second firing of
 //     one instant impossible even if every lock failed. TriggerFire maps
 //     its violation to [store.ErrAlreadyFired];
-//   - triggers by job, executions by state, by job and by node.
+//   - triggers by job; executions by job and by node (migration 5),
+//     with no column a completion changes (state, error, finished time),
+//     so that completing an execution writes no index entry: a HOT update
+//     on PostgreSQL, whose executions table keeps half of each page free
+//     for it (fillfactor 50). Queries for running executions filter on
+//     state after the index.
 //
 // # Dialects
 //
