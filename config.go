@@ -88,6 +88,9 @@ type Config struct {
 	// "job type is not registered". Defaults to none: the node claims
 	// every due trigger, at no cost for the filter.
 	ExcludeJobTypes []string
+	// Metrics, when set, receives the size and duration of the store
+	// calls that claim and fire triggers. Defaults to none.
+	Metrics Metrics
 	// Clock is the node's clock; tests substitute their own. Defaults to the
 	// system clock.
 	Clock clock.Clock

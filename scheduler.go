@@ -46,6 +46,7 @@ func New(cfg Config) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Store = measure(cfg.Store, cfg.Metrics)
 	s := &Scheduler{
 		cfg:      cfg,
 		store:    cfg.Store,

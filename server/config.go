@@ -14,7 +14,6 @@ import (
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"
 	"github.com/chime-scheduler/chime/server/secret"
-	"github.com/chime-scheduler/chime/store"
 )
 
 // Config configures a Server. The zero value is usable: a node on the
@@ -121,9 +120,10 @@ type Config struct {
 	// Logger receives the server's logs. Defaults to slog.Default().
 	Logger *slog.Logger
 
-	// wrapStore, when set, wraps the store the scheduler uses: tests
-	// count the store calls of a request with it.
-	wrapStore func(store.Store) store.Store
+	// configureScheduler, when set, edits the configuration of the
+	// scheduler before it is created: tests wrap its store to count the
+	// store calls of a request.
+	configureScheduler func(*chime.Config)
 }
 
 // Retention says how much execution history is kept. Each job's

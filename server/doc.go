@@ -85,8 +85,9 @@
 // marked recovering. A firing whose node died after firing it and before
 // recording it gets its node_lost row too: from the node that re-runs it,
 // or, when the job does not request recovery, from the nodes' watch of
-// the store's executions of the dead node (see recordLostFirings). Pauses and resumes are recorded too, so that Explain
-// can answer "why did job X not run at 02:00?".
+// the store's executions of the dead node, which chime.Scheduler.Executions
+// reads (see recordLostFirings). Pauses and resumes are recorded too, so
+// that Explain can answer "why did job X not run at 02:00?".
 //
 // The queue overlap policy is chime's DisallowConcurrentExecution: a
 // firing due while the job runs waits until it ends.

@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/chime-scheduler/chime"
-	"github.com/chime-scheduler/chime/store"
 )
 
 // Before jobs had metadata and triggers origins, the server kept a job's
@@ -49,13 +49,13 @@ const maxMigrateAttempts = 5
 // twice is rewritten alike. A data map value that does not decode as
 // what the server stored is left alone, as the user's data.
 func (s *Server) migrateLegacyForms(ctx context.Context) error {
-	jobs, err := s.store.JobList(ctx, &store.JobListParams{})
+	jobs, err := s.sched.Jobs(ctx, "")
 	if err != nil {
 		return fmt.Errorf("server: migrating legacy job settings: %w", err)
 	}
 	moved := 0
 	for i := range jobs {
-		ok, err := s.migrateLegacyJob(ctx, jobs[i])
+		ok, err := s.migrateLegacyJob(ctx, &jobs[i])
 		if err != nil {
 			return fmt.Errorf("server: migrating the legacy settings of job %s: %w", jobs[i].Key, err)
 		}
@@ -63,18 +63,20 @@ func (s *Server) migrateLegacyForms(ctx context.Context) error {
 			moved++
 		}
 	}
-	triggers, err := s.store.TriggerList(ctx, &store.TriggerListParams{})
-	if err != nil {
-		return fmt.Errorf("server: migrating legacy run triggers: %w", err)
-	}
 	retagged := 0
-	for i := range triggers {
-		ok, err := s.migrateLegacyTrigger(ctx, triggers[i])
+	for _, group := range []string{chime.ManualTriggerGroup, retryGroup, backfillGroup} {
+		triggers, err := s.sched.Triggers(ctx, &chime.TriggerFilter{Group: group})
 		if err != nil {
-			return fmt.Errorf("server: migrating legacy run trigger %s: %w", triggers[i].Key, err)
+			return fmt.Errorf("server: migrating legacy run triggers: %w", err)
 		}
-		if ok {
-			retagged++
+		for i := range triggers {
+			ok, err := s.migrateLegacyTrigger(ctx, &triggers[i])
+			if err != nil {
+				return fmt.Errorf("server: migrating legacy run trigger %s: %w", triggers[i].Key, err)
+			}
+			if ok {
+				retagged++
+			}
 		}
 	}
 	if moved > 0 || retagged > 0 {
@@ -83,81 +85,79 @@ func (s *Server) migrateLegacyForms(ctx context.Context) error {
 	return nil
 }
 
-// migrateLegacyJob moves the settings of job rec from its data to its
+// migrateLegacyJob moves the settings of job d from its data to its
 // metadata, and reports whether it did. A job with metadata is in the
-// new form already.
-func (s *Server) migrateLegacyJob(ctx context.Context, rec store.JobRecord) (bool, error) {
+// new form already, and a job that is not durable is no server's.
+func (s *Server) migrateLegacyJob(ctx context.Context, d *chime.JobDetail) (bool, error) {
 	for range maxMigrateAttempts {
-		if len(rec.Meta) > 0 {
+		if len(d.Metadata) > 0 || !d.Durable {
 			return false, nil
 		}
-		data, settings, ok := splitLegacy(rec.Data, legacySettingsKey, &jobSettings{})
+		data, settings, ok := splitLegacy(d.Data, legacySettingsKey, &jobSettings{})
 		if !ok {
 			return false, nil
 		}
-		rec.Data, rec.Meta = data, settings
-		err := s.store.JobUpsert(ctx, &store.JobUpsertParams{Job: rec, IfVersion: rec.Version})
+		moved := *d
+		moved.Data, moved.Metadata = data, settings
+		err := s.sched.AddJob(ctx, moved, &chime.AddJobOptions{IfVersion: d.Version})
 		switch {
 		case err == nil:
 			return true, nil
-		case errors.Is(err, store.ErrJobNotFound):
+		case errors.Is(err, chime.ErrJobNotFound):
 			return false, nil
-		case !errors.Is(err, store.ErrVersionMismatch):
+		case !errors.Is(err, chime.ErrVersionMismatch):
 			return false, err
 		}
-		cur, err := s.store.JobGet(ctx, rec.Key)
-		if errors.Is(err, store.ErrJobNotFound) {
+		cur, err := s.sched.Job(ctx, d.Key)
+		if errors.Is(err, chime.ErrJobNotFound) {
 			return false, nil
 		}
 		if err != nil {
 			return false, err
 		}
-		rec = *cur
+		d = cur
 	}
 	return false, fmt.Errorf("the job changed under the migration %d times", maxMigrateAttempts)
 }
 
-// migrateLegacyTrigger gives trigger rec of a legacy group its origin and
+// migrateLegacyTrigger gives trigger t of a legacy group its origin and
 // moves its run facts from its data to its metadata, and reports whether
 // it did. It keeps the trigger's timing and its paused state.
-func (s *Server) migrateLegacyTrigger(ctx context.Context, rec store.TriggerRecord) (bool, error) {
-	origin, legacy := legacyOrigin(rec.Key.Group)
-	if !legacy || (rec.Origin != "" && rec.Origin != string(chime.OriginSchedule)) {
+func (s *Server) migrateLegacyTrigger(ctx context.Context, t *chime.TriggerInfo) (bool, error) {
+	origin, legacy := legacyOrigin(t.Key.Group)
+	if !legacy || t.Origin != chime.OriginSchedule {
 		return false, nil
 	}
-	rec.Origin = string(origin)
-	if data, facts, ok := splitLegacy(rec.Data, legacyFactsKey, &runFacts{}); ok && len(rec.Meta) == 0 {
-		rec.Data, rec.Meta = data, facts
+	moved := t.Trigger
+	moved.Origin = origin
+	if data, facts, ok := splitLegacy(t.Data, legacyFactsKey, &runFacts{}); ok && len(t.Metadata) == 0 {
+		moved.Data, moved.Metadata = data, facts
 	}
-	paused := rec.State == store.StatePaused || rec.State == store.StatePausedBlocked
-	err := s.store.TriggerInsert(ctx, &store.TriggerInsertParams{Trigger: rec, Replace: true})
+	_, err := s.sched.Reschedule(ctx, t.Key, moved)
 	switch {
-	case errors.Is(err, store.ErrJobNotFound):
+	case errors.Is(err, chime.ErrTriggerNotFound), errors.Is(err, chime.ErrJobNotFound):
 		return false, nil // deleted meanwhile
 	case err != nil:
 		return false, err
 	}
-	if paused {
-		if _, err := s.store.TriggersPause(ctx, &store.TriggerSelector{Trigger: &rec.Key}); err != nil {
+	if t.State == chime.TriggerPaused {
+		if err := s.sched.PauseTrigger(ctx, t.Key); err != nil {
 			return false, err
 		}
 	}
 	return true, nil
 }
 
-// splitLegacy takes key out of the JSON object data when its value decodes
-// strictly into v, what the server stored under it. It returns the data
-// left (nil when empty) and the value.
-func splitLegacy(data []byte, key string, v any) (rest, value []byte, ok bool) {
-	if len(data) == 0 {
-		return nil, nil, false
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, nil, false
-	}
-	raw, found := m[key]
+// splitLegacy takes key out of data when its value decodes strictly into
+// v, what the server stored under it. It returns the data left (nil when
+// empty) and the value as compact JSON.
+func splitLegacy(data chime.JobData, key string, v any) (rest chime.JobData, value json.RawMessage, ok bool) {
+	stored, found := data[key]
 	if !found {
+		return nil, nil, false
+	}
+	raw, err := json.Marshal(stored)
+	if err != nil {
 		return nil, nil, false
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -165,17 +165,10 @@ func splitLegacy(data []byte, key string, v any) (rest, value []byte, ok bool) {
 	if err := dec.Decode(v); err != nil {
 		return nil, nil, false
 	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, raw); err != nil {
-		return nil, nil, false
+	if len(data) == 1 {
+		return nil, raw, true
 	}
-	delete(m, key)
-	if len(m) == 0 {
-		return nil, compact.Bytes(), true
-	}
-	rest, err := json.Marshal(m)
-	if err != nil {
-		return nil, nil, false
-	}
-	return rest, compact.Bytes(), true
+	rest = maps.Clone(data)
+	delete(rest, key)
+	return rest, raw, true
 }

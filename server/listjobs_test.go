@@ -240,9 +240,9 @@ func TestListJobsStoreReadsDoNotGrowWithJobs(t *testing.T) {
 	t.Parallel()
 	reads := &storeReads{calls: make(map[string]int)}
 	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db", func(c *Config) {
-		c.wrapStore = func(st store.Store) store.Store {
-			reads.Store = st
-			return reads
+		c.configureScheduler = func(sc *chime.Config) {
+			reads.Store = sc.Store
+			sc.Store = reads
 		}
 	})
 	s.listBatch, s.listMaxScan = 30, 90

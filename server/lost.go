@@ -9,7 +9,6 @@ import (
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/history"
-	"github.com/chime-scheduler/chime/store"
 )
 
 // lostSweepLimit bounds the executions read per lost node incarnation
@@ -17,14 +16,6 @@ import (
 // its workers' runs and a few fired batches in flight, which are its
 // newest executions.
 const lostSweepLimit = 500
-
-// Errors the store records on the executions of a node that died, or
-// left while they ran, and that do not request recovery (see
-// store.NodeStore).
-const (
-	storeNodeLost    = "node lost"
-	storeNodeStopped = "node stopped"
-)
 
 // recordLostRun records a's run, which its node fired and lost before it
 // recorded it, as node_lost with the reason, in one step, and alerts about
@@ -86,15 +77,15 @@ func (s *Server) alertPlan(ctx context.Context, key chime.JobKey) *plan {
 // history then shows every firing the store knows of. Firings that
 // request recovery get theirs when they are re-run (see newAttempt).
 func (s *Server) recordLostFirings(ctx context.Context, node string) error {
-	recs, err := s.store.ExecutionList(ctx, &store.ExecutionListParams{NodeID: node, Limit: lostSweepLimit})
+	execs, err := s.sched.Executions(ctx, &chime.ExecutionFilter{NodeID: node, Limit: lostSweepLimit})
 	if err != nil {
 		return err
 	}
-	for _, rec := range recs {
-		if rec.State != store.ExecutionFailed || (rec.Error != storeNodeLost && rec.Error != storeNodeStopped) {
+	for i := range execs {
+		if !execs[i].LostWithNode {
 			continue
 		}
-		a := s.lostAttempt(ctx, rec)
+		a := s.lostAttempt(ctx, &execs[i])
 		switch _, err := s.history.Get(ctx, a.id); {
 		case err == nil:
 			continue
@@ -106,18 +97,18 @@ func (s *Server) recordLostFirings(ctx context.Context, node string) error {
 	return nil
 }
 
-// lostAttempt is the attempt the history would have recorded for rec, an
+// lostAttempt is the attempt the history would have recorded for e, an
 // execution its node fired and lost. A run the server asked for (a
 // retry, a run by hand, a backfilled fire time) takes its identity from
 // its one-shot trigger's facts, while the trigger exists.
-func (s *Server) lostAttempt(ctx context.Context, rec store.ExecutionRecord) *attempt {
+func (s *Server) lostAttempt(ctx context.Context, e *chime.Execution) *attempt {
 	a := &attempt{
-		id: rec.ID, number: 1,
-		job:          chime.NewJobKey(rec.JobKey.Group, rec.JobKey.Name),
-		triggerGroup: rec.TriggerKey.Group, triggerName: rec.TriggerKey.Name,
-		scheduled: rec.ScheduledTime, started: rec.FiredTime, lostNode: rec.NodeID,
+		id: e.ID, number: 1,
+		job:          e.JobKey,
+		triggerGroup: e.TriggerKey.Group, triggerName: e.TriggerKey.Name,
+		scheduled: e.ScheduledFireTime, started: e.FireTime, lostNode: e.NodeID,
 	}
-	if t, err := s.sched.Trigger(ctx, chime.NewTriggerKey(rec.TriggerKey.Group, rec.TriggerKey.Name)); err == nil && serverMade(t.Origin) {
+	if t, err := s.sched.Trigger(ctx, e.TriggerKey); err == nil && serverMade(t.Origin) {
 		if facts, err := factsOf(&t.Trigger); err == nil {
 			a.apply(facts)
 			a.params = make(map[string]any, len(t.Data))

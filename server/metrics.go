@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/server/history"
-	"github.com/chime-scheduler/chime/store"
 )
 
 // metrics are the server's Prometheus metrics, on a registry of its own.
@@ -263,49 +261,15 @@ func (s *Server) sweepJobMetrics(ctx context.Context) error {
 	return nil
 }
 
-// instrument returns st measuring how long claiming and firing triggers
-// take, and how many firings each store call carries.
-func (m *metrics) instrument(st store.Store) store.Store {
-	return &instrumentedStore{Store: st, claim: m.claim, fireBatch: m.fireBatch, fireTime: m.fireTime}
+// TriggersAcquired times a claim of due triggers: the scheduler's
+// chime.Metrics.
+func (m *metrics) TriggersAcquired(_ int, took time.Duration) {
+	m.claim.Observe(took.Seconds())
 }
 
-// instrumentedStore is a store.Store that times TriggersAcquire and
-// TriggersFire, counts the firings of each TriggersFire, and passes
-// WatchTriggers on when the store can push. Every other method, the other
-// batch calls included, is the embedded store's.
-type instrumentedStore struct {
-	store.Store
-	claim     prometheus.Observer
-	fireBatch prometheus.Observer
-	fireTime  prometheus.Observer
-}
-
-// TriggersAcquire claims due triggers, timing the claim.
-func (s *instrumentedStore) TriggersAcquire(ctx context.Context, p *store.TriggersAcquireParams) ([]store.TriggerRecord, error) {
-	start := time.Now()
-	out, err := s.Store.TriggersAcquire(ctx, p)
-	if err == nil {
-		s.claim.Observe(time.Since(start).Seconds())
-	}
-	return out, err
-}
-
-// TriggersFire fires a batch of triggers, timing the call and counting
-// its firings.
-func (s *instrumentedStore) TriggersFire(ctx context.Context, p *store.TriggersFireParams) ([]store.TriggerFireOutcome, error) {
-	start := time.Now()
-	out, err := s.Store.TriggersFire(ctx, p)
-	if err == nil {
-		s.fireTime.Observe(time.Since(start).Seconds())
-		s.fireBatch.Observe(float64(len(p.Firings)))
-	}
-	return out, err
-}
-
-// WatchTriggers is the store's, or errors.ErrUnsupported when it has none.
-func (s *instrumentedStore) WatchTriggers(ctx context.Context) (<-chan time.Time, error) {
-	if w, ok := s.Store.(store.TriggerWatcher); ok {
-		return w.WatchTriggers(ctx)
-	}
-	return nil, fmt.Errorf("server: the store cannot push wake-ups: %w", errors.ErrUnsupported)
+// TriggersFired times a store call that fired a batch of triggers and
+// counts its firings: the scheduler's chime.Metrics.
+func (m *metrics) TriggersFired(firings int, took time.Duration) {
+	m.fireTime.Observe(took.Seconds())
+	m.fireBatch.Observe(float64(firings))
 }

@@ -24,7 +24,6 @@ import (
 	"github.com/chime-scheduler/chime/server/httpapi"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
 	"github.com/chime-scheduler/chime/server/secret"
-	"github.com/chime-scheduler/chime/store"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
@@ -157,13 +156,10 @@ func (s *Server) init(ctx context.Context) error {
 	if !cfg.EnableShellJobs {
 		exclude = []string{typeShell}
 	}
-	var st store.Store = s.metrics.instrument(s.store)
-	if cfg.wrapStore != nil {
-		st = cfg.wrapStore(st)
-	}
-	sched, err := chime.New(chime.Config{
+	schedCfg := chime.Config{
 		ExcludeJobTypes:  exclude,
-		Store:            st,
+		Store:            s.store,
+		Metrics:          s.metrics,
 		NodeID:           cfg.NodeID,
 		Workers:          cfg.Workers,
 		MisfireThreshold: cfg.MisfireThreshold,
@@ -171,7 +167,11 @@ func (s *Server) init(ctx context.Context) error {
 		DeadAfter:        cfg.DeadAfter,
 		MaxJobDataBytes:  cfg.MaxJobDataBytes,
 		Logger:           cfg.Logger,
-	})
+	}
+	if cfg.configureScheduler != nil {
+		cfg.configureScheduler(&schedCfg)
+	}
+	sched, err := chime.New(schedCfg)
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}

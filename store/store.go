@@ -120,6 +120,16 @@ const (
 	ExecutionVetoed ExecutionState = "VETOED"
 )
 
+// Errors a store records on the FAILED executions of a node that was
+// lost while they ran, when their job does not request recovery.
+const (
+	// ErrorNodeLost: the node was declared dead (NodesRecover), or a
+	// reconciliation found its lease gone (Reconcile).
+	ErrorNodeLost = "node lost"
+	// ErrorNodeStopped: the node left the cluster (NodeUnregister).
+	ErrorNodeStopped = "node stopped"
+)
+
 // Done reports whether the execution has finished.
 func (s ExecutionState) Done() bool {
 	return s == ExecutionSucceeded || s == ExecutionFailed || s == ExecutionVetoed

@@ -13,8 +13,8 @@ import (
 
 // Errors of recovered executions.
 const (
-	reasonNodeLost    = "node lost"
-	reasonNodeStopped = "node stopped"
+	reasonNodeLost    = store.ErrorNodeLost
+	reasonNodeStopped = store.ErrorNodeStopped
 )
 
 // NodeRegister registers a node with epoch 1, or re-registers a known ID
