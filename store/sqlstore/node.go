@@ -12,8 +12,8 @@ import (
 
 // Errors of recovered executions.
 const (
-	reasonNodeLost    = "node lost"
-	reasonNodeStopped = "node stopped"
+	reasonNodeLost    = store.ErrorNodeLost
+	reasonNodeStopped = store.ErrorNodeStopped
 )
 
 // nodeCreateSQL adds a node row at epoch 0 unless it exists.
