@@ -440,6 +440,13 @@ func (u *unreachable) ExecutionsAcquireRecoverable(ctx context.Context, p *store
 	return u.Store.ExecutionsAcquireRecoverable(ctx, p)
 }
 
+func (u *unreachable) ExecutionsRelease(ctx context.Context, p *store.ExecutionsReleaseParams) ([]error, error) {
+	if err := u.down(); err != nil {
+		return nil, err
+	}
+	return u.Store.ExecutionsRelease(ctx, p)
+}
+
 func (u *unreachable) ExecutionsPrune(ctx context.Context, before time.Time) (int, error) {
 	if err := u.down(); err != nil {
 		return 0, err
@@ -506,6 +513,54 @@ func TestStoreOutageDelaysFiringsLosesNoneAndLogsLittle(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A store outage longer than DeadAfter makes the lone node cancel its
+// running job (ErrLeaseLost). When the store returns, no node declared it
+// dead, so it renews its lease under the same epoch. The cancelled firing
+// of a job that requests recovery is re-run once, with Recovering set, and
+// its execution ends SUCCEEDED instead of FAILED.
+func TestJobCancelledByALongStoreOutageIsRecovered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &unreachable{Store: memstore.New(nil)}
+		s, rec := newScheduler(t, chime.Config{Store: st})
+		causes := make(chan error, 1)
+		rec.run = func(ctx context.Context, jc *chime.JobContext) error {
+			if jc.Recovering {
+				return nil
+			}
+			<-ctx.Done()
+			causes <- context.Cause(ctx)
+			return context.Cause(ctx)
+		}
+		j := job("j")
+		j.RequestsRecovery = true
+		tr := trig("once", &schedule.Simple{})
+		tr.StartTime = time.Now().Add(time.Second)
+		scheduleJob(t, s, j, tr)
+		start(t, s)
+		time.Sleep(2 * time.Second)
+		st.setCut(true)
+		time.Sleep(40 * time.Second)
+		st.setCut(false)
+		time.Sleep(20 * time.Second)
+		stop(t, s)
+
+		if cause := <-causes; !errors.Is(cause, chime.ErrLeaseLost) {
+			t.Errorf("the first run was cancelled with %v, want ErrLeaseLost", cause)
+		}
+		fires := rec.all()
+		if len(fires) != 2 || fires[0].Recover || !fires[1].Recover || !fires[1].Scheduled.Equal(fires[0].Scheduled) {
+			t.Fatalf("runs %+v, want the cancelled run, then its recovery for the same instant", fires)
+		}
+		execs, err := st.ExecutionList(context.Background(), &store.ExecutionListParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(execs) != 1 || execs[0].State != store.ExecutionSucceeded || !execs[0].Recovering {
+			t.Errorf("executions %+v, want one, recovered and SUCCEEDED", execs)
+		}
+	})
 }
 
 // pushingStore is a memory store that tells watchers about every trigger

@@ -68,7 +68,10 @@
 // A node that cannot renew its lease for Config.DeadAfter stops claiming
 // triggers, starts no job it fired, and cancels its running jobs
 // (ErrLeaseLost) until the store renews its lease (no node declared it
-// dead) or it joined again under a new lease. A store outage delays work and loses none: the
+// dead) or it joined again under a new lease. A job so cancelled that
+// requests recovery is re-run once, with JobContext.Recovering set, by
+// whichever node claims it: handed to recovery by its node, or recovered
+// by the node that declared its node dead. A store outage delays work and loses none: the
 // node retries with a backoff, logs the outage once when it starts and
 // once when it ends, and fires what became due in between. Every
 // Config.ReconcileInterval each node asks the store to repair what no live

@@ -42,7 +42,9 @@ var (
 	// scheduler that was stopped.
 	ErrStopped = engine.ErrStopped
 	// ErrLeaseLost is the context cause of a job cancelled because its node
-	// lost its cluster lease.
+	// lost its cluster lease. When such a job fails and requests recovery,
+	// its firing is re-run on a node that claims it (see Clusters in the
+	// package documentation), not recorded as failed.
 	ErrLeaseLost = engine.ErrLeaseLost
 	// ErrTimeout is the context cause of a job that ran past its Timeout.
 	ErrTimeout = errors.New("chime: job timed out")

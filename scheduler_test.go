@@ -1256,6 +1256,13 @@ func (f *faultyStore) ExecutionsAcquireRecoverable(ctx context.Context, p *store
 	return f.Store.ExecutionsAcquireRecoverable(ctx, p)
 }
 
+func (f *faultyStore) ExecutionsRelease(ctx context.Context, p *store.ExecutionsReleaseParams) ([]error, error) {
+	if err := f.down(); err != nil {
+		return nil, err
+	}
+	return f.Store.ExecutionsRelease(ctx, p)
+}
+
 func (f *faultyStore) NodesRecover(ctx context.Context, p *store.NodesRecoverParams) ([]store.NodeRecovery, error) {
 	if err := f.down(); err != nil {
 		return nil, err

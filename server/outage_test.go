@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -140,5 +141,116 @@ func testOutageAfterARun(t *testing.T, url string, cut time.Duration) {
 	})
 	if kinds["retry_scheduled"] != 2 || kinds["retries_exhausted"] != 1 {
 		t.Errorf("decisions = %v, want 2 retry_scheduled and 1 retries_exhausted", kinds)
+	}
+}
+
+// leaseLapser is a Go job type whose first run lasts until its context is
+// cancelled, and whose later runs succeed at once.
+type leaseLapser struct {
+	runs    atomic.Int32
+	started chan struct{}
+}
+
+func (j *leaseLapser) Execute(ctx context.Context, _ *chime.JobContext) error {
+	if j.runs.Add(1) > 1 {
+		return nil
+	}
+	close(j.started)
+	<-ctx.Done()
+	return context.Cause(ctx)
+}
+
+// TestJobCancelledByADatabaseOutageIsRecovered cuts a lone node off from
+// its database for four times DeadAfter while a job that requests recovery
+// runs. The node's lease lapses and it cancels the job; when the database
+// returns, no node declared it dead and it renews its lease. The history
+// then holds the cancelled try, the decision to recover it and the
+// recovered re-run, which succeeded: the firing is not lost.
+func TestJobCancelledByADatabaseOutageIsRecovered(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("slow: skipped with -short")
+	}
+	for _, db := range []testDB{{"Postgres", dbtest.PostgresURL}, {"MySQL", dbtest.MySQLURL}} {
+		t.Run(db.name, func(t *testing.T) {
+			t.Parallel()
+			testJobCancelledByAnOutage(t, db.url(t))
+		})
+	}
+}
+
+func testJobCancelledByAnOutage(t *testing.T, url string) {
+	ctx := t.Context()
+	target, err := clustertest.HostPort(url)
+	if err != nil {
+		t.Fatalf("the database URL: %v", err)
+	}
+	proxy, err := clustertest.NewProxy(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	viaProxy, err := clustertest.RewriteHost(url, proxy.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, viaProxy) // DeadAfter 1s
+	job := &leaseLapser{started: make(chan struct{})}
+	if err := s.RegisterJobType("lapse", job); err != nil {
+		t.Fatal(err)
+	}
+	start(t, s)
+	if _, err := s.CreateJob(ctx, "alice", api.Job{Group: "g", Name: "recover", Type: "lapse", RequestsRecovery: true}); err != nil {
+		t.Fatalf("CreateJob: %v", err)
+	}
+	acc, err := s.RunJob(ctx, "alice", "g", "recover", api.RunRequest{})
+	if err != nil {
+		t.Fatalf("RunJob: %v", err)
+	}
+	first := acc.ExecutionIDs[0]
+	select {
+	case <-job.started:
+	case <-time.After(waitTimeout):
+		t.Fatal("the job did not start")
+	}
+	proxy.Cut()
+	time.Sleep(4 * time.Second)
+	proxy.Restore()
+
+	var attempts []api.Execution
+	deadline := time.Now().Add(3 * waitTimeout)
+	for {
+		attempts, err = s.Attempts(ctx, first)
+		if err == nil && len(attempts) == 2 && attempts[1].Outcome != "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the outage: attempts of %s = %+v, %v; want the cancelled try and its recovery", first, attempts, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if a := attempts[0]; a.Attempt != 1 || a.Outcome != "cancelled" || !strings.Contains(a.Error, chime.ErrLeaseLost.Error()) || a.Recovering {
+		t.Errorf("attempt 1 = %+v, want cancelled for the lost lease", a)
+	}
+	if a := attempts[1]; a.Attempt != 2 || a.Outcome != "succeeded" || !a.Recovering {
+		t.Errorf("attempt 2 = %+v, want a recovering re-run that succeeded", a)
+	}
+	if n := job.runs.Load(); n != 2 {
+		t.Errorf("the job ran %d times, want twice", n)
+	}
+	ex, err := s.Explain(ctx, "g", "recover", attempts[0].ScheduledTime)
+	if err != nil {
+		t.Fatalf("Explain: %v", err)
+	}
+	kinds := map[string]int{}
+	for _, d := range ex.Decisions {
+		kinds[d.Kind]++
+	}
+	if kinds["recovered"] != 1 {
+		t.Errorf("decisions = %v, want one recovered", kinds)
+	}
+	running, err := s.ListExecutions(ctx, api.ExecutionQuery{Outcomes: []string{"running"}})
+	if err != nil || len(running.Executions) != 0 {
+		t.Errorf("running executions after the outage = %+v, %v; want none", running, err)
 	}
 }

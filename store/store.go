@@ -615,6 +615,26 @@ type ExecutionStore interface {
 	// whose job's type is not in ExcludeJobTypes for this node: they become EXECUTING under its lease, with Recovering
 	// set. It returns them with their jobs.
 	ExecutionsAcquireRecoverable(ctx context.Context, p *ExecutionsAcquireRecoverableParams) ([]RecoverableExecution, error)
+	// ExecutionsRelease hands executions this node ran back to the cluster
+	// unfinished, for recovery: the node cancelled their jobs because its
+	// lease lapsed by its own clock (the store was out of its reach), and
+	// the jobs request recovery. In one atomic step under the lease check,
+	// each execution of p.IDs that is EXECUTING under p.Lease and requests
+	// recovery becomes RECOVERABLE, as NodesRecover makes a dead node's: a
+	// live node claims it with ExecutionsAcquireRecoverable and re-runs it
+	// with Recovering set, and a job that disallows concurrency stays
+	// blocked meanwhile. It returns one error per element of p.IDs, nil for
+	// those released, ErrExecutionNotFound for an execution that is not
+	// EXECUTING under p.Lease or does not request recovery. ErrFenced for
+	// the whole call when the lease is stale: another node declared this one
+	// dead and recovered its executions already, so nothing runs twice.
+	ExecutionsRelease(ctx context.Context, p *ExecutionsReleaseParams) ([]error, error)
+}
+
+// ExecutionsReleaseParams are the parameters of ExecutionsRelease.
+type ExecutionsReleaseParams struct {
+	Lease Lease
+	IDs   []string
 }
 
 // Instruction tells ExecutionComplete what to do with the firing trigger,

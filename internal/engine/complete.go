@@ -13,22 +13,28 @@ type finished struct {
 	firing *Firing
 	lease  store.Lease // the lease the execution runs under
 	c      store.ExecutionCompletion
+	// release hands the execution back to recovery instead of recording
+	// c (store.ExecutionsRelease): the node cancelled the job for a
+	// lapsed lease, and the job requests recovery.
+	release bool
 }
 
 // maxRecordBatch bounds the outcomes recorded by one store call.
 const maxRecordBatch = 1024
 
-// complete records the end of an execution. The outcome joins a queue,
+// complete records the end of an execution, or with release hands it back
+// to recovery unfinished. The outcome joins a queue,
 // which one goroutine records, a batch at a time, until it is empty; it is
 // started when an outcome finds none at work. So outcomes that finish
 // together are recorded together, and workers never wait for the store.
 // Recording uses a context that survives Stop, and retries while the store
 // is unreachable until Stop gives up waiting; Stop waits for it as for the
 // jobs.
-func (e *Engine) complete(f *Firing, out Outcome) {
+func (e *Engine) complete(f *Firing, out Outcome, release bool) {
 	item := finished{
-		firing: f,
-		lease:  f.lease(),
+		firing:  f,
+		lease:   f.lease(),
+		release: release,
 		c: store.ExecutionCompletion{
 			ID:           f.Execution.ID,
 			State:        store.ExecutionSucceeded,
@@ -38,6 +44,8 @@ func (e *Engine) complete(f *Firing, out Outcome) {
 		},
 	}
 	switch {
+	case release:
+		item.c.Instruction = store.InstructionNoop
 	case out.Vetoed:
 		item.c.State = store.ExecutionVetoed
 	case out.Err != nil:
@@ -71,15 +79,22 @@ func (e *Engine) recordAll() {
 	}
 }
 
-// record records a batch of outcomes, in one store call per lease.
+// record records a batch of outcomes, in one store call per lease and
+// kind (ends, hand-offs).
 func (e *Engine) record(batch []finished) {
 	for len(batch) > 0 {
 		n := 1
-		for n < len(batch) && batch[n].lease == batch[0].lease {
+		for n < len(batch) && batch[n].lease == batch[0].lease && batch[n].release == batch[0].release {
 			n++
 		}
 		group := batch[:n]
 		batch = batch[n:]
+		if group[0].release {
+			e.recordWithRetry(group, func(ctx context.Context) ([]error, error) {
+				return e.handOff(ctx, group)
+			})
+			continue
+		}
 		e.recordWithRetry(group, func(ctx context.Context) ([]error, error) {
 			p := &store.ExecutionsCompleteParams{Lease: group[0].lease, Completions: make([]store.ExecutionCompletion, len(group))}
 			for i, it := range group {
@@ -135,11 +150,33 @@ func (e *Engine) recordWithRetry(items []finished, call func(context.Context) ([
 	}
 }
 
-// recorded acts on a recorded outcome: a deleted trigger is reported, and
-// a non-concurrent job that finished may have unblocked triggers that are
-// due.
+// handOff hands executions of one lease whose jobs the node cancelled for
+// a lapsed lease back to recovery (store.ExecutionsRelease). The store
+// takes them only under the same lease, unchanged since they were fired:
+// then no node declared this one dead while it could not reach the store,
+// and none re-ran them, so the one node that claims them next re-runs them,
+// with Recovering set. When another node did declare this one dead, it
+// recovered them already, and the store refuses the lease (ErrFenced):
+// nothing runs twice.
+func (e *Engine) handOff(ctx context.Context, group []finished) ([]error, error) {
+	p := &store.ExecutionsReleaseParams{Lease: group[0].lease, IDs: make([]string, len(group))}
+	for i, it := range group {
+		p.IDs[i] = it.c.ID
+	}
+	return e.cfg.Store.ExecutionsRelease(ctx, p)
+}
+
+// recorded acts on a recorded outcome: a hand-off wakes the loop to re-run
+// the execution, a deleted trigger is reported, and a non-concurrent job
+// that finished may have unblocked triggers that are due.
 func (e *Engine) recorded(it finished) {
 	f := it.firing
+	if it.release {
+		e.log.Warn("job cancelled when the node's lease lapsed; handed its execution to recovery",
+			"execution_id", it.c.ID, "job_key", f.Execution.JobKey.String(), "scheduled_fire_time", f.Execution.ScheduledTime)
+		e.WakeRecovery()
+		return
+	}
 	if it.c.Instruction == store.InstructionDeleteTrigger && f.Trigger != nil {
 		e.cfg.Observer.TriggerFinalized(f.Trigger.Key)
 	}

@@ -129,13 +129,30 @@
 // one are dropped: the store returned them to the pool when the node
 // re-registered.
 //
+// A job that was running when the node noticed the lapse has its context
+// cancelled with ErrLeaseLost. When it then fails and its job requests
+// recovery, it did not run to its end, and its execution is not recorded:
+// the queue of outcomes hands it back to the cluster instead
+// (store.ExecutionsRelease), retried like an outcome until the store
+// answers, and wakes the loop's recovery. This is the case of a store down
+// for longer than DeadAfter: every node's lease lapses, no node can declare
+// another dead, and each renews the same lease when the store returns.
+// The store takes the hand-off only under the lease the execution was
+// fired under, so it is exactly once: when another node did declare this
+// one dead meanwhile, that recovery made the execution RECOVERABLE already,
+// the store refuses the lease (ErrFenced) and the hand-off does nothing.
+// Either way one node claims the execution and re-runs it with Recovering
+// set. A job that does not request recovery, or that succeeded although
+// cancelled, is recorded as it ended.
+//
 // # Reading the code
 //
 // A firing reads one way down, each file calling only those after it or
 // the helpers beside the path: engine.go (Config, the interfaces, Start,
 // Stop), loop.go (the loop and its passes), acquire.go (claiming due
 // triggers), fire.go (the fire transaction), run.go (the workers, which
-// call Runner.Execute) and complete.go (recording the outcome). The
+// call Runner.Execute) and complete.go (recording the outcome, or handing
+// an execution cancelled for a lapsed lease to recovery). The
 // helpers: capacity.go (free workers, run-time estimate), lease.go (jobs
 // held for their lease), misfire.go, release.go (handing claims back),
 // recovery.go (re-running executions of lost nodes), prune.go, outage.go
@@ -152,6 +169,9 @@
 //   - A job starts only while the lease it was fired under is valid by the
 //     node's monotonic clock; otherwise it is held until that lease is
 //     renewed, or dropped for the store to recover once it is replaced.
+//   - An execution of a job that requests recovery, whose run failed after
+//     it was cancelled for a lapsed lease, is handed to recovery, never
+//     recorded as failed.
 //   - Completion is recorded with a context that outlives Stop, and Stop
 //     waits for it as for the jobs, so a job's outcome is never lost to
 //     shutdown.

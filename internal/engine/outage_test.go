@@ -368,3 +368,10 @@ type failureLog struct {
 }
 
 func (l *failureLog) StoreFailed(_ string, err error) { l.reported = append(l.reported, err) }
+
+func (s *flakyStore) ExecutionsRelease(ctx context.Context, p *store.ExecutionsReleaseParams) ([]error, error) {
+	if err := s.fail("ExecutionsRelease"); err != nil {
+		return nil, err
+	}
+	return s.Store.ExecutionsRelease(ctx, p)
+}

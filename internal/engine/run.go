@@ -1,6 +1,9 @@
 package engine
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // dispatch queues a fired job for a worker, and starts a worker unless
 // Config.Workers run already. Jobs start in the order they were
@@ -78,6 +81,7 @@ func (e *Engine) run(r *runningJob) {
 		return
 	}
 	e.took(e.cfg.Clock.Now().Sub(began))
+	release := cancelledForLease(r, out)
 	e.mu.Lock()
 	delete(e.running, f.Execution.ID)
 	e.mu.Unlock()
@@ -85,5 +89,15 @@ func (e *Engine) run(r *runningJob) {
 	// The worker is free before the outcome is recorded: recording waits
 	// for the store, and outcomes are recorded in batches.
 	e.jobFinished()
-	e.complete(f, out)
+	e.complete(f, out, release)
+}
+
+// cancelledForLease reports whether a job that requests recovery failed
+// after the node cancelled it for a lapsed lease (ErrLeaseLost): it did not
+// run to its end, so its execution is handed back to recovery rather than
+// recorded failed (see handOff). A job that finished all the same, or that
+// does not request recovery, is recorded as it ended.
+func cancelledForLease(r *runningJob, out Outcome) bool {
+	return out.Err != nil && !out.Vetoed && r.run.Firing.Execution.RequestsRecovery &&
+		errors.Is(context.Cause(r.ctx), ErrLeaseLost)
 }

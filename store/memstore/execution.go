@@ -223,3 +223,31 @@ func (s *Store) ExecutionsAcquireRecoverable(ctx context.Context, p *store.Execu
 	}
 	return out, nil
 }
+
+// ExecutionsRelease hands executions this node ran back to the cluster for
+// recovery; see [store.ExecutionStore]. Each becomes RECOVERABLE as a dead
+// node's does in NodesRecover; the store's one lock makes the batch atomic.
+func (s *Store) ExecutionsRelease(ctx context.Context, p *store.ExecutionsReleaseParams) ([]error, error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	if _, err := s.checkLease(p.Lease); err != nil {
+		return nil, err
+	}
+	errs := make([]error, len(p.IDs))
+	for i, id := range p.IDs {
+		e, ok := s.executions[id]
+		switch {
+		case !ok:
+			errs[i] = fmt.Errorf("%w: %s", store.ErrExecutionNotFound, id)
+		case e.State != store.ExecutionExecuting || e.NodeID != p.Lease.NodeID || e.Epoch != p.Lease.Epoch:
+			errs[i] = fmt.Errorf("%w: %s is %s on node %q epoch %d", store.ErrExecutionNotFound, id, e.State, e.NodeID, e.Epoch)
+		case !e.RequestsRecovery:
+			errs[i] = fmt.Errorf("%w: %s does not request recovery", store.ErrExecutionNotFound, id)
+		default:
+			e.State, e.NodeID, e.Epoch = store.ExecutionRecoverable, "", 0
+		}
+	}
+	return errs, nil
+}

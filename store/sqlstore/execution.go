@@ -224,3 +224,56 @@ func (s *Store) ExecutionsAcquireRecoverable(ctx context.Context, p *store.Execu
 	}
 	return out, nil
 }
+
+// ExecutionsRelease hands executions this node ran back to the cluster for
+// recovery; see [store.ExecutionStore]. Under the shared lock on the node's
+// row that every write takes, it locks each execution and makes it
+// RECOVERABLE with the statement NodesRecover uses, so that a recovery of
+// this node, which locks the same row, either runs first and fences the
+// release or finds the executions released.
+func (s *Store) ExecutionsRelease(ctx context.Context, p *store.ExecutionsReleaseParams) ([]error, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	errs := make([]error, len(p.IDs))
+	err := s.write(ctx, "releasing executions", func(tx *txn) error {
+		clear(errs)
+		if err := tx.lease(p.Lease); err != nil {
+			return err
+		}
+		for i, id := range p.IDs {
+			e, err := scanExecution(tx.queryRow(sqlExecutionGetForUpdate, s.sched, id))
+			if errors.Is(err, sql.ErrNoRows) {
+				errs[i] = fmt.Errorf("%w: %s", store.ErrExecutionNotFound, id)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := releasable(&e, p.Lease); err != nil {
+				errs[i] = err
+				continue
+			}
+			if _, err := tx.exec(sqlExecutionRecoverable, s.sched, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.translate("releasing executions", err, nil, nil)
+	}
+	return errs, nil
+}
+
+// releasable reports ErrExecutionNotFound unless e is EXECUTING under l and
+// requests recovery.
+func releasable(e *store.ExecutionRecord, l store.Lease) error {
+	if err := runsUnder(e, l); err != nil {
+		return err
+	}
+	if !e.RequestsRecovery {
+		return fmt.Errorf("%w: %s does not request recovery", store.ErrExecutionNotFound, e.ID)
+	}
+	return nil
+}

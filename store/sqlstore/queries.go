@@ -87,8 +87,8 @@ const (
 	// sqlRunningOfNode locks the executions a node runs.
 	sqlRunningOfNode = `SELECT ` + execCols + ` FROM {p}executions WHERE sched_name = ? AND node_id = ? ` +
 		`AND state = 'EXECUTING' ORDER BY scheduled_time, id{update}`
-	// sqlExecutionRecoverable hands an execution of a lost node to the
-	// cluster for re-running.
+	// sqlExecutionRecoverable hands an execution of a lost node, or one its
+	// node released (ExecutionsRelease), to the cluster for re-running.
 	sqlExecutionRecoverable = `UPDATE {p}executions SET state = 'RECOVERABLE', node_id = '', epoch = 0 ` +
 		`WHERE sched_name = ? AND id = ?`
 	// sqlExecutionFail records an execution of a lost node as failed.

@@ -311,6 +311,78 @@ var recoveryTests = []test{
 		h.mustComplete(d.c, d.er)
 		h.wantState(store.StateWaiting, d.r1, d.r2)
 	}},
+	{"ReleaseForRecovery", func(t *testing.T, h *harness) {
+		// A node whose lease lapsed by its own clock, and that no node
+		// declared dead, hands the executions it cancelled back for
+		// recovery when their jobs request it.
+		rj := h.job(key("g", "recoverable"), requestsRecovery, nonConcurrent)
+		r := h.simple(key("t", "r"), rj, at(1)).Key
+		f := h.simple(key("t", "f"), h.job(key("g", "plain")), at(2)).Key
+		a, b := h.node("a"), h.node("b")
+		er := h.acquireFire(a, r, at(100))
+		ef := h.acquireFire(a, f, at(101))
+		release := func(l store.Lease, ids ...string) []error {
+			t.Helper()
+			errs, err := h.s.ExecutionsRelease(h.ctx, &store.ExecutionsReleaseParams{Lease: l, IDs: ids})
+			if err != nil || len(errs) != len(ids) {
+				t.Fatalf("ExecutionsRelease(%s, %v) = %v, %v; want one answer per execution", l.NodeID, ids, errs, err)
+			}
+			return errs
+		}
+		errs := release(a, er, ef, "missing")
+		if errs[0] != nil {
+			t.Errorf("releasing %s, which requests recovery: %v", er, errs[0])
+		}
+		wantErr(t, "releasing an execution that does not request recovery", errs[1], store.ErrExecutionNotFound)
+		wantErr(t, "releasing an unknown execution", errs[2], store.ErrExecutionNotFound)
+		if e := h.execution(er); e.State != store.ExecutionRecoverable || e.NodeID != "" || e.Epoch != 0 || !e.FinishedTime.IsZero() {
+			t.Errorf("released execution = %+v, want RECOVERABLE on no node, unfinished", e)
+		}
+		if e := h.execution(ef); e.State != store.ExecutionExecuting || e.NodeID != "a" || e.Epoch != a.Epoch {
+			t.Errorf("execution refused for release = %+v, want EXECUTING on a", e)
+		}
+		h.wantState(store.StateBlocked, r)
+		// The release happened once: the old run can neither release nor
+		// complete it again.
+		wantErr(t, "releasing a released execution", release(a, er)[0], store.ErrExecutionNotFound)
+		wantErr(t, "completing a released execution", h.complete(a, er, store.ExecutionFailed, store.InstructionNoop, nil), store.ErrExecutionNotFound)
+
+		got, err := h.s.ExecutionsAcquireRecoverable(h.ctx, &store.ExecutionsAcquireRecoverableParams{Lease: b, Limit: 10})
+		if err != nil || len(got) != 1 {
+			t.Fatalf("ExecutionsAcquireRecoverable = %d executions, %v; want the released one", len(got), err)
+		}
+		if e := got[0].Execution; e.ID != er || !e.Recovering || e.NodeID != "b" || e.Epoch != b.Epoch {
+			t.Errorf("re-run execution = %+v, want %s recovering on b", e, er)
+		}
+		if again, err := h.s.ExecutionsAcquireRecoverable(h.ctx, &store.ExecutionsAcquireRecoverableParams{Lease: a, Limit: 10}); err != nil || len(again) != 0 {
+			t.Errorf("second ExecutionsAcquireRecoverable = %d executions, %v; want none", len(again), err)
+		}
+		wantErr(t, "releasing an execution another node re-runs", release(a, er)[0], store.ErrExecutionNotFound)
+		h.mustComplete(b, er)
+		h.wantState(store.StateWaiting, r)
+	}},
+	{"ReleaseFencedAfterRecovery", func(t *testing.T, h *harness) {
+		// A node declared dead while it could not reach the store finds its
+		// executions recovered already: its release is refused, and each
+		// execution is re-run once.
+		d := h.deadNode()
+		h.recover(d)
+		_, err := h.s.ExecutionsRelease(h.ctx, &store.ExecutionsReleaseParams{Lease: d.b, IDs: []string{d.er, d.eq}})
+		wantErr(t, "releasing under a lease another node recovered", err, store.ErrFenced)
+		got, err := h.s.ExecutionsAcquireRecoverable(h.ctx, &store.ExecutionsAcquireRecoverableParams{Lease: d.c, Limit: 10})
+		if err != nil {
+			t.Fatalf("ExecutionsAcquireRecoverable: %v", err)
+		}
+		var ids []string
+		for _, r := range got {
+			ids = append(ids, r.Execution.ID)
+		}
+		slices.Sort(ids)
+		wantEqual(t, "re-run executions", ids, d.recoverableByID)
+		if again, err := h.s.ExecutionsAcquireRecoverable(h.ctx, &store.ExecutionsAcquireRecoverableParams{Lease: d.a, Limit: 10}); err != nil || len(again) != 0 {
+			t.Errorf("second ExecutionsAcquireRecoverable = %d executions, %v; want none", len(again), err)
+		}
+	}},
 	{"AcquireRecoverable", func(t *testing.T, h *harness) {
 		d := h.deadNode()
 		h.recover(d)
