@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/chime-scheduler/chime/internal/bench"
+	"github.com/chime-scheduler/chime/internal/testkit/bench"
 )
 
 // newBenchCmd is the `chime bench` command: it runs one benchmark workload

@@ -22,8 +22,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/bench"
-	"github.com/chime-scheduler/chime/internal/nodeproc"
+	"github.com/chime-scheduler/chime/internal/testkit/bench"
+	"github.com/chime-scheduler/chime/internal/testkit/nodeproc"
 	"github.com/chime-scheduler/chime/jobs/egress"
 	"github.com/chime-scheduler/chime/server"
 	"github.com/chime-scheduler/chime/server/alert"
