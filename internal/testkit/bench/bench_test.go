@@ -13,9 +13,10 @@ import (
 	"github.com/chime-scheduler/chime/internal/testkit/nodeproc"
 )
 
-// chimeBinary is the chime command, built once (without -race) into a
-// directory TestMain removes; its `bench node` subcommand runs the nodes.
-var chimeBinary *nodeproc.Binary
+// benchBinary is the chime-bench command, built once (without -race) into
+// a directory TestMain removes; its hidden subcommands node and
+// server-node run the nodes.
+var benchBinary *nodeproc.Binary
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "chime-bench-test-")
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	chimeBinary = nodeproc.NewBinary("github.com/chime-scheduler/chime/cmd/chime", dir)
+	benchBinary = nodeproc.NewBinary("github.com/chime-scheduler/chime/cmd/chime-bench", dir)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -33,7 +34,7 @@ func executable(t *testing.T) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	path, err := chimeBinary.Path(ctx)
+	path, err := benchBinary.Path(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,6 @@ func TestWorkloadsFireEachFiringExactlyOnce(t *testing.T) {
 						Nodes:       r.nodes,
 						DatabaseURL: url,
 						Executable:  exe,
-						NodeArgs:    []string{"bench", "node"},
 						Seed:        r.seed,
 						// Short leases, so that the killed node's jobs are
 						// recovered within seconds.
@@ -114,8 +114,8 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 // TestServerPathFiresEachFiringExactlyOnce runs a burst and the failover
-// workload, cut down to seconds, through `chime server` node processes
-// (Via server) on every database, and checks that no firing ran twice or
+// workload, cut down to seconds, through node processes running package
+// server (Via server) on every database, and checks that no firing ran twice or
 // was missed and that the run's namespace is gone afterwards. It asserts
 // nothing about timing; it logs each result line.
 func TestServerPathFiresEachFiringExactlyOnce(t *testing.T) {
@@ -139,7 +139,6 @@ func TestServerPathFiresEachFiringExactlyOnce(t *testing.T) {
 						DatabaseURL: url,
 						Via:         ViaServer,
 						Executable:  exe,
-						NodeArgs:    []string{"server"},
 						CheckIn:     500 * time.Millisecond,
 						DeadAfter:   1500 * time.Millisecond,
 						WarmUp:      time.Second,

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,16 +37,15 @@ type Options struct {
 	// creates a schema (PostgreSQL), a database (MySQL) or a file in Dir
 	// (SQLite) of its own instead, and removes it. Required.
 	DatabaseURL string
-	// Via says what the nodes are: ViaLibrary (the default), `chime bench
-	// node` processes each running a chime.Scheduler, or ViaServer,
-	// `chime server` processes running the benchmark's job types (its
-	// hidden flag --bench-fire-log).
+	// Via says what the nodes are: ViaLibrary (the default), processes
+	// each running a chime.Scheduler (RunNode), or ViaServer, processes
+	// each running the product's server with the benchmark's job types
+	// (RunServerNode).
 	Via string
-	// Executable and NodeArgs start a node: the program is run with
-	// NodeArgs (["bench", "node"] or ["server"] for cmd/chime), then the
-	// node's flags (see nodeFlags). Required.
+	// Executable is cmd/chime-bench: each node is started as it, with
+	// NodeCommand or ServerNodeCommand and the node's flags (see
+	// nodeFlags). Required.
 	Executable string
-	NodeArgs   []string
 	// Workers is each node's worker count. Defaults to 10.
 	Workers int
 	// CheckIn and DeadAfter configure the nodes' cluster leases; zero
@@ -356,7 +354,7 @@ func (r *run) startNodes(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("bench: %w", err)
 		}
-		cmd := exec.Command(r.o.Executable, append(slices.Clone(r.o.NodeArgs), r.nodeFlags(n)...)...)
+		cmd := exec.Command(r.o.Executable, r.nodeArgs(n)...)
 		cmd.Stderr = logFile
 		n.proc, err = nodeproc.Start(cmd)
 		_ = logFile.Close() // the child has its own descriptor
@@ -375,15 +373,17 @@ func (r *run) startNodes(ctx context.Context) error {
 	return nil
 }
 
-// nodeFlags returns the flags of a node process; cmd/chime's `bench node`
-// and `chime server` define them.
-func (r *run) nodeFlags(n *node) []string {
+// nodeArgs returns the arguments of a node process: cmd/chime-bench's
+// hidden subcommand and its flags, which RunNode's and RunServerNode's
+// configurations mirror.
+func (r *run) nodeArgs(n *node) []string {
+	command := NodeCommand
 	if r.o.Via == ViaServer {
-		return r.serverFlags(n)
+		command = ServerNodeCommand
 	}
 	args := []string{
+		command,
 		"--database-url", r.nodeURL(n.id),
-		"--table-prefix", r.prefix,
 		"--node-id", n.id,
 		"--out", n.out,
 		"--workers", strconv.Itoa(r.o.Workers),
@@ -394,29 +394,15 @@ func (r *run) nodeFlags(n *node) []string {
 	if r.o.DeadAfter > 0 {
 		args = append(args, "--dead-after", r.o.DeadAfter.String())
 	}
+	if r.o.Via == ViaServer {
+		return args
+	}
+	args = append(args, "--table-prefix", r.prefix)
 	if r.o.CPUProfile {
 		args = append(args, "--cpu-profile", filepath.Join(r.dir, n.id+".pprof"))
 	}
 	if r.o.CountSQL {
 		args = append(args, "--count-sql")
-	}
-	return args
-}
-
-// serverFlags returns the flags of a `chime server` node.
-func (r *run) serverFlags(n *node) []string {
-	args := []string{
-		"--database-url", r.nodeURL(n.id),
-		"--node-id", n.id,
-		"--listen", "127.0.0.1:0",
-		"--workers", strconv.Itoa(r.o.Workers),
-		"--bench-fire-log", n.out,
-	}
-	if r.o.CheckIn > 0 {
-		args = append(args, "--check-in-interval", r.o.CheckIn.String())
-	}
-	if r.o.DeadAfter > 0 {
-		args = append(args, "--dead-after", r.o.DeadAfter.String())
 	}
 	return args
 }

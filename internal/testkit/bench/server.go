@@ -13,59 +13,29 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/chime-scheduler/chime"
-	"github.com/chime-scheduler/chime/internal/testkit/firelog"
 )
 
 // How the nodes of a run schedule: Options.Via.
 const (
-	// ViaLibrary runs each node as `chime bench node`: a chime.Scheduler
-	// on the store, as a Go service embedding the library would.
+	// ViaLibrary runs each node as `chime-bench node` (RunNode): a
+	// chime.Scheduler on the store, as a Go service embedding the library
+	// would.
 	ViaLibrary = "library"
-	// ViaServer runs each node as `chime server`, the product: its
-	// scheduler fires through the server's instrumented store and every
-	// execution is recorded in the server's history.
+	// ViaServer runs each node as `chime-bench server-node`
+	// (RunServerNode): the product's package server, as `chime server`
+	// runs it; its scheduler fires through the server's instrumented store
+	// and every execution is recorded in the server's history.
 	ViaServer = "server"
 )
 
-// ServerJobs are the benchmark's job types as a `chime server` node of a
-// run registers them (the hidden flag --bench-fire-log): the same jobs as
-// RunNode's, appending one line per execution to the node's fire log, and
-// doing nothing else. They run through the server's job runner, so each
-// execution also costs what a server execution costs: its history rows,
-// metrics and alerts check.
-type ServerJobs struct {
-	out  *firelog.Writer
-	jobs *jobs
-}
-
-// OpenServerJobs creates the fire log at path for node, whose ID the
-// lines carry.
-func OpenServerJobs(path, node string) (*ServerJobs, error) {
-	if path == "" || node == "" {
-		return nil, errors.New("bench: the fire log and the node ID are required")
-	}
-	out, err := firelog.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	// No one stops the server when a line cannot be written: the job
-	// fails instead, and the run counts its firing as missed.
-	return &ServerJobs{out: out, jobs: &jobs{node: node, out: out}}, nil
-}
-
-// Register registers the job types with register, such as a server's
-// RegisterJobType.
-func (s *ServerJobs) Register(register func(name string, job chime.Job) error) error {
-	if err := register(jobRecord, chime.JobFunc(s.jobs.record)); err != nil {
-		return err
-	}
-	return register(jobLong, chime.JobFunc(s.jobs.long))
-}
-
-// Close closes the fire log.
-func (s *ServerJobs) Close() error { return s.out.Close() }
+// The hidden subcommands of cmd/chime-bench that run one node of a run;
+// Run starts Options.Executable with one of them.
+const (
+	// NodeCommand runs RunNode, for ViaLibrary.
+	NodeCommand = "node"
+	// ServerNodeCommand runs RunServerNode, for ViaServer.
+	ServerNodeCommand = "server-node"
+)
 
 // newNamespace creates a place of the run's own, called name, in the
 // database at base, for nodes that cannot take a table prefix (chime

@@ -16,10 +16,10 @@ import (
 	"github.com/chime-scheduler/chime/internal/testkit/bench"
 )
 
-// newBenchCmd is the `chime bench` command: it runs one benchmark workload
-// on node processes it starts (`chime bench node`, hidden) and prints one
-// result line.
-func newBenchCmd() *cobra.Command {
+// newRootCmd is the chime-bench command: it runs one benchmark workload on
+// node processes it starts (its hidden subcommands node and server-node,
+// run by this same program) and prints one result line.
+func newRootCmd() *cobra.Command {
 	var (
 		workload, databaseURL, dir string
 		via, seed                  string
@@ -30,7 +30,7 @@ func newBenchCmd() *cobra.Command {
 		verbose                    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "bench --workload W1a|W1b|W1c|W2a|W2b|W3 --nodes N --database-url URL",
+		Use:   "chime-bench --workload W1a|W1b|W1c|W2a|W2b|W3 --nodes N --database-url URL",
 		Short: "Run a benchmark workload on node processes and print one result line",
 		Long: `Run a benchmark workload: seed its triggers in tables of its own, start N node
 processes (each a chime scheduler), let them fire, stop them, merge what they
@@ -55,16 +55,19 @@ Workloads (--scale multiplies K or R):
        recovery, for 40 s; the busiest node is killed with SIGKILL at 20 s
 
 --via library (the default) runs each node as a chime scheduler on the store,
-as a Go service embedding the library does. --via server runs each node as a
-real chime server process (listening on a free local port), whose scheduler
-fires through the server's store and records every execution in its
-history: the product path. Its nodes take no table prefix, so the run
+as a Go service embedding the library does. --via server runs each node as
+the real chime server (package server, the code chime server runs, with its
+default settings, listening on a free local port), whose scheduler fires
+through the server's store and records every execution in its history: the
+product path. Its nodes take no table prefix, so the run
 creates a PostgreSQL schema, a MySQL database or an SQLite file of its own,
 and removes it at the end.
 
 The command exits with status 1 when a firing ran twice or was missed. See
 docs/performance.md.`,
-		Args: cobra.NoArgs,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if databaseURL == "" {
 				return errors.New("bench: --database-url is required")
@@ -84,11 +87,8 @@ docs/performance.md.`,
 			if verbose {
 				logOut = cmd.ErrOrStderr()
 			}
-			nodeArgs := []string{"bench", "node"}
 			switch via {
-			case bench.ViaLibrary:
-			case bench.ViaServer:
-				nodeArgs = []string{"server"}
+			case bench.ViaLibrary, bench.ViaServer:
 			default:
 				return fmt.Errorf("bench: --via %q: want %s or %s", via, bench.ViaLibrary, bench.ViaServer)
 			}
@@ -98,7 +98,6 @@ docs/performance.md.`,
 				DatabaseURL: databaseURL,
 				Via:         via,
 				Executable:  exe,
-				NodeArgs:    nodeArgs,
 				Workers:     workers,
 				CheckIn:     checkIn,
 				DeadAfter:   deadAfter,
@@ -139,7 +138,7 @@ docs/performance.md.`,
 	f.BoolVar(&cpuProfile, "cpu-profile", false, "write each node's CPU profile to --dir (--via library)")
 	f.BoolVar(&countSQL, "count-sql", false, "count the statements the nodes send (PostgreSQL, --via library) and print them per firing")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log progress and print diagnostics on standard error")
-	cmd.AddCommand(newBenchNodeCmd())
+	cmd.AddCommand(newNodeCmd(), newServerNodeCmd())
 	return cmd
 }
 
@@ -176,24 +175,23 @@ func printDiagnostics(w io.Writer, rep *bench.Report) {
 	}
 }
 
-// newBenchNodeCmd is `chime bench node`, one node process of a benchmark
-// run, started by `chime bench`.
-func newBenchNodeCmd() *cobra.Command {
+// newNodeCmd is `chime-bench node`, one node process of a --via library
+// run, started by chime-bench.
+func newNodeCmd() *cobra.Command {
 	var (
 		cfg      bench.NodeConfig
 		logLevel string
 	)
 	cmd := &cobra.Command{
-		Use:    "node",
-		Short:  "Run one benchmark node (started by chime bench)",
+		Use:    bench.NodeCommand,
+		Short:  "Run one benchmark node, a chime scheduler (started by chime-bench)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("bench node: --log-level: %w", err)
+			log, err := nodeLogger(cmd.ErrOrStderr(), logLevel)
+			if err != nil {
+				return err
 			}
-			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 			return bench.RunNode(cmd.Context(), cfg, cmd.OutOrStdout(), log)
 		},
 	}
@@ -209,4 +207,46 @@ func newBenchNodeCmd() *cobra.Command {
 	f.BoolVar(&cfg.CountSQL, "count-sql", false, "count statements (PostgreSQL)")
 	f.StringVar(&logLevel, "log-level", "info", "log level")
 	return cmd
+}
+
+// newServerNodeCmd is `chime-bench server-node`, one node process of a
+// --via server run, started by chime-bench: package server with the
+// benchmark's job types (bench.RunServerNode).
+func newServerNodeCmd() *cobra.Command {
+	var (
+		cfg      bench.ServerNodeConfig
+		logLevel string
+	)
+	cmd := &cobra.Command{
+		Use:    bench.ServerNodeCommand,
+		Short:  "Run one benchmark node, a chime server (started by chime-bench --via server)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := nodeLogger(cmd.ErrOrStderr(), logLevel)
+			if err != nil {
+				return err
+			}
+			return bench.RunServerNode(cmd.Context(), cfg, cmd.OutOrStdout(), log)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.DatabaseURL, "database-url", "", "the server's database URL")
+	f.StringVar(&cfg.NodeID, "node-id", "", "the node's ID")
+	f.StringVar(&cfg.Out, "out", "", "the fire log the jobs append to")
+	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "address of the server's HTTP API")
+	f.IntVar(&cfg.Workers, "workers", 10, "workers")
+	f.DurationVar(&cfg.CheckIn, "check-in", 0, "check-in interval")
+	f.DurationVar(&cfg.DeadAfter, "dead-after", 0, "DeadAfter")
+	f.StringVar(&logLevel, "log-level", "info", "log level")
+	return cmd
+}
+
+// nodeLogger returns a node's logger, writing text to w at level.
+func nodeLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
