@@ -1,8 +1,8 @@
 // Package bench runs chime's benchmark workloads (issue 6) on real node
 // processes and a real database, and measures how many firings per second
 // a cluster sustains, how late they run, and whether any ran twice or
-// never. `chime bench` is its command line; docs/performance.md holds the
-// figures.
+// never. cmd/chime-bench is its command line; docs/performance.md holds
+// the figures.
 //
 // # Workloads
 //
@@ -34,7 +34,7 @@
 // every trigger's times by one UPDATE so that the first fire time (T0) is
 // about WarmUp (5 s) after the nodes are ready.
 //
-// Each node is a separate process (`chime bench node`, see RunNode): a
+// Each node is a separate process (`chime-bench node`, see RunNode): a
 // chime.Scheduler with 10 workers on sqlstore.Open, whose jobs append one
 // line per execution to the node's own fire log (package firelog):
 //
@@ -44,10 +44,12 @@
 // scheduler started (package nodeproc), stops on SIGTERM and, with
 // CountSQL, prints the statements it sent when it stops.
 //
-// With Options.Via set to ViaServer, each node is a `chime server`
-// process instead (the server path, the product), whose hidden flag
-// --bench-fire-log registers the same job types (ServerJobs) through the
-// server's job runner and prints "ready" once the server is ready. A
+// With Options.Via set to ViaServer, each node runs the product's
+// package server instead (`chime-bench server-node`, see RunServerNode:
+// the server path, the code `chime server` runs, with its defaults), which
+// registers the same job types through the server's job runner
+// (Server.RegisterJobType) and prints "ready" once the server is ready.
+// The chime binary itself carries no benchmark code. A
 // server takes no table prefix, so the run creates a namespace of its own
 // (a PostgreSQL schema, a MySQL database or an SQLite file in the run's
 // directory) and removes it at the end.

@@ -10,7 +10,7 @@ import (
 )
 
 // Result is what a run measured. String formats it as the one line
-// `chime bench` prints.
+// chime-bench prints.
 type Result struct {
 	Workload string
 	Nodes    int
