@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os/exec"
 	"slices"
 	"strings"
@@ -18,7 +19,7 @@ func TestBinaryHoldsNoTestOrBenchCode(t *testing.T) {
 	const mod = "github.com/chime-scheduler/chime"
 	out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", "-f", "{{.ImportPath}}", ".").Output()
 	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
+		if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 			t.Fatalf("go list -deps: %v\n%s", err, ee.Stderr)
 		}
 		t.Fatalf("go list -deps: %v", err)
