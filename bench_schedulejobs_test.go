@@ -15,7 +15,7 @@ import (
 // trigger, on an SQLite file: one ScheduleJob per job, and ScheduleJobs
 // in batches of 1,000. One op is one job created. docs/performance.md
 // ("Creating jobs") has the figures, and the database CPU per job that
-// chime bench measures on PostgreSQL and MariaDB.
+// chime-bench measures on PostgreSQL and MariaDB.
 func BenchmarkCreateJobs(b *testing.B) {
 	for _, mode := range []string{"ScheduleJob", "ScheduleJobs"} {
 		b.Run(mode, func(b *testing.B) {

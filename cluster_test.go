@@ -13,7 +13,7 @@ import (
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/clock"
-	"github.com/chime-scheduler/chime/internal/logtest"
+	"github.com/chime-scheduler/chime/internal/testkit/logtest"
 	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/store"
 	"github.com/chime-scheduler/chime/store/memstore"

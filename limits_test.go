@@ -9,7 +9,7 @@ import (
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/calendar"
-	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/store"
 	"github.com/chime-scheduler/chime/store/memstore"

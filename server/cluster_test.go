@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/dbtest"
-	"github.com/chime-scheduler/chime/internal/logtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/logtest"
 	"github.com/chime-scheduler/chime/server/alert"
 )
 

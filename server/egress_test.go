@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/jobs/egress"
 	"github.com/chime-scheduler/chime/server"
 	"github.com/chime-scheduler/chime/server/alert"

@@ -14,7 +14,7 @@ import (
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/jobs/egress"
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chime-scheduler/chime/internal/logtest"
+	"github.com/chime-scheduler/chime/internal/testkit/logtest"
 )
 
 func TestLogRecorderKeepsTheJobsLinesWhateverTheServerLogs(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/clustertest"
-	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/clustertest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 )
 
 // cutFailer is a Go job type that fails every attempt. Its first attempt

@@ -14,8 +14,8 @@ import (
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/dbtest"
-	"github.com/chime-scheduler/chime/internal/logtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/logtest"
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/history"
 )

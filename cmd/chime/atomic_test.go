@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 )
 
 // TestPutBurstKilledLeavesWholeJobs kills `chime server` with SIGKILL in

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/dbtest"
-	"github.com/chime-scheduler/chime/internal/mailtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/mailtest"
 )
 
 // endpoint is an HTTP endpoint for http jobs to call: it answers every

@@ -1,10 +1,9 @@
-// Command chime is chime's server, its command-line client and its
-// benchmark driver.
+// Command chime is chime's server and its command-line client. It holds
+// no test or benchmark code: the benchmark driver is cmd/chime-bench.
 //
 //	chime server                 run a scheduler node with its API on :8080
 //	chime jobs list              manage jobs over a server's API
 //	chime cron next '0 0 2 * * ?' --count 5    explain cron offline
-//	chime bench --workload W1a --nodes 2 --database-url URL
 //	chime version                which build this is
 //
 // Run `chime help` for every command.
@@ -48,7 +47,7 @@ func newRootCmdEnv(getenv func(string) string) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServerCmd(), newBenchCmd())
+	root.AddCommand(newServerCmd())
 	root.AddCommand(newClientCmds(getenv)...)
 	root.AddCommand(newCronCmd(), newMigrateCmd(), newVersionCmd())
 	return root

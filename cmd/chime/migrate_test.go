@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 

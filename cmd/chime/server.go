@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -22,8 +21,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/bench"
-	"github.com/chime-scheduler/chime/internal/nodeproc"
 	"github.com/chime-scheduler/chime/jobs/egress"
 	"github.com/chime-scheduler/chime/server"
 	"github.com/chime-scheduler/chime/server/alert"
@@ -86,17 +83,7 @@ type serverConfig struct {
 		Level  string `koanf:"level"`
 		Format string `koanf:"format"`
 	} `koanf:"log"`
-	// benchFireLog is the hidden flag --bench-fire-log, set only by
-	// `chime bench --via server`; it is no setting of the file or the
-	// environment.
-	benchFireLog string
 }
-
-// benchFireLogFlag makes the server a node of `chime bench --via server`:
-// it registers the benchmark's job types, which append each execution to
-// this fire log, and prints nodeproc.ReadyLine on standard output once it
-// is ready. Hidden from --help: it is not for operators.
-const benchFireLogFlag = "bench-fire-log"
 
 // serverSetting is one setting of `chime server`: its dotted key in the
 // YAML file, its flag and, derived from the key, its environment variable
@@ -215,8 +202,7 @@ Settings (key, environment variable):
 			if err != nil {
 				return reportFatal(cfg, stderr, err)
 			}
-			cfg.benchFireLog, _ = cmd.Flags().GetString(benchFireLogFlag)
-			if err := runServer(cmd.Context(), cfg, sources, settings, cfg.logger(stderr), cmd.OutOrStdout(), stderr); err != nil {
+			if err := runServer(cmd.Context(), cfg, sources, settings, cfg.logger(stderr), stderr); err != nil {
 				return reportFatal(cfg, stderr, err)
 			}
 			return nil
@@ -239,10 +225,6 @@ Settings (key, environment variable):
 		default:
 			panic(fmt.Sprintf("chime server: setting %s has a default of unsupported type %T", s.key, s.def))
 		}
-	}
-	fs.String(benchFireLogFlag, "", "fire log of a chime bench node (set by chime bench --via server)")
-	if err := fs.MarkHidden(benchFireLogFlag); err != nil {
-		panic(err) // the flag was just defined
 	}
 	return cmd
 }
@@ -509,13 +491,11 @@ func (c *serverConfig) toServer(log *slog.Logger) server.Config {
 // runServer listens, opens (and migrates) the database, logs the
 // effective configuration, creates the first admin on an empty database
 // (printing its password once to stderr unless the configuration set it)
-// and runs the node until ctx ends. As a benchmark node (benchFireLog
-// set) it also registers the benchmark's job types and prints
-// nodeproc.ReadyLine to stdout once ready. It listens first so that a port
+// and runs the node until ctx ends. It listens first so that a port
 // already taken stops it before the database is touched: a first admin
 // created by a process that then failed would have had its password
 // printed once, by a process nobody watched succeed.
-func runServer(ctx context.Context, cfg *serverConfig, sources map[string]string, settings []serverSetting, log *slog.Logger, stdout, stderr io.Writer) error {
+func runServer(ctx context.Context, cfg *serverConfig, sources map[string]string, settings []serverSetting, log *slog.Logger, stderr io.Writer) error {
 	ln, err := server.Listen(cfg.Listen)
 	if err != nil {
 		return err
@@ -524,18 +504,6 @@ func runServer(ctx context.Context, cfg *serverConfig, sources map[string]string
 	if err != nil {
 		_ = ln.Close()
 		return err
-	}
-	if cfg.benchFireLog != "" {
-		jobs, err := bench.OpenServerJobs(cfg.benchFireLog, srv.NodeID())
-		if err == nil {
-			err = jobs.Register(srv.RegisterJobType)
-		}
-		if err != nil {
-			_ = ln.Close()
-			_ = srv.Close()
-			return err
-		}
-		defer jobs.Close()
 	}
 	logEffectiveConfig(ctx, log, cfg, srv.Config(), sources, settings)
 	password, created, err := srv.BootstrapAdmin(ctx)
@@ -551,38 +519,7 @@ func runServer(ctx context.Context, cfg *serverConfig, sources map[string]string
 	case !created && cfg.AdminPassword != "":
 		log.Info("users exist, so admin_password is not applied; it sets the first admin's password only")
 	}
-	if cfg.benchFireLog == "" {
-		return srv.Serve(ctx, ln)
-	}
-	readyCtx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { announceReady(readyCtx, srv, stdout) })
-	err = srv.Serve(ctx, ln)
-	cancel()
-	wg.Wait()
-	return err
-}
-
-// announceReadyEvery is how often announceReady asks the server whether
-// it is ready.
-const announceReadyEvery = 50 * time.Millisecond
-
-// announceReady prints nodeproc.ReadyLine to w once srv is ready, for the
-// benchmark that started the node; it gives up when ctx ends.
-func announceReady(ctx context.Context, srv *server.Server, w io.Writer) {
-	tick := time.NewTicker(announceReadyEvery)
-	defer tick.Stop()
-	for {
-		if srv.Ready(ctx) == nil {
-			fmt.Fprintln(w, nodeproc.ReadyLine)
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
+	return srv.Serve(ctx, ln)
 }
 
 // fatalError is an error that stopped `chime server` and was already

@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/dbtest"
-	"github.com/chime-scheduler/chime/internal/nodeproc"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/nodeproc"
 	"github.com/chime-scheduler/chime/server"
 	"github.com/chime-scheduler/chime/server/secret"
 )

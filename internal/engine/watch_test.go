@@ -11,7 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/chime-scheduler/chime/internal/logtest"
+	"github.com/chime-scheduler/chime/internal/testkit/logtest"
 	"github.com/chime-scheduler/chime/store"
 	"github.com/chime-scheduler/chime/store/memstore"
 )

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chime-scheduler/chime/internal/mailtest"
+	"github.com/chime-scheduler/chime/internal/testkit/mailtest"
 	"github.com/chime-scheduler/chime/server/alert"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chime-scheduler/chime/internal/mailtest"
+	"github.com/chime-scheduler/chime/internal/testkit/mailtest"
 	"github.com/chime-scheduler/chime/server/alert"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chime-scheduler/chime/internal/logtest"
+	"github.com/chime-scheduler/chime/internal/testkit/logtest"
 	"github.com/chime-scheduler/chime/server/alert"
 )
 

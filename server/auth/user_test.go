@@ -11,7 +11,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/server/auth"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )

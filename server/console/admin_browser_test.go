@@ -14,7 +14,7 @@ import (
 
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/apiclient"
-	"github.com/chime-scheduler/chime/internal/browsertest"
+	"github.com/chime-scheduler/chime/internal/testkit/browsertest"
 	"github.com/chime-scheduler/chime/server/servertest"
 )
 

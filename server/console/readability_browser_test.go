@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/browsertest"
+	"github.com/chime-scheduler/chime/internal/testkit/browsertest"
 	"github.com/chime-scheduler/chime/server/servertest"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/browsertest"
+	"github.com/chime-scheduler/chime/internal/testkit/browsertest"
 	"github.com/chime-scheduler/chime/server/servertest"
 )
 

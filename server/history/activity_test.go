@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/server/history"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/server/history"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 	"github.com/google/go-cmp/cmp"

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/logtest"
+	"github.com/chime-scheduler/chime/internal/testkit/logtest"
 )
 
 // fixture is the API served over real HTTP by httptest, in front of the

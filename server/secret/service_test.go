@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/server/secret"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )

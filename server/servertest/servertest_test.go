@@ -6,7 +6,7 @@ import (
 
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/apiclient"
-	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/server"
 	"github.com/chime-scheduler/chime/server/servertest"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/store"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )

@@ -3,7 +3,7 @@ package sqlstore_test
 import (
 	"testing"
 
-	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/store"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )

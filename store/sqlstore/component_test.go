@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/store"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )

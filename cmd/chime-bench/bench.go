@@ -1,0 +1,252 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chime-scheduler/chime/internal/testkit/bench"
+)
+
+// newRootCmd is the chime-bench command: it runs one benchmark workload on
+// node processes it starts (its hidden subcommands node and server-node,
+// run by this same program) and prints one result line.
+func newRootCmd() *cobra.Command {
+	var (
+		workload, databaseURL, dir string
+		via, seed                  string
+		nodes, rate, workers       int
+		scale                      float64
+		checkIn, deadAfter, warmUp time.Duration
+		cpuProfile, countSQL       bool
+		verbose                    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "chime-bench --workload W1a|W1b|W1c|W2a|W2b|W3 --nodes N --database-url URL",
+		Short: "Run a benchmark workload on node processes and print one result line",
+		Long: `Run a benchmark workload: seed its triggers in tables of its own, start N node
+processes (each a chime scheduler), let them fire, stop them, merge what they
+ran and print one line:
+
+  chime W1a nodes=2 fires=20000 thr=1234/s p50=12ms p95=30ms p99=45ms max=80ms dup=0 miss=0 dbcpu=0.412ms/fire seed=batch create=25000/s createcpu=0.081ms/job
+
+dbcpu is the CPU the database server used per firing, read from its processes
+in /proc over the measured window; it is there when the server runs on this
+machine (PostgreSQL or MariaDB at a loopback address or socket). The line
+ends with how the jobs were created before the run (--seed batch or single)
+and at what rate, and createcpu, the database server's CPU per created job,
+read the same way over the seeding.
+
+Workloads (--scale multiplies K or R):
+  W1a  K=20,000 one-shot triggers spread over 10 s
+  W1b  K=50,000 spread over 5 s
+  W1c  K=100,000 due within one second
+  W2a  R=1,000 triggers firing every second for 60 s; the middle 40 s measured
+  W2b  R=5,000 likewise (--rate sets another R for W2a or W2b)
+  W3   2 nodes: 200 triggers every second and 20 jobs of 5 s that request
+       recovery, for 40 s; the busiest node is killed with SIGKILL at 20 s
+
+--via library (the default) runs each node as a chime scheduler on the store,
+as a Go service embedding the library does. --via server runs each node as
+the real chime server (package server, the code chime server runs, with its
+default settings, listening on a free local port), whose scheduler fires
+through the server's store and records every execution in its history: the
+product path. Its nodes take no table prefix, so the run
+creates a PostgreSQL schema, a MySQL database or an SQLite file of its own,
+and removes it at the end.
+
+The command exits with status 1 when a firing ran twice or was missed. See
+docs/performance.md.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if databaseURL == "" {
+				return errors.New("bench: --database-url is required")
+			}
+			w, err := bench.Lookup(workload, scale, rate)
+			if err != nil {
+				return err
+			}
+			if cpuProfile && dir == "" {
+				return errors.New("bench: --cpu-profile needs --dir, where the profiles go")
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("bench: finding this program to start nodes: %w", err)
+			}
+			logOut := io.Discard
+			if verbose {
+				logOut = cmd.ErrOrStderr()
+			}
+			switch via {
+			case bench.ViaLibrary, bench.ViaServer:
+			default:
+				return fmt.Errorf("bench: --via %q: want %s or %s", via, bench.ViaLibrary, bench.ViaServer)
+			}
+			rep, err := bench.Run(cmd.Context(), bench.Options{
+				Workload:    w,
+				Nodes:       nodes,
+				DatabaseURL: databaseURL,
+				Via:         via,
+				Executable:  exe,
+				Workers:     workers,
+				CheckIn:     checkIn,
+				DeadAfter:   deadAfter,
+				WarmUp:      warmUp,
+				Dir:         dir,
+				CPUProfile:  cpuProfile,
+				CountSQL:    countSQL,
+				Seed:        seed,
+				Logger:      slog.New(slog.NewTextHandler(logOut, nil)),
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), rep.Result.String())
+			if verbose || countSQL {
+				printDiagnostics(cmd.ErrOrStderr(), rep)
+			}
+			if !rep.Result.OK() {
+				return fmt.Errorf("bench %s: %d duplicated, %d missed and %d unexpected firings; first: %s",
+					w.Name, rep.Result.Duplicates, rep.Result.Misses, rep.Result.Unexpected, strings.Join(rep.Result.Problems, "; "))
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&workload, "workload", "", "workload: "+strings.Join(bench.Names, ", ")+" (required)")
+	f.IntVar(&nodes, "nodes", 0, "node processes (default 1; W3 runs on 2)")
+	f.StringVar(&databaseURL, "database-url", "", "sqlite:PATH, postgres://… or mysql://… (required)")
+	f.StringVar(&via, "via", bench.ViaLibrary, "what the nodes are: library (chime schedulers) or server (chime server processes)")
+	f.StringVar(&seed, "seed", bench.SeedBatch, "how the jobs are created before the run: batch (ScheduleJobs, 1,000 to a call) or single (one ScheduleJob each)")
+	f.Float64Var(&scale, "scale", 1, "multiplies the workload's trigger count K or R")
+	f.IntVar(&rate, "rate", 0, "W2 only: triggers firing every second, instead of 1,000 (W2a) or 5,000 (W2b)")
+	f.IntVar(&workers, "workers", 10, "workers of each node")
+	f.DurationVar(&checkIn, "check-in", 0, "nodes' check-in interval (default the scheduler's, 2s)")
+	f.DurationVar(&deadAfter, "dead-after", 0, "nodes' DeadAfter (default 3 × check-in)")
+	f.DurationVar(&warmUp, "warm-up", 5*time.Second, "time from all nodes ready to the first fire")
+	f.StringVar(&dir, "dir", "", "keep the nodes' fire logs, logs and profiles in this directory")
+	f.BoolVar(&cpuProfile, "cpu-profile", false, "write each node's CPU profile to --dir (--via library)")
+	f.BoolVar(&countSQL, "count-sql", false, "count the statements the nodes send (PostgreSQL, --via library) and print them per firing")
+	f.BoolVarP(&verbose, "verbose", "v", false, "log progress and print diagnostics on standard error")
+	cmd.AddCommand(newNodeCmd(), newServerNodeCmd())
+	return cmd
+}
+
+// printDiagnostics writes what the run observed besides its result line.
+func printDiagnostics(w io.Writer, rep *bench.Report) {
+	fires := max(rep.Result.Fires, 1)
+	fmt.Fprintf(w, "seeded in %s; nodes ready %s before the first fire; load average %s before, %s after\n",
+		rep.Seeded.Round(time.Millisecond), rep.Gap.Round(time.Millisecond), rep.LoadBefore, rep.LoadAfter)
+	if rep.Result.Killed != "" {
+		fmt.Fprintf(w, "killed %s with %d long jobs running; %d recovery re-runs\n", rep.Result.Killed, rep.Result.Interrupted, rep.Result.Reruns)
+	}
+	if len(rep.Waits) > 0 {
+		keys := make([]string, 0, len(rep.Waits))
+		for k := range rep.Waits {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b string) int { return cmp.Or(rep.Waits[b]-rep.Waits[a], strings.Compare(a, b)) })
+		var b strings.Builder
+		for _, k := range keys {
+			fmt.Fprintf(&b, " %s=%d", k, rep.Waits[k])
+		}
+		fmt.Fprintf(w, "active sessions sampled every 100ms, by wait event:%s\n", b.String())
+	}
+	if total := rep.SQL.Total(); total > 0 {
+		perFiring := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(fires) }
+		fmt.Fprintf(w, "statements: %d, %.2f per firing, taking %.0fµs per firing as the nodes saw them; most frequent:\n",
+			total, float64(total)/float64(fires), perFiring(rep.SQL.TotalTime()))
+		for _, s := range rep.SQL.Top(15) {
+			fmt.Fprintf(w, "  %6.2f/firing %6.1fµs/firing  %.100s\n", float64(s.Count)/float64(fires), perFiring(s.Time), s.Text)
+		}
+	}
+	if rep.Dir != "" {
+		fmt.Fprintf(w, "nodes' files in %s\n", rep.Dir)
+	}
+}
+
+// newNodeCmd is `chime-bench node`, one node process of a --via library
+// run, started by chime-bench.
+func newNodeCmd() *cobra.Command {
+	var (
+		cfg      bench.NodeConfig
+		logLevel string
+	)
+	cmd := &cobra.Command{
+		Use:    bench.NodeCommand,
+		Short:  "Run one benchmark node, a chime scheduler (started by chime-bench)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := nodeLogger(cmd.ErrOrStderr(), logLevel)
+			if err != nil {
+				return err
+			}
+			return bench.RunNode(cmd.Context(), cfg, cmd.OutOrStdout(), log)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.DatabaseURL, "database-url", "", "the store's URL")
+	f.StringVar(&cfg.TablePrefix, "table-prefix", "", "the run's table prefix")
+	f.StringVar(&cfg.NodeID, "node-id", "", "the node's ID")
+	f.StringVar(&cfg.Out, "out", "", "the fire log the jobs append to")
+	f.IntVar(&cfg.Workers, "workers", 10, "workers")
+	f.DurationVar(&cfg.CheckIn, "check-in", 0, "check-in interval")
+	f.DurationVar(&cfg.DeadAfter, "dead-after", 0, "DeadAfter")
+	f.StringVar(&cfg.CPUProfile, "cpu-profile", "", "write a CPU profile to this file")
+	f.BoolVar(&cfg.CountSQL, "count-sql", false, "count statements (PostgreSQL)")
+	f.StringVar(&logLevel, "log-level", "info", "log level")
+	return cmd
+}
+
+// newServerNodeCmd is `chime-bench server-node`, one node process of a
+// --via server run, started by chime-bench: package server with the
+// benchmark's job types (bench.RunServerNode).
+func newServerNodeCmd() *cobra.Command {
+	var (
+		cfg      bench.ServerNodeConfig
+		logLevel string
+	)
+	cmd := &cobra.Command{
+		Use:    bench.ServerNodeCommand,
+		Short:  "Run one benchmark node, a chime server (started by chime-bench --via server)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := nodeLogger(cmd.ErrOrStderr(), logLevel)
+			if err != nil {
+				return err
+			}
+			return bench.RunServerNode(cmd.Context(), cfg, cmd.OutOrStdout(), log)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.DatabaseURL, "database-url", "", "the server's database URL")
+	f.StringVar(&cfg.NodeID, "node-id", "", "the node's ID")
+	f.StringVar(&cfg.Out, "out", "", "the fire log the jobs append to")
+	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "address of the server's HTTP API")
+	f.IntVar(&cfg.Workers, "workers", 10, "workers")
+	f.DurationVar(&cfg.CheckIn, "check-in", 0, "check-in interval")
+	f.DurationVar(&cfg.DeadAfter, "dead-after", 0, "DeadAfter")
+	f.StringVar(&logLevel, "log-level", "info", "log level")
+	return cmd
+}
+
+// nodeLogger returns a node's logger, writing text to w at level.
+func nodeLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}

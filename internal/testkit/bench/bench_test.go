@@ -1,0 +1,166 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/nodeproc"
+)
+
+// benchBinary is the chime-bench command, built once (without -race) into
+// a directory TestMain removes; its hidden subcommands node and
+// server-node run the nodes.
+var benchBinary *nodeproc.Binary
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "chime-bench-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	benchBinary = nodeproc.NewBinary("github.com/chime-scheduler/chime/cmd/chime-bench", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func executable(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	path, err := benchBinary.Path(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestWorkloadsFireEachFiringExactlyOnce runs W1, W2 and W3, cut down to
+// seconds, through node processes on every database, and checks that no
+// firing ran twice or was missed. It asserts nothing about timing; it logs
+// each result line.
+func TestWorkloadsFireEachFiringExactlyOnce(t *testing.T) {
+	t.Parallel()
+	w3 := Failover(20, 4, 8*time.Second, 4*time.Second, 2*time.Second)
+	runs := []struct {
+		w     Workload
+		nodes int
+		seed  string
+	}{
+		{Burst("W1", 300, time.Second), 2, SeedBatch},
+		{Steady("W2", 50, 6*time.Second, time.Second), 2, SeedSingle},
+		{w3, 2, ""},
+	}
+	for _, db := range dbtest.Databases() {
+		t.Run(db.Name, func(t *testing.T) {
+			t.Parallel()
+			url := db.URL(t)
+			exe := executable(t)
+			for _, r := range runs {
+				t.Run(r.w.Name, func(t *testing.T) {
+					w := r.w
+					// A missing firing fails the test within half a minute
+					// rather than two.
+					w.Grace = 30 * time.Second
+					rep, err := Run(context.Background(), Options{
+						Workload:    w,
+						Nodes:       r.nodes,
+						DatabaseURL: url,
+						Executable:  exe,
+						Seed:        r.seed,
+						// Short leases, so that the killed node's jobs are
+						// recovered within seconds.
+						CheckIn:   500 * time.Millisecond,
+						DeadAfter: 1500 * time.Millisecond,
+						WarmUp:    time.Second,
+						Logger:    testLogger(t),
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					res := rep.Result
+					t.Logf("%s: %s", db.Name, res)
+					if !res.OK() {
+						t.Errorf("%d duplicated, %d missed, %d unexpected firings: %v", res.Duplicates, res.Misses, res.Unexpected, res.Problems)
+					}
+					if res.Created != w.Triggers() {
+						t.Errorf("the result says %d jobs were created, want %d (one per trigger)", res.Created, w.Triggers())
+					}
+					if w.KillAt > 0 && res.Interrupted == 0 {
+						t.Errorf("the killed node %s ran no long job: recovery was not exercised", res.Killed)
+					}
+				})
+			}
+		})
+	}
+}
+
+// testLogger logs the run's progress through t.
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}
+
+// TestServerPathFiresEachFiringExactlyOnce runs a burst and the failover
+// workload, cut down to seconds, through node processes running package
+// server (Via server) on every database, and checks that no firing ran twice or
+// was missed and that the run's namespace is gone afterwards. It asserts
+// nothing about timing; it logs each result line.
+func TestServerPathFiresEachFiringExactlyOnce(t *testing.T) {
+	t.Parallel()
+	runs := []Workload{
+		Burst("W1", 200, time.Second),
+		Failover(20, 4, 8*time.Second, 4*time.Second, 2*time.Second),
+	}
+	for _, db := range dbtest.Databases() {
+		t.Run(db.Name, func(t *testing.T) {
+			t.Parallel()
+			url := db.URL(t)
+			exe := executable(t)
+			for _, w := range runs {
+				t.Run(w.Name, func(t *testing.T) {
+					w.Grace = 30 * time.Second
+					dir := t.TempDir()
+					rep, err := Run(context.Background(), Options{
+						Workload:    w,
+						Nodes:       2,
+						DatabaseURL: url,
+						Via:         ViaServer,
+						Executable:  exe,
+						CheckIn:     500 * time.Millisecond,
+						DeadAfter:   1500 * time.Millisecond,
+						WarmUp:      time.Second,
+						Dir:         dir,
+						Logger:      testLogger(t),
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					res := rep.Result
+					t.Logf("%s via server: %s", db.Name, res)
+					if !res.OK() {
+						t.Errorf("%d duplicated, %d missed, %d unexpected firings: %v", res.Duplicates, res.Misses, res.Unexpected, res.Problems)
+					}
+					if w.KillAt > 0 && res.Interrupted == 0 {
+						t.Errorf("the killed node %s ran no long job: recovery was not exercised", res.Killed)
+					}
+					if dbs, _ := filepath.Glob(filepath.Join(dir, "*.db")); db.Name == "SQLite" && len(dbs) != 0 {
+						t.Errorf("the run's SQLite files are left behind: %v", dbs)
+					}
+				})
+			}
+		})
+	}
+}
