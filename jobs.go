@@ -85,6 +85,13 @@ const (
 // Listeners hear of the write once it is stored: EventJobAdded, then
 // EventJobUnscheduled for each deleted trigger, EventJobScheduled for each
 // stored one, and EventJobPaused or EventJobResumed.
+//
+// An invalid argument is a *ValidationError whose path names it from the
+// arguments: "JobDetail.Timeout", "triggers[2].Schedule.expression" for a
+// schedule's field, "triggers[2].Schedule" for a trigger that would never
+// fire (it also matches ErrWillNeverFire) and "triggers[2].CalendarName"
+// for a calendar that does not exist (it also matches
+// ErrCalendarNotFound).
 func (s *Scheduler) ScheduleJob(ctx context.Context, job JobDetail, triggers []Trigger, opts *ScheduleJobOptions) error {
 	var o ScheduleJobOptions
 	if opts != nil {
