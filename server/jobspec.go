@@ -376,6 +376,9 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 			return nil, err
 		}
 		w.warnings = append(w.warnings, warnings...)
+		// The scheduler refuses two triggers with one key too, but a PUT
+		// hands it only the triggers that changed, so it cannot see a
+		// name given twice when one of them is stored already.
 		if first, dup := names[t.Key.Name]; dup {
 			return nil, invalidf(fmt.Sprintf("triggers[%d].name", i), "%q is also the name of triggers[%d]", t.Key.Name, first)
 		}
