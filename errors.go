@@ -2,6 +2,8 @@ package chime
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 
 	"github.com/chime-scheduler/chime/internal/engine"
 	"github.com/chime-scheduler/chime/store"
@@ -50,14 +52,23 @@ var (
 	ErrTimeout = errors.New("chime: job timed out")
 )
 
-// ValidationError reports an invalid argument; Field names it.
+// ValidationError reports an invalid argument. Field is the path from
+// the argument to the offending value: field names joined by dots, with
+// list indexes in brackets, as in "triggers[2].Schedule.expression".
+// Names are Go field names down to a schedule, whose fields have the
+// names of package schedule (its JSON names). Each step of validation
+// that descends into a value places the errors it gets under its own
+// step with Under, so no caller rewrites a path; Steps returns the path
+// step by step for callers that translate it, such as an API naming its
+// own fields.
 type ValidationError struct {
 	Field  string
 	Reason string
 	Err    error
 }
 
-// Error returns "chime: <field>: <reason>".
+// Error returns "chime: <field>: <reason>", followed by the underlying
+// error when there is one.
 func (e *ValidationError) Error() string {
 	msg := "chime: " + e.Field + ": " + e.Reason
 	if e.Err != nil {
@@ -68,3 +79,76 @@ func (e *ValidationError) Error() string {
 
 // Unwrap returns the underlying error.
 func (e *ValidationError) Unwrap() error { return e.Err }
+
+// Problem returns what is wrong without the path: the reason, followed by
+// the underlying error when there is one.
+func (e *ValidationError) Problem() string {
+	if e.Err != nil {
+		return e.Reason + ": " + e.Err.Error()
+	}
+	return e.Reason
+}
+
+// Under returns a copy of e whose path starts with parent, a field path
+// such as "JobDetail" or "triggers[2]": e's own path goes after it.
+func (e *ValidationError) Under(parent string) *ValidationError {
+	c := *e
+	switch {
+	case parent == "":
+	case c.Field == "":
+		c.Field = parent
+	case strings.HasPrefix(c.Field, "["):
+		c.Field = parent + c.Field
+	default:
+		c.Field = parent + "." + c.Field
+	}
+	return &c
+}
+
+// underIndex is Under for the i-th element of the list named list.
+func (e *ValidationError) underIndex(list string, i int) *ValidationError {
+	return e.Under(list + "[" + strconv.Itoa(i) + "]")
+}
+
+// PathStep is one step of a ValidationError's path: a field's name, or,
+// when IsIndex is set, an index into a list.
+type PathStep struct {
+	Name    string
+	Index   int
+	IsIndex bool
+}
+
+// Steps returns e's path step by step: "triggers[2].Priority" is the
+// name "triggers", the index 2 and the name "Priority".
+func (e *ValidationError) Steps() []PathStep {
+	var steps []PathStep
+	for part := range strings.SplitSeq(e.Field, ".") {
+		name, rest, _ := strings.Cut(part, "[")
+		if name != "" {
+			steps = append(steps, PathStep{Name: name})
+		}
+		for rest != "" {
+			var idx string
+			idx, rest, _ = strings.Cut(rest, "]")
+			rest = strings.TrimPrefix(rest, "[")
+			n, err := strconv.Atoi(idx)
+			if err != nil {
+				// Not an index chime made: keep the text as a name.
+				steps = append(steps, PathStep{Name: "[" + idx + "]"})
+				continue
+			}
+			steps = append(steps, PathStep{Index: n, IsIndex: true})
+		}
+	}
+	return steps
+}
+
+// placed returns err placed under parent when it is a *ValidationError,
+// and err itself otherwise.
+func placed(parent string, err error) error {
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		return ve.Under(parent)
+	}
+	return err
+}

@@ -28,7 +28,7 @@ func (s *Scheduler) AddJob(ctx context.Context, job JobDetail, opts *AddJobOptio
 	}
 	rec, err := s.jobRecord(job)
 	if err != nil {
-		return err
+		return placed("JobDetail", err)
 	}
 	p := &store.JobUpsertParams{Job: rec}
 	if opts != nil {
@@ -85,15 +85,19 @@ const (
 // Listeners hear of the write once it is stored: EventJobAdded, then
 // EventJobUnscheduled for each deleted trigger, EventJobScheduled for each
 // stored one, and EventJobPaused or EventJobResumed.
+//
+// An invalid argument is a *ValidationError whose path names it from the
+// arguments: "JobDetail.Timeout", "triggers[2].Schedule.expression" for a
+// schedule's field, "triggers[2].Schedule" for a trigger that would never
+// fire (it also matches ErrWillNeverFire) and "triggers[2].CalendarName"
+// for a calendar that does not exist (it also matches
+// ErrCalendarNotFound).
 func (s *Scheduler) ScheduleJob(ctx context.Context, job JobDetail, triggers []Trigger, opts *ScheduleJobOptions) error {
-	if len(triggers) == 0 && !job.Durable {
-		return &ValidationError{Field: "triggers", Reason: "a non-durable job needs at least one trigger"}
-	}
 	var o ScheduleJobOptions
 	if opts != nil {
 		o = *opts
 	}
-	rec, err := s.jobRecord(job)
+	rec, trecs, err := s.jobWithTriggers(ctx, "JobDetail", job, triggers)
 	if err != nil {
 		return err
 	}
@@ -101,25 +105,7 @@ func (s *Scheduler) ScheduleJob(ctx context.Context, job JobDetail, triggers []T
 		Job:       rec,
 		Replace:   o.Replace,
 		IfVersion: o.IfVersion,
-		Triggers:  make([]store.TriggerRecord, 0, len(triggers)),
-	}
-	seen := make(map[store.Key]int, len(triggers))
-	for i, t := range triggers {
-		if t.JobKey == (JobKey{}) {
-			t.JobKey = job.Key
-		}
-		if t.JobKey.normalized() != job.Key.normalized() {
-			return &ValidationError{Field: fmt.Sprintf("triggers[%d].JobKey", i), Reason: fmt.Sprintf("%s is not the job's key %s", t.JobKey.normalized(), job.Key.normalized())}
-		}
-		trec, err := s.triggerRecord(ctx, t)
-		if err != nil {
-			return err
-		}
-		if first, dup := seen[trec.Key]; dup {
-			return &ValidationError{Field: fmt.Sprintf("triggers[%d].Key", i), Reason: fmt.Sprintf("%s is also the key of triggers[%d]", trec.Key, first)}
-		}
-		seen[trec.Key] = i
-		p.Triggers = append(p.Triggers, trec)
+		Triggers:  trecs,
 	}
 	for i, k := range o.Unschedule {
 		if err := checkKey(fmt.Sprintf("ScheduleJobOptions.Unschedule[%d]", i), k.store()); err != nil {

@@ -136,23 +136,23 @@ func TestValuesBeyondTheLimitsAreRefusedNamingTheField(t *testing.T) {
 		{"job name not UTF-8", job(func(j *chime.JobDetail) { j.Key.Name = "a\xffb" }), nil, "JobDetail.Key.Name"},
 		{"job type too long", job(func(j *chime.JobDetail) { j.Type = tooLong }), nil, "JobDetail.Type"},
 		{"description with NUL", job(func(j *chime.JobDetail) { j.Description = "a\x00b" }), nil, "JobDetail.Description"},
-		{"trigger name too long", job(keep), []chime.Trigger{simple("ok"), simple(tooLong)}, "Trigger.Key.Name"},
-		{"trigger group with NUL", job(keep), []chime.Trigger{with(func(tr *chime.Trigger) { tr.Key.Group = "g\x00" })}, "Trigger.Key.Group"},
-		{"trigger description not UTF-8", job(keep), []chime.Trigger{with(func(tr *chime.Trigger) { tr.Description = "\xc3" })}, "Trigger.Description"},
-		{"calendar name too long", job(keep), []chime.Trigger{with(func(tr *chime.Trigger) { tr.CalendarName = tooLong })}, "Trigger.CalendarName"},
+		{"trigger name too long", job(keep), []chime.Trigger{simple("ok"), simple(tooLong)}, "triggers[1].Key.Name"},
+		{"trigger group with NUL", job(keep), []chime.Trigger{with(func(tr *chime.Trigger) { tr.Key.Group = "g\x00" })}, "triggers[0].Key.Group"},
+		{"trigger description not UTF-8", job(keep), []chime.Trigger{with(func(tr *chime.Trigger) { tr.Description = "\xc3" })}, "triggers[0].Description"},
+		{"calendar name too long", job(keep), []chime.Trigger{with(func(tr *chime.Trigger) { tr.CalendarName = tooLong })}, "triggers[0].CalendarName"},
 		{"end time in 9999", job(keep), []chime.Trigger{simple("ok"), with(func(tr *chime.Trigger) {
 			tr.EndTime = time.Date(9999, time.December, 31, 0, 0, 0, 0, time.UTC)
-		})}, "Trigger.EndTime"},
+		})}, "triggers[1].EndTime"},
 		{"start time after the latest instant", job(keep), []chime.Trigger{with(func(tr *chime.Trigger) {
 			tr.StartTime = chime.LatestTime().Add(time.Nanosecond)
-		})}, "Trigger.StartTime"},
+		})}, "triggers[0].StartTime"},
 		{"start time before the earliest instant", job(keep), []chime.Trigger{with(func(tr *chime.Trigger) {
 			tr.StartTime = chime.EarliestTime().Add(-time.Nanosecond)
-		})}, "Trigger.StartTime"},
+		})}, "triggers[0].StartTime"},
 		{"first fire time before the earliest instant", job(keep), []chime.Trigger{with(func(tr *chime.Trigger) {
 			tr.StartTime = chime.EarliestTime() // a simple schedule first fires at its start cut to the millisecond
-		})}, "Trigger.Schedule"},
-		{"priority beyond 32 bits", job(keep), []chime.Trigger{with(func(tr *chime.Trigger) { tr.Priority = chime.MinPriority - 1 })}, "Trigger.Priority"},
+		})}, "triggers[0].StartTime"},
+		{"priority beyond 32 bits", job(keep), []chime.Trigger{with(func(tr *chime.Trigger) { tr.Priority = chime.MinPriority - 1 })}, "triggers[0].Priority"},
 	}
 	for name, newStore := range limitStores() {
 		t.Run(name, func(t *testing.T) {

@@ -4,38 +4,42 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/chime-scheduler/chime/internal/engine"
 	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/store"
 )
 
+// jobRecord validates job for the store. Its *ValidationError names a
+// field of the job ("Key.Name"); the caller places it.
 func (s *Scheduler) jobRecord(job JobDetail) (store.JobRecord, error) {
 	key := job.Key.normalized()
 	if key.Name == "" {
-		return store.JobRecord{}, &ValidationError{Field: "JobDetail.Key.Name", Reason: "must not be empty"}
+		return store.JobRecord{}, &ValidationError{Field: "Key.Name", Reason: "must not be empty"}
 	}
 	if job.Type == "" {
-		return store.JobRecord{}, &ValidationError{Field: "JobDetail.Type", Reason: "must name a registered job type"}
+		return store.JobRecord{}, &ValidationError{Field: "Type", Reason: "must name a registered job type"}
 	}
 	if job.Timeout < 0 {
-		return store.JobRecord{}, &ValidationError{Field: "JobDetail.Timeout", Reason: "must not be negative"}
+		return store.JobRecord{}, &ValidationError{Field: "Timeout", Reason: "must not be negative"}
 	}
-	if err := checkKey("JobDetail.Key", key.store()); err != nil {
+	if err := checkKey("Key", key.store()); err != nil {
 		return store.JobRecord{}, err
 	}
-	if err := checkText("JobDetail.Type", job.Type, MaxKeyLength); err != nil {
+	if err := checkText("Type", job.Type, MaxKeyLength); err != nil {
 		return store.JobRecord{}, err
 	}
-	if err := checkText("JobDetail.Description", job.Description, 0); err != nil {
+	if err := checkText("Description", job.Description, 0); err != nil {
 		return store.JobRecord{}, err
 	}
-	data, err := s.encodeData("JobDetail.Data", job.Data)
+	data, err := s.encodeData("Data", job.Data)
 	if err != nil {
 		return store.JobRecord{}, err
 	}
-	meta, err := s.encodeMetadata("JobDetail.Metadata", job.Metadata)
+	meta, err := s.encodeMetadata("Metadata", job.Metadata)
 	if err != nil {
 		return store.JobRecord{}, err
 	}
@@ -81,30 +85,32 @@ func (s *Scheduler) encodeData(field string, d JobData) ([]byte, error) {
 	return data, nil
 }
 
-// triggerRecord validates t and computes its first fire time.
+// triggerRecord validates t and computes its first fire time. Its
+// *ValidationError names a field of the trigger ("Priority",
+// "Schedule.expression"); the caller places it.
 func (s *Scheduler) triggerRecord(ctx context.Context, t Trigger) (store.TriggerRecord, error) {
 	key := t.Key.normalized()
 	if key.Name == "" {
-		return store.TriggerRecord{}, &ValidationError{Field: "Trigger.Key.Name", Reason: "must not be empty"}
+		return store.TriggerRecord{}, &ValidationError{Field: "Key.Name", Reason: "must not be empty"}
 	}
 	jobKey := t.JobKey.normalized()
 	if jobKey.Name == "" {
-		return store.TriggerRecord{}, &ValidationError{Field: "Trigger.JobKey.Name", Reason: "must not be empty"}
+		return store.TriggerRecord{}, &ValidationError{Field: "JobKey.Name", Reason: "must not be empty"}
 	}
 	if t.Schedule == nil {
-		return store.TriggerRecord{}, &ValidationError{Field: "Trigger.Schedule", Reason: "must not be nil"}
+		return store.TriggerRecord{}, &ValidationError{Field: "Schedule", Reason: "must not be nil"}
 	}
 	if t.Priority < MinPriority || t.Priority > MaxPriority {
-		return store.TriggerRecord{}, &ValidationError{Field: "Trigger.Priority",
+		return store.TriggerRecord{}, &ValidationError{Field: "Priority",
 			Reason: fmt.Sprintf("%d is out of range %d to %d", t.Priority, MinPriority, MaxPriority)}
 	}
 	for _, err := range []error{
-		checkKey("Trigger.Key", key.store()),
-		checkKey("Trigger.JobKey", jobKey.store()),
-		checkText("Trigger.Description", t.Description, 0),
-		checkText("Trigger.CalendarName", t.CalendarName, MaxKeyLength),
-		checkInstant("Trigger.StartTime", t.StartTime),
-		checkInstant("Trigger.EndTime", t.EndTime),
+		checkKey("Key", key.store()),
+		checkKey("JobKey", jobKey.store()),
+		checkText("Description", t.Description, 0),
+		checkText("CalendarName", t.CalendarName, MaxKeyLength),
+		checkInstant("StartTime", t.StartTime),
+		checkInstant("EndTime", t.EndTime),
 	} {
 		if err != nil {
 			return store.TriggerRecord{}, err
@@ -118,10 +124,7 @@ func (s *Scheduler) triggerRecord(ctx context.Context, t Trigger) (store.Trigger
 		}
 		start = now
 	}
-	if !t.EndTime.IsZero() && t.EndTime.Before(start) {
-		return store.TriggerRecord{}, &ValidationError{Field: "Trigger.EndTime", Reason: "is before StartTime"}
-	}
-	data, err := s.encodeData("Trigger.Data", t.Data)
+	data, err := s.encodeData("Data", t.Data)
 	if err != nil {
 		return store.TriggerRecord{}, err
 	}
@@ -129,7 +132,7 @@ func (s *Scheduler) triggerRecord(ctx context.Context, t Trigger) (store.Trigger
 	if err != nil {
 		return store.TriggerRecord{}, err
 	}
-	meta, err := s.encodeMetadata("Trigger.Metadata", t.Metadata)
+	meta, err := s.encodeMetadata("Metadata", t.Metadata)
 	if err != nil {
 		return store.TriggerRecord{}, err
 	}
@@ -139,25 +142,33 @@ func (s *Scheduler) triggerRecord(ctx context.Context, t Trigger) (store.Trigger
 		EndTime:            t.EndTime,
 		MisfireInstruction: t.MisfireInstruction,
 	}
-	if err := tr.Validate(); err != nil {
-		return store.TriggerRecord{}, &ValidationError{Field: "Trigger", Reason: "invalid", Err: err}
+	if err := timingErr(t.Schedule.Validate(), true); err != nil {
+		return store.TriggerRecord{}, err
+	}
+	if err := timingErr(tr.Validate(), false); err != nil {
+		return store.TriggerRecord{}, err
 	}
 	var cal schedule.Calendar
 	if t.CalendarName != "" {
 		c, err := s.loadCalendar(ctx, t.CalendarName)
-		if err != nil {
-			return store.TriggerRecord{}, &ValidationError{Field: "Trigger.CalendarName", Reason: fmt.Sprintf("calendar %q", t.CalendarName), Err: err}
+		switch {
+		case errors.Is(err, ErrCalendarNotFound):
+			return store.TriggerRecord{}, &ValidationError{Field: "CalendarName", Reason: fmt.Sprintf("no calendar is named %q", t.CalendarName), Err: err}
+		case err != nil:
+			return store.TriggerRecord{}, fmt.Errorf("chime: trigger %s: %w", key, err)
 		}
 		cal = c
 	}
 	first := tr.ComputeFirstFireTime(cal)
 	if first.IsZero() {
-		return store.TriggerRecord{}, fmt.Errorf("chime: trigger %s: %w", key, ErrWillNeverFire)
+		return store.TriggerRecord{}, &ValidationError{Field: "Schedule", Err: ErrWillNeverFire,
+			Reason: fmt.Sprintf("never fires after %s (within its end time and calendar)", start.Format(time.RFC3339Nano))}
 	}
-	if err := checkInstant("Trigger.Schedule", first); err != nil {
+	if first.Before(EarliestTime()) {
 		// Schedules fire before the year 2200, but the first fire time of
 		// a start at EarliestTime, cut to the millisecond, comes before it.
-		return store.TriggerRecord{}, err
+		return store.TriggerRecord{}, &ValidationError{Field: "StartTime", Reason: fmt.Sprintf("%s first fires at %s, before %s, the earliest instant stores keep",
+			start.Format(time.RFC3339Nano), first.Format(time.RFC3339Nano), EarliestTime().Format(time.RFC3339Nano))}
 	}
 	rec := store.TriggerRecord{
 		Key:          key.store(),
@@ -170,9 +181,36 @@ func (s *Scheduler) triggerRecord(ctx context.Context, t Trigger) (store.Trigger
 		Meta:         meta,
 	}
 	if err := engine.SetTiming(&rec, tr); err != nil {
-		return store.TriggerRecord{}, &ValidationError{Field: "Trigger.Schedule", Reason: "cannot be stored", Err: err}
+		return store.TriggerRecord{}, &ValidationError{Field: "Schedule", Reason: "cannot be stored", Err: err}
 	}
 	return rec, nil
+}
+
+// timingErr translates an error of package schedule about a trigger's
+// timing into a *ValidationError naming the trigger's field: inSchedule
+// says the error is the schedule's own (Schedule.Validate), whose fields
+// go under "Schedule"; otherwise it is schedule.Trigger.Validate's, which
+// names fields of the trigger.
+func timingErr(err error, inSchedule bool) error {
+	var se *schedule.ValidationError
+	if err == nil || !errors.As(err, &se) {
+		return err
+	}
+	ve := &ValidationError{Field: se.Field, Reason: se.Reason, Err: se.Err}
+	if inSchedule {
+		return ve.Under("Schedule")
+	}
+	switch se.Field {
+	case "schedule":
+		ve.Field = "Schedule"
+	case "start_time":
+		ve.Field = "StartTime"
+	case "end_time":
+		ve.Field = "EndTime"
+	case "misfire_instruction":
+		ve.Field = "MisfireInstruction"
+	}
+	return ve
 }
 
 func jobDetailOf(rec *store.JobRecord) (*JobDetail, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/chime-scheduler/chime/store"
 )
@@ -52,9 +51,13 @@ func (s *Scheduler) ScheduleJobs(ctx context.Context, jobs []JobToSchedule) erro
 	triggerIndex := make(map[store.Key]int, len(jobs))
 	for i, e := range jobs {
 		field := fmt.Sprintf("jobs[%d]", i)
-		rec, triggers, err := s.jobWithTriggers(ctx, e.Job, e.Triggers)
+		rec, triggers, err := s.jobWithTriggers(ctx, "Job", e.Job, e.Triggers)
 		if err != nil {
-			return elementError(field, "JobDetail", "Job", err)
+			var ve *ValidationError
+			if errors.As(err, &ve) {
+				return ve.underIndex("jobs", i)
+			}
+			return fmt.Errorf("chime: %s: %w", field, err)
 		}
 		if first, dup := jobIndex[rec.Key]; dup {
 			return &ValidationError{Field: field + ".Job.Key", Reason: fmt.Sprintf("%s is also the key of jobs[%d]", rec.Key, first)}
@@ -98,58 +101,52 @@ func (s *Scheduler) ScheduleJobs(ctx context.Context, jobs []JobToSchedule) erro
 	return nil
 }
 
-// elementError places err, about one element of a list, at field: a
-// *ValidationError's field goes after it, with the type name it starts
-// with (such as "JobDetail" or "Trigger") replaced by as; anything else
-// is wrapped.
-func elementError(field, typeName, as string, err error) error {
-	var ve *ValidationError
-	if !errors.As(err, &ve) {
-		return fmt.Errorf("chime: %s: %w", field, err)
-	}
-	sub := ve.Field
-	if rest, ok := strings.CutPrefix(sub, typeName+"."); ok {
-		sub = as + "." + rest
-	}
-	return &ValidationError{Field: field + "." + sub, Reason: ve.Reason, Err: ve.Err}
-}
-
 // jobWithTriggers validates a job and its triggers as ScheduleJob does
 // and returns their records: a job that is not durable needs a trigger,
 // each trigger is of the job (an empty JobKey says so) and has a key of
-// its own. A *ValidationError about a trigger names it as triggers[i].
-func (s *Scheduler) jobWithTriggers(ctx context.Context, job JobDetail, triggers []Trigger) (store.JobRecord, []store.TriggerRecord, error) {
+// its own. A *ValidationError about the job is placed under jobField,
+// one about a trigger under triggers[i].
+func (s *Scheduler) jobWithTriggers(ctx context.Context, jobField string, job JobDetail, triggers []Trigger) (store.JobRecord, []store.TriggerRecord, error) {
 	if len(triggers) == 0 && !job.Durable {
 		return store.JobRecord{}, nil, &ValidationError{Field: "triggers", Reason: "a non-durable job needs at least one trigger"}
 	}
 	rec, err := s.jobRecord(job)
 	if err != nil {
-		return store.JobRecord{}, nil, err
+		return store.JobRecord{}, nil, placed(jobField, err)
 	}
 	recs := make([]store.TriggerRecord, 0, len(triggers))
 	seen := make(map[store.Key]int, len(triggers))
 	for i, t := range triggers {
-		if t.JobKey == (JobKey{}) {
-			t.JobKey = job.Key
-		}
-		if t.JobKey.normalized() != job.Key.normalized() {
-			return store.JobRecord{}, nil, &ValidationError{Field: fmt.Sprintf("triggers[%d].JobKey", i), Reason: fmt.Sprintf("%s is not the job's key %s", t.JobKey.normalized(), job.Key.normalized())}
-		}
-		trec, err := s.triggerRecord(ctx, t)
+		trec, err := s.jobTrigger(ctx, job.Key, t, seen)
 		if err != nil {
 			var ve *ValidationError
 			if errors.As(err, &ve) {
-				if rest, ok := strings.CutPrefix(ve.Field, "Trigger."); ok {
-					return store.JobRecord{}, nil, &ValidationError{Field: fmt.Sprintf("triggers[%d].%s", i, rest), Reason: ve.Reason, Err: ve.Err}
-				}
+				return store.JobRecord{}, nil, ve.underIndex("triggers", i)
 			}
 			return store.JobRecord{}, nil, err
-		}
-		if first, dup := seen[trec.Key]; dup {
-			return store.JobRecord{}, nil, &ValidationError{Field: fmt.Sprintf("triggers[%d].Key", i), Reason: fmt.Sprintf("%s is also the key of triggers[%d]", trec.Key, first)}
 		}
 		seen[trec.Key] = i
 		recs = append(recs, trec)
 	}
 	return rec, recs, nil
+}
+
+// jobTrigger validates t, a trigger of the job with key job, whose key
+// must not be one of seen (the keys of the job's other triggers, with
+// their indexes). A *ValidationError names a field of the trigger.
+func (s *Scheduler) jobTrigger(ctx context.Context, job JobKey, t Trigger, seen map[store.Key]int) (store.TriggerRecord, error) {
+	if t.JobKey == (JobKey{}) {
+		t.JobKey = job
+	}
+	if t.JobKey.normalized() != job.normalized() {
+		return store.TriggerRecord{}, &ValidationError{Field: "JobKey", Reason: fmt.Sprintf("%s is not the job's key %s", t.JobKey.normalized(), job.normalized())}
+	}
+	trec, err := s.triggerRecord(ctx, t)
+	if err != nil {
+		return store.TriggerRecord{}, err
+	}
+	if first, dup := seen[trec.Key]; dup {
+		return store.TriggerRecord{}, &ValidationError{Field: "Key", Reason: fmt.Sprintf("%s is also the key of triggers[%d]", trec.Key, first)}
+	}
+	return trec, nil
 }

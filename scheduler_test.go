@@ -873,7 +873,7 @@ func TestValidationErrorsNameTheField(t *testing.T) {
 		{"non-durable job alone", func() error { return s.AddJob(ctx, job("j"), nil) }, "JobDetail.Durable"},
 		{"trigger without schedule", func() error {
 			return s.ScheduleJob(ctx, job("j"), []chime.Trigger{{Key: chime.NewTriggerKey("", "t")}}, nil)
-		}, "Trigger.Schedule"},
+		}, "triggers[0].Schedule"},
 		{"data not JSON", func() error {
 			j := job("j")
 			j.Data = chime.JobData{"ch": make(chan int)}
@@ -888,12 +888,12 @@ func TestValidationErrorsNameTheField(t *testing.T) {
 			tr := trig("t", &schedule.Simple{})
 			tr.Data = chime.JobData{"blob": strings.Repeat("x", 1<<20)}
 			return s.ScheduleJob(ctx, job("j"), []chime.Trigger{tr}, nil)
-		}, "Trigger.Data"},
+		}, "triggers[0].Data"},
 		{"unknown calendar", func() error {
 			tr := trig("t", &schedule.Simple{})
 			tr.CalendarName = "nope"
 			return s.ScheduleJob(ctx, job("j"), []chime.Trigger{tr}, nil)
-		}, "Trigger.CalendarName"},
+		}, "triggers[0].CalendarName"},
 		{"job metadata not JSON", func() error {
 			j := job("j")
 			j.Metadata = json.RawMessage(`{"a":`)
@@ -903,17 +903,17 @@ func TestValidationErrorsNameTheField(t *testing.T) {
 			tr := trig("t", &schedule.Simple{})
 			tr.Metadata = json.RawMessage(`"` + strings.Repeat("x", 1<<20) + `"`)
 			return s.ScheduleJob(ctx, job("j"), []chime.Trigger{tr}, nil)
-		}, "Trigger.Metadata"},
+		}, "triggers[0].Metadata"},
 		{"unknown origin", func() error {
 			tr := trig("t", &schedule.Simple{})
 			tr.Origin = "cron"
 			return s.ScheduleJob(ctx, job("j"), []chime.Trigger{tr}, nil)
-		}, "Trigger.Origin"},
+		}, "triggers[0].Origin"},
 		{"priority beyond 32 bits", func() error {
 			ok, tooHigh := trig("t1", &schedule.Simple{}), trig("t2", &schedule.Simple{})
 			tooHigh.Priority = 1 << 31
 			return s.ScheduleJob(ctx, job("j"), []chime.Trigger{ok, tooHigh}, nil)
-		}, "Trigger.Priority"},
+		}, "triggers[1].Priority"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -94,7 +94,7 @@ func (o TriggerOrigin) validate() (TriggerOrigin, error) {
 	case OriginSchedule, OriginManual, OriginRetry, OriginBackfill:
 		return o, nil
 	}
-	return "", &ValidationError{Field: "Trigger.Origin", Reason: fmt.Sprintf("%q: want one of %v", string(o), TriggerOrigins())}
+	return "", &ValidationError{Field: "Origin", Reason: fmt.Sprintf("%q: want one of %v", string(o), TriggerOrigins())}
 }
 
 // originOf reads a stored origin; triggers stored before origins were

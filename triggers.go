@@ -14,7 +14,7 @@ import (
 func (s *Scheduler) Schedule(ctx context.Context, t Trigger) (time.Time, error) {
 	rec, err := s.triggerRecord(ctx, t)
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, placed("Trigger", err)
 	}
 	if err := s.store.TriggerInsert(ctx, &store.TriggerInsertParams{Trigger: rec}); err != nil {
 		return time.Time{}, fmt.Errorf("chime: schedule trigger %s: %w", rec.Key, err)
@@ -52,7 +52,7 @@ func (s *Scheduler) Reschedule(ctx context.Context, key TriggerKey, t Trigger) (
 	}
 	rec, err := s.triggerRecord(ctx, t)
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, placed("Trigger", err)
 	}
 	if rec.Key != old.Key {
 		if err := s.store.TriggerInsert(ctx, &store.TriggerInsertParams{Trigger: rec}); err != nil {

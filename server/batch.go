@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
@@ -26,8 +25,6 @@ func (s *Server) CreateJobs(ctx context.Context, actor string, jobs []api.Job) (
 	}
 	writes := make([]*jobWrite, len(jobs))
 	batch := make([]chime.JobToSchedule, len(jobs))
-	jobAt := make(map[chime.JobKey]int, len(jobs))
-	triggerAt := make(map[chime.TriggerKey]int, len(jobs))
 	for i, job := range jobs {
 		if job.Type == typeShell {
 			if err := s.checkShellWrite(ctx, chime.NewJobKey(job.Group, job.Name), typeShell, "creating"); err != nil {
@@ -37,18 +34,6 @@ func (s *Server) CreateJobs(ctx context.Context, actor string, jobs []api.Job) (
 		w, err := s.jobFromAPI(ctx, job)
 		if err != nil {
 			return nil, atJob(i, err)
-		}
-		key := w.detail.Key
-		if first, dup := jobAt[key]; dup {
-			return nil, invalidf(fmt.Sprintf("jobs[%d].name", i), "job %s/%s is also jobs[%d]", key.Group, key.Name, first)
-		}
-		jobAt[key] = i
-		for j, t := range w.triggers {
-			if first, dup := triggerAt[t.Key]; dup {
-				return nil, invalidf(fmt.Sprintf("jobs[%d].triggers[%d].name", i, j),
-					"trigger %s of group %s is also a trigger of jobs[%d]: triggers are named within their job's group", t.Key.Name, t.Key.Group, first)
-			}
-			triggerAt[t.Key] = i
 		}
 		writes[i] = w
 		batch[i] = chime.JobToSchedule{Job: w.detail, Triggers: w.triggers, Pause: w.pauseChange(false)}
@@ -80,22 +65,21 @@ func atJob(i int, err error) error {
 	return &placed
 }
 
-// batchErr translates an error of ScheduleJobs as schedulerErr does for
+// batchErr translates an error of ScheduleJobs as jobWriteErr does for
 // one job: the store names the taken key or missing calendar in the
-// message, and a ValidationError its element ("jobs[3]…"), which becomes
-// the field.
+// message, and a ValidationError the field of its element
+// ("jobs[3].triggers[0].priority").
 func batchErr(err error) error {
 	var ve *chime.ValidationError
 	switch {
+	case errors.As(err, &ve):
+		return jobInvalid(ve, nil)
 	case errors.Is(err, chime.ErrJobExists):
 		return httpjson.Errorf(api.CodeConflict, "jobs", "a job's key is taken; PUT a job to change it: %v", err)
 	case errors.Is(err, chime.ErrTriggerExists):
 		return httpjson.Errorf(api.CodeConflict, "jobs", "a trigger's key is taken: %v", err)
-	case errors.Is(err, chime.ErrCalendarNotFound), errors.Is(err, chime.ErrWillNeverFire):
+	case errors.Is(err, chime.ErrCalendarNotFound):
 		return httpjson.Errorf(api.CodeInvalidArgument, "jobs", "%v", err)
-	case errors.As(err, &ve):
-		field, _, _ := strings.Cut(ve.Field, ".")
-		return httpjson.Errorf(api.CodeInvalidArgument, field, "%v", err)
 	}
 	return err
 }

@@ -57,12 +57,22 @@ func schedulerErr(key chime.JobKey, err error) error {
 		return httpjson.Errorf(api.CodeConflict, "triggers", "a trigger of the job has the key of an existing trigger: %v", err)
 	case errors.Is(err, chime.ErrCalendarNotFound):
 		return httpjson.Errorf(api.CodeInvalidArgument, "triggers", "%v", err)
-	case errors.Is(err, chime.ErrWillNeverFire):
-		return httpjson.Errorf(api.CodeInvalidArgument, "triggers", "%v", err)
 	case errors.As(err, &ve):
 		return httpjson.Errorf(api.CodeInvalidArgument, "", "%v", err)
 	}
 	return err
+}
+
+// jobWriteErr translates the errors of the scheduler's ScheduleJob as
+// schedulerErr does, naming the field of a refused job or trigger as the
+// API's job object does; triggerAt maps the index of a trigger in the
+// write to its index in the request (nil: the same).
+func jobWriteErr(key chime.JobKey, err error, triggerAt []int) error {
+	var ve *chime.ValidationError
+	if errors.As(err, &ve) {
+		return jobInvalid(ve, triggerAt)
+	}
+	return schedulerErr(key, err)
 }
 
 // Bounds of the store reads of one ListJobs request.
@@ -290,7 +300,7 @@ func (s *Server) CreateJob(ctx context.Context, actor string, job api.Job) (*api
 		return nil, err
 	}
 	if err := s.sched.ScheduleJob(ctx, w.detail, w.triggers, &chime.ScheduleJobOptions{Pause: w.pauseChange(false)}); err != nil {
-		return nil, schedulerErr(key, err)
+		return nil, jobWriteErr(key, err, nil)
 	}
 	stored, err := s.GetJob(ctx, key.Group, key.Name)
 	if err != nil {
@@ -448,7 +458,7 @@ func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch, base int6
 			return false, false, errRaced
 		}
 		if err != nil {
-			return false, false, schedulerErr(key, err)
+			return false, false, jobWriteErr(key, err, nil)
 		}
 		return true, true, nil
 	case err != nil:
@@ -469,9 +479,11 @@ func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch, base int6
 		}
 	}
 	var write []chime.Trigger
-	for _, t := range w.triggers {
+	var writeAt []int // the index in w.triggers of each trigger of write
+	for i, t := range w.triggers {
 		if old, ok := stored[t.Key]; !ok || !sameTrigger(old, t) {
 			write = append(write, t)
+			writeAt = append(writeAt, i)
 		}
 		delete(stored, t.Key)
 	}
@@ -497,7 +509,7 @@ func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch, base int6
 	case errors.Is(err, chime.ErrVersionMismatch), errors.Is(err, chime.ErrJobNotFound):
 		return false, false, errRaced
 	case err != nil:
-		return false, false, schedulerErr(key, err)
+		return false, false, jobWriteErr(key, err, writeAt)
 	}
 	return false, true, nil
 }

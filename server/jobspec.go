@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -129,31 +128,14 @@ func invalidf(field, format string, args ...any) *api.Error {
 	return httpjson.Errorf(api.CodeInvalidArgument, field, format, args...)
 }
 
-// fieldErr turns an error of package jobs, schedule or calendar into an
-// invalid_argument error whose field is prefixed with prefix.
+// fieldErr turns an error of package jobs into an invalid_argument
+// error naming its field, and any other error into one naming prefix.
 func fieldErr(prefix string, err error) *api.Error {
-	join := func(f string) string {
-		switch {
-		case f == "":
-			return prefix
-		case prefix == "":
-			return f
-		}
-		return prefix + "." + f
-	}
 	var je *jobs.FieldError
 	if errors.As(err, &je) {
 		// The jobs packages name their fields from the spec's own key
 		// ("http.url"), which is the job's field already.
 		return invalidf(je.Field, "%s", je.Message)
-	}
-	var se *schedule.ValidationError
-	if errors.As(err, &se) {
-		msg := se.Reason
-		if se.Err != nil {
-			msg += ": " + se.Err.Error()
-		}
-		return invalidf(join(se.Field), "%s", msg)
 	}
 	return invalidf(prefix, "%v", err)
 }
@@ -323,8 +305,11 @@ type jobWrite struct {
 	warnings []wire.Warning
 }
 
-// jobFromAPI checks j and translates it. Every problem is an
-// invalid_argument error naming the field; nothing is written.
+// jobFromAPI checks the server's settings of j (its type, HTTP or shell
+// spec, retry policy, overlap, alerts, timeout and names) and translates
+// it. Every problem is an invalid_argument error naming the field;
+// nothing is written. The job and its triggers as the scheduler keeps
+// them are validated by the scheduler, once, when they are written.
 func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 	if err := checkName("group", j.Group); err != nil {
 		return nil, err
@@ -360,11 +345,6 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 	if len(j.Data) > 0 {
 		data = chime.JobData(maps.Clone(j.Data))
 	}
-	if n, err := dataSize(j.Data); err != nil {
-		return nil, invalidf("data", "cannot be encoded as JSON: %v", err)
-	} else if n > s.cfg.MaxJobDataBytes {
-		return nil, invalidf("data", "encodes to %d bytes, more than this server's limit of %d", n, s.cfg.MaxJobDataBytes)
-	}
 	settings, encErr := json.Marshal(st)
 	if encErr != nil {
 		return nil, fmt.Errorf("server: encoding job settings: %w", encErr)
@@ -391,11 +371,14 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 	}
 	names := make(map[string]int, len(j.Triggers))
 	for i, at := range j.Triggers {
-		t, warnings, err := s.triggerFromAPI(ctx, j, i, at)
+		t, warnings, err := s.triggerFromAPI(j, i, at)
 		if err != nil {
 			return nil, err
 		}
 		w.warnings = append(w.warnings, warnings...)
+		// The scheduler refuses two triggers with one key too, but a PUT
+		// hands it only the triggers that changed, so it cannot see a
+		// name given twice when one of them is stored already.
 		if first, dup := names[t.Key.Name]; dup {
 			return nil, invalidf(fmt.Sprintf("triggers[%d].name", i), "%q is also the name of triggers[%d]", t.Key.Name, first)
 		}
@@ -417,9 +400,12 @@ func nullAsEmpty(raw json.RawMessage) json.RawMessage {
 // triggerName is the name of a job's i-th trigger when it has none.
 func triggerName(job string, i int) string { return job + "-" + strconv.Itoa(i) }
 
-// triggerFromAPI checks the i-th trigger of job j and translates it,
-// reporting the deprecated spellings its schedule used.
-func (s *Server) triggerFromAPI(ctx context.Context, j api.Job, i int, at api.Trigger) (chime.Trigger, []wire.Warning, error) {
+// triggerFromAPI decodes the i-th trigger of job j and translates it,
+// reporting the deprecated spellings its schedule used. It checks only
+// what is the API's: the trigger's name, which API paths carry, and the
+// JSON form of its schedule; the scheduler validates the trigger itself
+// when it is written, and jobWriteErr names the field it refuses.
+func (s *Server) triggerFromAPI(j api.Job, i int, at api.Trigger) (chime.Trigger, []wire.Warning, error) {
 	field := fmt.Sprintf("triggers[%d]", i)
 	name := at.Name
 	if name == "" {
@@ -428,20 +414,12 @@ func (s *Server) triggerFromAPI(ctx context.Context, j api.Job, i int, at api.Tr
 	if err := checkName(field+".name", name); err != nil {
 		return chime.Trigger{}, nil, err
 	}
-	if at.Priority < chime.MinPriority || at.Priority > chime.MaxPriority {
-		return chime.Trigger{}, nil, invalidf(field+".priority", "%d is out of range %d to %d", at.Priority, chime.MinPriority, chime.MaxPriority)
-	}
 	if len(bytes.TrimSpace(nullAsEmpty(at.Schedule))) == 0 {
 		return chime.Trigger{}, nil, invalidf(field+".schedule", `is required, such as {"kind":"cron","expression":"0 0 2 * * ?","time_zone":"UTC"}`)
 	}
 	sched, warnings, err := wire.DecodeSchedule(at.Schedule, field+".schedule")
 	if err != nil {
 		return chime.Trigger{}, nil, err
-	}
-	if n, err := dataSize(at.Data); err != nil {
-		return chime.Trigger{}, nil, invalidf(field+".data", "cannot be encoded as JSON: %v", err)
-	} else if n > s.cfg.MaxJobDataBytes {
-		return chime.Trigger{}, nil, invalidf(field+".data", "encodes to %d bytes, more than this server's limit of %d", n, s.cfg.MaxJobDataBytes)
 	}
 	t := chime.Trigger{
 		Key:                chime.NewTriggerKey(j.Group, name),
@@ -459,52 +437,6 @@ func (s *Server) triggerFromAPI(ctx context.Context, j api.Job, i int, at api.Tr
 	}
 	if at.EndTime != nil {
 		t.EndTime = *at.EndTime
-	}
-	for _, f := range []struct {
-		name string
-		at   time.Time
-	}{{"start_time", t.StartTime}, {"end_time", t.EndTime}} {
-		if !f.at.IsZero() && (f.at.Before(chime.EarliestTime()) || f.at.After(chime.LatestTime())) {
-			return chime.Trigger{}, nil, invalidf(field+"."+f.name, "%s is outside %s to %s, the instants this server keeps",
-				f.at.Format(time.RFC3339), chime.EarliestTime().Format(time.RFC3339), chime.LatestTime().Format(time.RFC3339))
-		}
-	}
-	start := t.StartTime
-	if start.IsZero() {
-		start = s.now()
-	}
-	if !t.EndTime.IsZero() && t.EndTime.Before(start) {
-		return chime.Trigger{}, nil, invalidf(field+".end_time", "%s is before the start time %s", t.EndTime.Format(time.RFC3339), start.Format(time.RFC3339))
-	}
-	if at.Misfire != "" && !slices.Contains(schedule.MisfireInstructions(), t.MisfireInstruction) {
-		return chime.Trigger{}, nil, invalidf(field+".misfire", "%q is not a misfire instruction; want one of %v", at.Misfire, schedule.MisfireInstructions())
-	}
-	timing := schedule.Trigger{Schedule: sched, StartTime: start, EndTime: t.EndTime, MisfireInstruction: t.MisfireInstruction}
-	if err := timing.Validate(); err != nil {
-		var se *schedule.ValidationError
-		if errors.As(err, &se) && se.Field == "misfire_instruction" {
-			return chime.Trigger{}, nil, invalidf(field+".misfire", "%s", se.Reason)
-		}
-		return chime.Trigger{}, nil, fieldErr(field, err)
-	}
-	var cal schedule.Calendar
-	if at.Calendar != "" {
-		c, err := s.sched.Calendar(ctx, at.Calendar)
-		switch {
-		case errors.Is(err, chime.ErrCalendarNotFound):
-			return chime.Trigger{}, nil, invalidf(field+".calendar", "no calendar is named %q", at.Calendar)
-		case err != nil:
-			return chime.Trigger{}, nil, err
-		}
-		cal = c
-	}
-	first := timing.ComputeFirstFireTime(cal)
-	if first.IsZero() {
-		return chime.Trigger{}, nil, invalidf(field+".schedule", "never fires after %s (within its end time and calendar)", start.Format(time.RFC3339))
-	}
-	if first.Before(chime.EarliestTime()) {
-		return chime.Trigger{}, nil, invalidf(field+".start_time", "%s first fires at %s, before %s, the earliest instant this server keeps",
-			start.Format(time.RFC3339Nano), first.Format(time.RFC3339Nano), chime.EarliestTime().Format(time.RFC3339Nano))
 	}
 	return t, warnings, nil
 }

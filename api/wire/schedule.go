@@ -172,6 +172,15 @@ func DecodeSchedule(data []byte, path string) (schedule.Schedule, []Warning, err
 	return s, old.warning(path, now), nil
 }
 
+// ScheduleField returns the name in the API's schedule objects of a
+// field as package schedule's errors name it.
+func ScheduleField(name string) string {
+	if name == "repeat_interval" {
+		return "interval"
+	}
+	return name
+}
+
 // validationErr translates an error of package schedule into the API's
 // field names.
 func validationErr(o *object, err error) error {
@@ -179,10 +188,7 @@ func validationErr(o *object, err error) error {
 	if !errors.As(err, &ve) {
 		return invalidf(o.path, "%v", err)
 	}
-	field := ve.Field
-	if field == "repeat_interval" {
-		field = "interval"
-	}
+	field := ScheduleField(ve.Field)
 	msg := ve.Reason
 	if ve.Err != nil {
 		msg += ": " + ve.Err.Error()
