@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/dbtest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/server"
 	"github.com/chime-scheduler/chime/server/servertest"
 )
