@@ -36,7 +36,8 @@ type HeldError struct {
 	// Token is the holder's fencing token.
 	Token int64
 	// Until is when its lease lapses unless it is renewed or released, on
-	// the database clock.
+	// the database clock. It may be past when the lease lapsed just as
+	// Run tried the lock: the next try may take it.
 	Until time.Time
 }
 
@@ -179,6 +180,9 @@ func (l *Locker) Run(ctx context.Context, name string, opts Options, fn func(con
 	released, err := l.exec(rctx, l.q.release, int64(opts.AtLeastFor), int64(opts.AtLeastFor),
 		l.st.SchedulerName(), name, lease.Token)
 	switch {
+	case err != nil && !time.Now().Before(validUntil):
+		errs = append(errs, fmt.Errorf("lock %q: token %d: no renewal confirmed within %s before fn returned: %w (release: %w)",
+			name, lease.Token, opts.AtMostFor, ErrLost, err))
 	case err != nil:
 		errs = append(errs, fmt.Errorf("lock %q: releasing token %d: %w", name, lease.Token, err))
 	case !released:
