@@ -34,15 +34,16 @@ const (
 	durationEnv = "LOCK_TEST_DURATION"
 )
 
-// SoakEnv sets how long TestProcesses runs its holders (a Go duration);
+// soakEnv sets how long TestProcesses runs its holders (a Go duration);
 // the issue asks for a minute. Defaults to processDuration.
 const soakEnv = "CHIME_LOCK_SOAK"
 
 const (
 	processDuration = 15 * time.Second
 	processCount    = 5
-	// processLease is the holders' AtMostFor.
-	processLease = time.Second
+	// processLease is the holders' AtMostFor: renewed every 667 ms, it
+	// leaves room for a slow round trip on a loaded machine.
+	processLease = 2 * time.Second
 	// lockName is the lock the holders share.
 	lockName = "nightly-export"
 )
@@ -78,15 +79,16 @@ func fenceMigrations() []sqlstore.Migration {
 const (
 	recStart   = "start"   // fn began
 	recEnd     = "end"     // fn is returning
-	recWrote   = "wrote"   // a fenced write was accepted
+	recWrote   = "wrote"   // a fenced write, sent at the time recorded, was accepted
 	recRefused = "refused" // a fenced write was refused: a higher token had written
 )
 
 // holder is the child process: it runs lock.Run in a loop until its
-// duration ends. fn holds the lock for 200 to 600 ms, making a fenced
-// write every 50 ms; the write ignores fn's context on purpose, standing
-// for a write already on its way when the process was paused, which only
-// the fence can stop.
+// duration ends. fn holds the lock for 150 to 550 ms, making a fenced
+// write every 50 ms, and a last one when it ends, even when its context
+// was cancelled: the writes ignore fn's context on purpose, standing for
+// the writes of a process paused past its lease, which only the fence can
+// stop.
 func holder() error {
 	d, err := time.ParseDuration(os.Getenv(durationEnv))
 	if err != nil {
@@ -110,21 +112,23 @@ func holder() error {
 		return err
 	}
 	defer out.Close()
-	record := func(kind string, token int64) error {
+	record := func(kind string, token int64, at time.Time) error {
 		// One write a line, so that a kill -9 leaves whole lines.
-		_, err := fmt.Fprintf(out, "%s %d %d\n", kind, token, time.Now().UnixNano())
+		_, err := fmt.Fprintf(out, "%s %d %d\n", kind, token, at.UnixNano())
 		return err
 	}
 	write := st.SQL("UPDATE {p}locktest_fence SET token = ?, writes = writes + 1 WHERE id = 1 AND token <= ?")
 	fmt.Println(nodeproc.ReadyLine)
 	for ctx.Err() == nil {
 		err := l.Run(ctx, lockName, lock.Options{AtMostFor: processLease}, func(ctx context.Context, lease lock.Lease) error {
-			if err := record(recStart, lease.Token); err != nil {
+			if err := record(recStart, lease.Token, time.Now()); err != nil {
 				return err
 			}
-			steps := 4 + mrand.IntN(9)
-			for i := 0; i < steps && ctx.Err() == nil; i++ {
-				time.Sleep(50 * time.Millisecond) // the work fn does
+			fenced := func() error {
+				// A write is recorded at the time it was sent: one sent
+				// before a SIGSTOP may be applied before it and answered
+				// after the SIGCONT.
+				sent := time.Now()
 				res, err := st.DB().ExecContext(context.WithoutCancel(ctx), write, lease.Token, lease.Token)
 				if err != nil {
 					return err
@@ -137,11 +141,21 @@ func holder() error {
 				if n == 0 {
 					kind = recRefused
 				}
-				if err := record(kind, lease.Token); err != nil {
+				return record(kind, lease.Token, sent)
+			}
+			steps := 3 + mrand.IntN(9)
+			for i := 0; i < steps && ctx.Err() == nil; i++ {
+				time.Sleep(50 * time.Millisecond) // the work fn does
+				if err := fenced(); err != nil {
 					return err
 				}
 			}
-			return record(recEnd, lease.Token)
+			// The result, written whether or not the lease was lost
+			// meanwhile, as a careless fn would.
+			if err := fenced(); err != nil {
+				return err
+			}
+			return record(recEnd, lease.Token, time.Now())
 		})
 		switch {
 		case err == nil, errors.Is(err, lock.ErrHeld), errors.Is(err, lock.ErrLost), ctx.Err() != nil:
@@ -413,8 +427,8 @@ func checkIntervals(t *testing.T, recs []record, killed int, killedAt time.Time,
 }
 
 // checkFence checks that every accepted write carried the highest token
-// written so far, and that the paused holder's first write after it
-// resumed was refused.
+// sent so far, and that the paused holder wrote after it resumed and every
+// such write was refused.
 func checkFence(t *testing.T, recs []record, stoppedToken int64, resumedAt time.Time) {
 	t.Helper()
 	slices.SortStableFunc(recs, func(a, b record) int { return a.at.Compare(b.at) })
