@@ -141,7 +141,8 @@ func Run(ctx context.Context, st *sqlstore.Store, name string, opts Options, fn 
 //
 // Run returns fn's error, joined with an error wrapping ErrLost when the
 // lease was lost before fn returned, and with the release's error, if any.
-// The lease times are all the database's clock.
+// The lease times are all the database's clock. When fn panics the lock is
+// not released: it lapses AtMostFor after its last renewal.
 func (l *Locker) Run(ctx context.Context, name string, opts Options, fn func(context.Context, Lease) error) error {
 	if err := opts.validate(name); err != nil {
 		return err
@@ -165,8 +166,12 @@ func (l *Locker) Run(ctx context.Context, name string, opts Options, fn func(con
 		defer wg.Done()
 		validUntil = l.keep(context.WithoutCancel(ctx), lease, opts, sent.Add(opts.AtMostFor), done, cancel)
 	}()
-	fnErr := fn(runCtx, lease)
-	close(done)
+	fnErr := func() error {
+		// Even when fn panics, the renewals stop and the lease lapses
+		// after AtMostFor.
+		defer close(done)
+		return fn(runCtx, lease)
+	}()
 	wg.Wait()
 
 	errs := []error{fnErr}
