@@ -34,6 +34,7 @@ func TestDependenciesPointInward(t *testing.T) {
 		"jobs/egress":              nil,
 		"jobs/httpjob":             {"jobs", "jobs/egress"},
 		"jobs/shelljob":            {"jobs"},
+		"lock":                     {"store/sqlstore"},
 	}
 	for pkg, deps := range allowed {
 		t.Run(pkg, func(t *testing.T) {
