@@ -27,7 +27,7 @@ import (
 // through the API (their settings say paused), whether they were paused
 // before the window or during it: ending maintenance never resumes a job a
 // user paused. Between the two steps, a moment, such a job's triggers are
-// waiting; see docs/maintenance.md.
+// waiting, and a firing claimed then is stopped by vetoPaused.
 
 // maintenanceSettingName is the runner_settings row of the maintenance
 // window in force; absent when none is.
@@ -194,4 +194,26 @@ func (s *Server) repauseJobs(ctx context.Context, group string) ([]string, error
 		}
 		q.After = *page.Next
 	}
+}
+
+// vetoPaused stops a schedule's firing of a job paused by hand, and
+// records why. Such a firing happens only when its trigger was claimed in
+// a moment the job's triggers were waiting though its settings say paused:
+// between the resume and the pause again that end a maintenance window,
+// or as a pause lands. Runs someone asked for (by hand, retries,
+// backfills) are not stopped.
+func (s *Server) vetoPaused(ctx context.Context, jc *chime.JobContext) bool {
+	if jc.Trigger == nil || jc.Job == nil || serverMade(jc.Trigger.Origin) {
+		return false
+	}
+	st, err := settingsOf(jc.Job)
+	if err != nil || !st.Paused {
+		return false
+	}
+	a := &attempt{job: jc.Job.Key, triggerGroup: jc.Trigger.Key.Group, triggerName: jc.Trigger.Key.Name, scheduled: jc.ScheduledFireTime}
+	rec, done := recordCtx(ctx)
+	defer done()
+	s.decide(rec, a, history.DecisionPaused, "not run: the job is paused, though its trigger fired", "")
+	jc.Logger.Info("a firing of a paused job was not run")
+	return true
 }

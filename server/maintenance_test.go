@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/schedule"
 )
@@ -210,6 +211,51 @@ func TestMaintenanceEndAppliesMisfirePolicies(t *testing.T) {
 		}
 		if in, _ := held(nothing); len(in) != 0 {
 			t.Errorf("DO_NOTHING ran the held-back fire times %v, want none", in)
+		}
+	})
+}
+
+// TestPausedJobFiringIsVetoed checks, on every database, that a firing of
+// a job paused by hand whose triggers were resumed underneath (as in the
+// moment between the resume and the pause again that end a maintenance
+// window) does not run, and is recorded as not run because paused.
+func TestPausedJobFiringIsVetoed(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, url string) {
+		s := newServer(t, url)
+		r := &recorder{}
+		if err := s.RegisterJobType("record", r); err != nil {
+			t.Fatalf("RegisterJobType: %v", err)
+		}
+		start(t, s)
+		ctx := t.Context()
+		j := api.Job{Group: "g", Name: "held", Type: "record", Triggers: []api.Trigger{{Schedule: cronSchedule("* * * * * ?")}}}
+		if _, err := s.CreateJob(ctx, "alice", j); err != nil {
+			t.Fatalf("CreateJob: %v", err)
+		}
+		if err := s.PauseJob(ctx, "alice", "g", "held"); err != nil {
+			t.Fatalf("PauseJob: %v", err)
+		}
+		resumed := time.Now()
+		if err := s.sched.ResumeJob(ctx, chime.NewJobKey("g", "held")); err != nil {
+			t.Fatalf("the library's ResumeJob: %v", err)
+		}
+		target := resumed.UTC().Truncate(time.Second).Add(2 * time.Second)
+		waitFor(t, "the firing at "+target.Format(time.RFC3339)+" to be recorded as not run", func() bool {
+			ex, err := s.Explain(ctx, "g", "held", target)
+			if err != nil {
+				t.Fatalf("Explain: %v", err)
+			}
+			return slices.ContainsFunc(ex.Decisions, func(d api.Decision) bool {
+				return d.Kind == "paused" && d.ScheduledTime.Equal(target) && strings.Contains(d.Reason, "the job is paused")
+			})
+		})
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for _, at := range r.times {
+			if at.After(resumed) {
+				t.Errorf("the paused job ran for %s", at)
+			}
 		}
 	})
 }
