@@ -232,6 +232,8 @@ func (f *roleFixture) mutations() []mutation {
 			ICS: "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20301225\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
 		}, want: http.StatusCreated},
 		{op: "deleteCalendar", role: operator, path: v1 + "/calendars/spare", want: http.StatusNoContent},
+		{op: "startMaintenance", role: operator, path: v1 + "/maintenance", body: api.MaintenanceRequest{Reason: "database upgrade"}, want: http.StatusCreated},
+		{op: "endMaintenance", role: operator, path: v1 + "/maintenance", want: http.StatusNoContent},
 		{op: "putAlertSettings", role: admin, path: v1 + "/alerts", body: api.AlertSettings{DefaultWebhooks: []string{f.hookURL}, RateLimit: "1m"}, want: http.StatusNoContent},
 		{op: "testAlert", role: admin, path: v1 + "/alerts/test", want: http.StatusNoContent},
 		{op: "createUser", role: admin, path: v1 + "/users", body: api.User{Name: "newcomer", Role: viewer, Password: "a long enough password"}, want: http.StatusCreated},
@@ -339,6 +341,7 @@ type snapshot struct {
 	Tokens     []api.Token
 	Secrets    []api.Secret
 	Alerts     *api.AlertSettings
+	Maint      *api.Maintenance
 	Audit      []api.AuditEntry
 }
 
@@ -384,6 +387,9 @@ func takeSnapshot(t *testing.T, c *apiclient.Client) *snapshot {
 	}
 	if s.Alerts, err = c.AlertSettings(ctx); err != nil {
 		t.Fatalf("AlertSettings: %v", err)
+	}
+	if s.Maint, err = c.Maintenance(ctx); err != nil {
+		t.Fatalf("Maintenance: %v", err)
 	}
 	return &s
 }

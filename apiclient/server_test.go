@@ -461,7 +461,7 @@ var clientMethods = map[string]string{
 	"listNodes": "Nodes", "explainCron": "ExplainCron",
 	"importCalendar": "ImportCalendar", "activity": "Activity", "upcomingFirings": "UpcomingFirings",
 	"getAlertSettings": "AlertSettings", "putAlertSettings": "PutAlertSettings", "testAlert": "TestAlert",
-	"listAudit": "ListAudit",
+	"listAudit": "ListAudit", "getMaintenance": "Maintenance", "startMaintenance": "StartMaintenance", "endMaintenance": "EndMaintenance",
 	"listUsers": "ListUsers", "createUser": "CreateUser", "updateUser": "UpdateUser", "deleteUser": "DeleteUser",
 	"listTokens": "ListTokens", "createToken": "CreateToken", "deleteToken": "DeleteToken",
 	"listSecrets": "ListSecrets", "getSecret": "GetSecret", "putSecret": "PutSecret", "deleteSecret": "DeleteSecret",

@@ -186,7 +186,7 @@ func (s *Server) init(ctx context.Context) error {
 			return fmt.Errorf("server: %w", err)
 		}
 	}
-	sched.AddTriggerListener(chime.TriggerListener{Name: "chime-server", Misfired: s.misfired})
+	sched.AddTriggerListener(chime.TriggerListener{Name: "chime-server", Misfired: s.misfired, VetoExecution: s.vetoPaused})
 	if s.secrets, err = s.newSecrets(ctx); err != nil {
 		return err
 	}

@@ -94,7 +94,7 @@ type stateStore struct {
 	sched string
 	q     struct {
 		markerInsert, markerGet, markerDelete, markerCancel, cancelled string
-		settingGet, settingInsert, settingUpdate                       string
+		settingGet, settingInsert, settingUpdate, settingDelete        string
 		clockInsert, clockUpdate, infoInsert, infoUpdate, reports      string
 	}
 }
@@ -116,6 +116,7 @@ func newStateStore(ctx context.Context, st *sqlstore.Store) (*stateStore, error)
 		"AND cancel_requested = ?")
 	s.q.settingGet = st.SQL("SELECT value FROM {p}runner_settings WHERE sched_name = ? AND name = ?")
 	s.q.settingInsert = st.SQL("INSERT INTO {p}runner_settings (sched_name, name, value) VALUES (?, ?, ?)")
+	s.q.settingDelete = st.SQL("DELETE FROM {p}runner_settings WHERE sched_name = ? AND name = ?")
 	s.q.settingUpdate = st.SQL("UPDATE {p}runner_settings SET value = ? WHERE sched_name = ? AND name = ?")
 	s.q.clockInsert = st.SQL("INSERT INTO {p}runner_node_clocks (sched_name, node_id, offset_ns, reported_time) VALUES (?, ?, ?, ?)")
 	s.q.clockUpdate = st.SQL("UPDATE {p}runner_node_clocks SET offset_ns = ?, reported_time = ? WHERE sched_name = ? AND node_id = ?")
@@ -244,6 +245,39 @@ func (s *stateStore) setSetting(ctx context.Context, name string, v any) error {
 		return fmt.Errorf("server: storing setting %s: %w", name, err)
 	}
 	return nil
+}
+
+// errSettingTaken is what addSetting returns when the setting is set.
+var errSettingTaken = errors.New("server: the setting is already set")
+
+// addSetting stores v as the setting name if it is not set, and fails with
+// errSettingTaken if it is: of nodes adding it at once, one succeeds.
+func (s *stateStore) addSetting(ctx context.Context, name string, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("server: encoding setting %s: %w", name, err)
+	}
+	_, err = s.db.ExecContext(ctx, s.q.settingInsert, s.sched, name, string(raw))
+	if s.st.IsUniqueViolation(err) {
+		return errSettingTaken
+	}
+	if err != nil {
+		return fmt.Errorf("server: storing setting %s: %w", name, err)
+	}
+	return nil
+}
+
+// deleteSetting removes the setting name, reporting whether it was set.
+func (s *stateStore) deleteSetting(ctx context.Context, name string) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q.settingDelete, s.sched, name)
+	if err != nil {
+		return false, fmt.Errorf("server: deleting setting %s: %w", name, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("server: deleting setting %s: %w", name, err)
+	}
+	return n > 0, nil
 }
 
 // nodeReport is what a node reports about itself every DeadAfter/3.

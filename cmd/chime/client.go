@@ -44,6 +44,7 @@ func newClientCmds(getenv func(string) string) []*cobra.Command {
 		newTokensCmd(cfg),
 		newSecretsCmd(cfg),
 		newAuditCmd(cfg),
+		newMaintenanceCmd(cfg),
 	}
 	for _, cmd := range cmds {
 		cfg.addFlags(cmd)

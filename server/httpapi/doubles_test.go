@@ -250,6 +250,21 @@ func (s *recordingService) TestAlert(_ context.Context, actor string) error {
 	return nil
 }
 
+func (s *recordingService) Maintenance(context.Context) (*api.Maintenance, error) {
+	s.call("Maintenance", "")
+	return &api.Maintenance{}, nil
+}
+
+func (s *recordingService) StartMaintenance(_ context.Context, actor string, req api.MaintenanceRequest) (*api.Maintenance, error) {
+	s.call("StartMaintenance", actor, req)
+	return &api.Maintenance{Active: true, Group: req.Group, Reason: req.Reason, By: actor}, nil
+}
+
+func (s *recordingService) EndMaintenance(_ context.Context, actor string) error {
+	s.call("EndMaintenance", actor)
+	return nil
+}
+
 func (s *recordingService) ListAudit(_ context.Context, q api.AuditQuery) (*api.AuditList, error) {
 	s.call("ListAudit", "", q)
 	return &api.AuditList{}, nil

@@ -242,6 +242,29 @@ func (h *handler) table() []route {
 			handle:    h.explainCron,
 		},
 
+		// Maintenance.
+		{
+			method: http.MethodGet, path: v1 + "/maintenance", role: viewer, operationID: "getMaintenance",
+			summary:   "The maintenance window in force: scope, reason, who started it and when; active false when none is.",
+			responses: ok(api.Maintenance{}),
+			handle:    h.maintenance,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/maintenance", role: operator, operationID: "startMaintenance",
+			summary: "Start a maintenance window: pause every job, or the jobs of one group (jobs added meanwhile " +
+				"start paused), with a reason the dashboard shows; 409 if a window is on.",
+			body: api.MaintenanceRequest{}, responses: []response{{status: http.StatusCreated, body: api.Maintenance{}}},
+			errors: []int{http.StatusConflict},
+			handle: h.startMaintenance,
+		},
+		{
+			method: http.MethodDelete, path: v1 + "/maintenance", role: operator, operationID: "endMaintenance",
+			summary: "End the maintenance window: its jobs resume, missed fire times following each trigger's misfire " +
+				"instruction, except jobs paused by hand, which stay paused; 409 if no window is on.",
+			responses: noContent, errors: []int{http.StatusConflict},
+			handle: h.endMaintenance,
+		},
+
 		// Alerts and audit (admin).
 		{
 			method: http.MethodGet, path: v1 + "/alerts", role: admin, operationID: "getAlertSettings",

@@ -76,6 +76,16 @@ type Service interface {
 	PutAlertSettings(ctx context.Context, actor string, s api.AlertSettings) error
 	// TestAlert sends a test alert to the default recipients.
 	TestAlert(ctx context.Context, actor string) error
+	// Maintenance returns the maintenance window in force, Active false
+	// when none is.
+	Maintenance(ctx context.Context) (*api.Maintenance, error)
+	// StartMaintenance pauses every job, or one job group's, until
+	// EndMaintenance; invalid_argument names the field it refuses,
+	// conflict when a window is on.
+	StartMaintenance(ctx context.Context, actor string, req api.MaintenanceRequest) (*api.Maintenance, error)
+	// EndMaintenance resumes the window's scope, keeping the jobs paused
+	// by hand paused; conflict when no window is on.
+	EndMaintenance(ctx context.Context, actor string) error
 	// ListAudit answers GET /api/v1/audit, newest first.
 	ListAudit(ctx context.Context, q api.AuditQuery) (*api.AuditList, error)
 	// Activity answers GET /api/v1/activity: every job's executions per

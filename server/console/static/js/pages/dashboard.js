@@ -1,8 +1,12 @@
 // The dashboard: live nodes, fires and failures over the last hours, fire
 // lag, the next firings across all jobs, failing jobs and what runs now.
+// A banner shows the maintenance window in force (reason, who, since),
+// with a control to start or end one for operators and admins.
 // It refreshes every 20 s; the window (1 h, 6 h, 24 h) is in the
 // fragment's query (#/?window=6h).
-import { h, replace, panel, table, stat, link, timeEl, relTime, fmtTime, fmtDuration, outcomeBadge, errorBox, nameText, zoneLabel } from '../ui.js';
+import { h, replace, panel, table, stat, link, timeEl, relTime, fmtTime, fmtDuration, outcomeBadge, errorBox, nameText, zoneLabel,
+  button, toast, confirmDialog, formDialog, field } from '../ui.js';
+import { ApiError } from '../api.js';
 import { barChart, lineChart } from '../chart.js';
 import { nodesTable } from './cluster.js';
 import { jobRoute, stateBadges } from './jobs.js';
@@ -35,9 +39,11 @@ export async function render(ctx) {
   const failing = h('div', { 'data-testid': 'failing' });
   const running = h('div', { 'data-testid': 'running' });
   const updated = h('p', { class: 'muted small' });
+  const maintenance = h('div', { 'data-testid': 'maintenance' });
 
   replace(ctx.main,
     h('div', { class: 'page-head' }, h('h1', null, 'Dashboard'), h('div', { class: 'actions' }, picker)),
+    maintenance,
     stats,
     panel('Activity', charts),
     h('div', { class: 'grid' },
@@ -153,8 +159,58 @@ export async function render(ctx) {
     }
   };
 
+  const startMaintenance = async () => {
+    const m = await formDialog('Start maintenance', form => {
+      form.append(
+        h('p', { class: 'muted' }, 'Pauses every job, or the jobs of one group, jobs added meanwhile included, until maintenance ends. Jobs paused by hand stay paused after it.'),
+        field('group', 'Job group', { hint: 'Leave empty to pause every job.' }),
+        field('reason', 'Reason', { hint: 'Shown on the dashboard and in the audit log.', required: true }));
+    }, form => {
+      const reason = form.elements.reason.value.trim();
+      if (!reason) throw new ApiError(400, { message: 'is required', field: 'reason' });
+      return ctx.api.post('/maintenance', { group: form.elements.group.value.trim() || undefined, reason });
+    }, { submitLabel: 'Start maintenance' });
+    if (!m) return;
+    toast('Maintenance started');
+    loadMaintenance();
+  };
+
+  const endMaintenance = async () => {
+    const ok = await confirmDialog('End maintenance?',
+      'Its jobs resume; fire times missed meanwhile follow each trigger\'s misfire instruction. Jobs paused by hand stay paused.',
+      { confirmLabel: 'End maintenance' });
+    if (!ok) return;
+    try {
+      await ctx.api.del('/maintenance');
+      toast('Maintenance ended');
+    } catch (err) {
+      toast(`End maintenance: ${err.message}`, 'error');
+    }
+    loadMaintenance();
+  };
+
+  const loadMaintenance = async () => {
+    try {
+      const m = await ctx.api.get('/maintenance', null, opts);
+      if (!ctx.current()) return;
+      if (!m.active) {
+        replace(maintenance, ctx.can('operator')
+          ? h('p', { class: 'actions' }, button('Start maintenance', startMaintenance, { 'data-testid': 'maintenance-start' }))
+          : null);
+        return;
+      }
+      const scope = m.group ? h('span', null, 'the jobs of group ', nameText(m.group, { class: 'mono' })) : 'every job';
+      replace(maintenance, h('div', { class: 'warn-note maintenance', role: 'status', 'data-testid': 'maintenance-banner' },
+        h('p', null, h('strong', null, 'Maintenance: '), scope, ' paused. Reason: ', h('span', { 'data-testid': 'maintenance-reason' }, m.reason)),
+        h('p', { class: 'muted small' }, 'Started by ', h('span', { 'data-testid': 'maintenance-by' }, m.by), ' ', relTime(m.since), ' (', timeEl(m.since), ').'),
+        ctx.can('operator') ? h('p', null, button('End maintenance', endMaintenance, { 'data-testid': 'maintenance-end' })) : null));
+    } catch (err) {
+      if (err.name !== 'AbortError') replace(maintenance, errorBox(err));
+    }
+  };
+
   const loadAll = async () => {
-    await Promise.all([loadNodes(), loadActivity(), loadUpcoming(), loadFailing(), loadRunning()]);
+    await Promise.all([loadMaintenance(), loadNodes(), loadActivity(), loadUpcoming(), loadFailing(), loadRunning()]);
     if (ctx.current()) updated.textContent = `Updated ${fmtTime(new Date(), { date: false })}; refreshes every ${REFRESH_MS / 1000} s.`;
   };
 
