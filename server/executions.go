@@ -188,12 +188,12 @@ func (s *Server) RetryExecution(ctx context.Context, actor, id string) (*api.Acc
 // a failure: it schedules no retry and raises no alert. It returns the
 // execution as it stands, still running. An execution that ended is a
 // conflict; an unknown one is not found. A second kill of a running
-// execution succeeds and keeps the first killer.
+// execution succeeds, keeps the first killer, and is not audited again.
 func (s *Server) KillExecution(ctx context.Context, actor, id string) (*api.Execution, error) {
 	if err := checkName("id", id); err != nil {
 		return nil, err
 	}
-	err := s.history.RequestKill(ctx, id, actor)
+	first, err := s.history.RequestKill(ctx, id, actor)
 	switch {
 	case errors.Is(err, history.ErrNotFound):
 		return nil, httpjson.Errorf(api.CodeNotFound, "", "execution %s not found", id)
@@ -210,9 +210,11 @@ func (s *Server) KillExecution(ctx context.Context, actor, id string) (*api.Exec
 	if err != nil {
 		return nil, err
 	}
-	s.audit(ctx, actor, auditExecutionKill, "executions/"+id, map[string]any{
-		"node_id": e.NodeID, "job": e.JobGroup + "/" + e.JobName,
-	})
+	if first {
+		s.audit(ctx, actor, auditExecutionKill, "executions/"+id, map[string]any{
+			"node_id": e.NodeID, "job": e.JobGroup + "/" + e.JobName,
+		})
+	}
 	out := executionToAPI(e)
 	return &out, nil
 }

@@ -265,36 +265,37 @@ func (h *History) whyUnchanged(ctx context.Context, id string) error {
 
 // RequestKill asks for the running execution id to be killed by actor:
 // it records actor as the execution's KilledBy, which the node running it
-// reads with [History.Kills]. The first request names the killer; a
-// later one, while the execution still runs, changes nothing and succeeds.
-// An execution that already ended gives [ErrNotRunning] and an unknown one
-// [ErrNotFound]; neither changes anything.
-func (h *History) RequestKill(ctx context.Context, id, actor string) error {
+// reads with [History.Kills], and reports true. The first request names
+// the killer; a later one, while the execution still runs, changes
+// nothing and reports false. An execution that already ended gives
+// [ErrNotRunning] and an unknown one [ErrNotFound]; neither changes
+// anything.
+func (h *History) RequestKill(ctx context.Context, id, actor string) (bool, error) {
 	if err := checkKey("id", id, true); err != nil {
-		return err
+		return false, err
 	}
 	if err := checkKey("actor", actor, true); err != nil {
-		return err
+		return false, err
 	}
 	res, err := h.db.ExecContext(ctx, h.q.executionKill, actor, h.sched, id)
 	if err != nil {
-		return dbErr("requesting the kill of execution "+id, err)
+		return false, dbErr("requesting the kill of execution "+id, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return dbErr("requesting the kill of execution "+id, err)
+		return false, dbErr("requesting the kill of execution "+id, err)
 	}
 	if n > 0 {
-		return nil
+		return true, nil
 	}
 	e, err := h.Get(ctx, id)
 	switch {
 	case err != nil:
-		return err
+		return false, err
 	case e.Outcome == OutcomeRunning:
-		return nil // killed already, by the first to ask
+		return false, nil // killed already, by the first to ask
 	}
-	return fmt.Errorf("%w: execution %q", ErrNotRunning, id)
+	return false, fmt.Errorf("%w: execution %q", ErrNotRunning, id)
 }
 
 // Kills returns the executions running on node whose kill was requested,

@@ -26,21 +26,22 @@ func testKill(t *testing.T, open opener) {
 	}
 	equal(t, "kills before any request", kills, map[string]string{})
 
-	if err := h.RequestKill(ctx, "a", "alice"); err != nil {
-		t.Fatalf("RequestKill(a): %v", err)
+	if first, err := h.RequestKill(ctx, "a", "alice"); err != nil || !first {
+		t.Fatalf("RequestKill(a) = %v, %v; want the first request", first, err)
 	}
-	if err := h.RequestKill(ctx, "a", "bob"); err != nil {
-		t.Errorf("second RequestKill(a): %v, want nil (the first killer stays)", err)
+	if first, err := h.RequestKill(ctx, "a", "bob"); err != nil || first {
+		t.Errorf("second RequestKill(a) = %v, %v; want false, nil (the first killer stays)", first, err)
 	}
 	for _, tc := range []struct {
 		id   string
 		want error
 	}{{"done", history.ErrNotRunning}, {"missing", history.ErrNotFound}} {
-		if err := h.RequestKill(ctx, tc.id, "alice"); !errors.Is(err, tc.want) {
+		if _, err := h.RequestKill(ctx, tc.id, "alice"); !errors.Is(err, tc.want) {
 			t.Errorf("RequestKill(%s): %v, want %v", tc.id, err, tc.want)
 		}
 	}
-	wantInvalid(t, "RequestKill without an actor", h.RequestKill(ctx, "b", ""), "actor")
+	_, err = h.RequestKill(ctx, "b", "")
+	wantInvalid(t, "RequestKill without an actor", err, "actor")
 
 	kills, err = h.Kills(ctx, "node-a")
 	if err != nil {
