@@ -240,8 +240,8 @@ type Execution struct {
 	ScheduledTime time.Time  `json:"scheduled_time"`
 	StartedTime   *time.Time `json:"started_time,omitempty"`
 	FinishedTime  *time.Time `json:"finished_time,omitempty"`
-	// Outcome is running, succeeded, failed, timed_out, cancelled, skipped
-	// or node_lost.
+	// Outcome is running, succeeded, failed, timed_out, cancelled, skipped,
+	// node_lost or killed.
 	Outcome         string         `json:"outcome"`
 	Error           string         `json:"error,omitempty"`
 	Output          string         `json:"output,omitempty"`
@@ -250,6 +250,10 @@ type Execution struct {
 	Recovering      bool           `json:"recovering,omitempty"`
 	Manual          bool           `json:"manual,omitempty"`
 	Params          map[string]any `json:"params,omitempty"`
+	// KilledBy is the user or token who asked to kill the execution while
+	// it ran (POST /api/v1/executions/{id}/kill); its outcome is killed
+	// once its job stopped.
+	KilledBy string `json:"killed_by,omitempty"`
 }
 
 // LogLine is one log record a job wrote during an execution.

@@ -77,3 +77,16 @@ func (c *Client) RetryExecution(ctx context.Context, id string) (*api.Accepted, 
 	}
 	return &out, nil
 }
+
+// KillExecution asks for a running execution to be killed, on whichever
+// node runs it, and returns it as it stands: still running, with KilledBy
+// set. The node running it cancels the job within a second, and the
+// execution ends killed. An unknown execution is an *api.Error not_found;
+// one that already ended, conflict.
+func (c *Client) KillExecution(ctx context.Context, id string) (*api.Execution, error) {
+	var out api.Execution
+	if _, err := c.do(ctx, request{method: http.MethodPost, path: path("executions", id, "kill")}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -136,8 +136,10 @@ type roleFixture struct {
 	sessions map[api.Role]string
 	// targetURL answers http jobs with 500; hookURL takes alert webhooks.
 	targetURL, hookURL string
-	// failedID is a failed execution of job g/fixture.
-	failedID string
+	// failedID is a failed execution of job g/fixture; runningID an
+	// execution of job g/hang, whose endpoint answers only when the
+	// request is cancelled.
+	failedID, runningID string
 	// spareTokenID is a token nobody uses.
 	spareTokenID string
 }
@@ -151,6 +153,7 @@ func newRoleFixture(t *testing.T) *roleFixture {
 	t.Helper()
 	f := &roleFixture{sessions: make(map[api.Role]string)}
 	_, f.targetURL = newTarget(t, http.StatusInternalServerError) // before the server, so that it outlives the server's runs
+	hangURL := newHangingTarget(t)
 	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	t.Cleanup(hook.Close)
 	f.hookURL = hook.URL
@@ -206,6 +209,7 @@ func newRoleFixture(t *testing.T) *roleFixture {
 		t.Fatalf("RunJob: %v", err)
 	}
 	f.failedID = waitExecution(t, admin, api.ExecutionQuery{JobGroup: "g", JobName: "fixture"}, func(api.Execution) bool { return true }).ID
+	f.runningID = startHanging(t, admin, "g", "hang", hangURL)
 	return f
 }
 
@@ -226,6 +230,7 @@ func (f *roleFixture) mutations() []mutation {
 		{op: "runJob", role: operator, path: v1 + "/jobs/g/fixture/run", body: api.RunRequest{Params: map[string]any{"why": "test"}}, want: http.StatusAccepted},
 		{op: "backfillJob", role: operator, path: v1 + "/jobs/g/fixture/backfill", body: newYear2024, want: http.StatusAccepted},
 		{op: "retryExecution", role: operator, path: v1 + "/executions/" + f.failedID + "/retry", want: http.StatusAccepted},
+		{op: "killExecution", role: operator, path: v1 + "/executions/" + f.runningID + "/kill", want: http.StatusAccepted},
 		{op: "deleteJob", role: operator, path: v1 + "/jobs/g/created", want: http.StatusNoContent},
 		{op: "putCalendar", role: operator, path: v1 + "/calendars/holidays", body: holidays("holidays", "2030-12-26"), want: http.StatusOK},
 		{op: "importCalendar", role: operator, path: v1 + "/calendars/imported/import", body: api.CalendarImport{

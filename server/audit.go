@@ -24,6 +24,7 @@ const (
 	auditAlertsUpdate   history.AuditAction = "alerts.update"
 	auditAlertsTest     history.AuditAction = "alerts.test"
 	auditExecutionRetry history.AuditAction = "execution.retry"
+	auditExecutionKill  history.AuditAction = "execution.kill"
 )
 
 // audit records that actor did action to target. A failure is logged, not

@@ -58,9 +58,11 @@
 //     holder's node to cancel it, and waits;
 //  3. records the execution as running, runs the job with its output
 //     captured and its log lines kept, and records how it ended:
-//     succeeded, failed, timed_out (the job's timeout cancelled it) or
-//     cancelled;
-//  4. after a failure or timeout schedules the next attempt as a one-shot
+//     succeeded, failed, timed_out (the job's timeout cancelled it),
+//     cancelled, or killed (a person asked any node to kill it: the request
+//     is the execution's killed_by column, which the node running it polls
+//     every 200ms while it runs anything; see Server.KillExecution);
+//  4. after a failure or timeout (not a kill) schedules the next attempt as a one-shot
 //     trigger after the policy's backoff (a "retry_scheduled" decision), or
 //     when none is left sends the failure or timeout alert.
 //

@@ -59,7 +59,7 @@ func executionToAPI(e *history.Execution) api.Execution {
 		JobGroup: e.JobGroup, JobName: e.JobName, TriggerGroup: e.TriggerGroup, TriggerName: e.TriggerName,
 		NodeID: e.NodeID, ScheduledTime: e.ScheduledTime,
 		Outcome: string(e.Outcome), Error: e.Error, Output: e.Output, OutputTruncated: e.OutputTruncated,
-		Recovering: e.Recovering, Manual: e.Manual,
+		Recovering: e.Recovering, Manual: e.Manual, KilledBy: e.KilledBy,
 	}
 	if len(e.Params) > 0 {
 		out.Params = e.Params
@@ -83,10 +83,11 @@ func (s *Server) ListExecutions(ctx context.Context, q api.ExecutionQuery) (*api
 	for i, o := range q.Outcomes {
 		switch out := history.Outcome(o); out {
 		case history.OutcomeRunning, history.OutcomeSucceeded, history.OutcomeFailed, history.OutcomeTimedOut,
-			history.OutcomeCancelled, history.OutcomeSkipped, history.OutcomeNodeLost:
+			history.OutcomeCancelled, history.OutcomeSkipped, history.OutcomeNodeLost, history.OutcomeKilled:
 			hq.Outcome = append(hq.Outcome, out)
 		default:
-			return nil, invalidf(fmt.Sprintf("outcome[%d]", i), "%q: want running, succeeded, failed, timed_out, cancelled, skipped or node_lost", o)
+			return nil, invalidf(fmt.Sprintf("outcome[%d]", i),
+				"%q: want running, succeeded, failed, timed_out, cancelled, skipped, node_lost or killed", o)
 		}
 	}
 	if q.From != nil {
@@ -178,4 +179,42 @@ func (s *Server) RetryExecution(ctx context.Context, actor, id string) (*api.Acc
 	}
 	s.audit(ctx, actor, auditExecutionRetry, "executions/"+id, map[string]any{"execution_id": retryID, "attempt": next})
 	return &api.Accepted{ExecutionIDs: []string{retryID}, Count: 1}, nil
+}
+
+// KillExecution asks for the running execution id to be killed, on
+// whichever node runs it: the request is recorded on the execution in the
+// database, the node running it reads it within a second and cancels the
+// job's context, and the execution ends killed, by actor. Killing is not
+// a failure: it schedules no retry and raises no alert. It returns the
+// execution as it stands, still running. An execution that ended is a
+// conflict; an unknown one is not found. A second kill of a running
+// execution succeeds, keeps the first killer, and is not audited again.
+func (s *Server) KillExecution(ctx context.Context, actor, id string) (*api.Execution, error) {
+	if err := checkName("id", id); err != nil {
+		return nil, err
+	}
+	first, err := s.history.RequestKill(ctx, id, actor)
+	switch {
+	case errors.Is(err, history.ErrNotFound):
+		return nil, httpjson.Errorf(api.CodeNotFound, "", "execution %s not found", id)
+	case errors.Is(err, history.ErrNotRunning):
+		e, gerr := s.execution(ctx, id)
+		if gerr != nil {
+			return nil, gerr
+		}
+		return nil, httpjson.Errorf(api.CodeConflict, "", "execution %s is not running: it ended %s", id, e.Outcome)
+	case err != nil:
+		return nil, historyErr(err)
+	}
+	e, err := s.execution(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if first {
+		s.audit(ctx, actor, auditExecutionKill, "executions/"+id, map[string]any{
+			"node_id": e.NodeID, "job": e.JobGroup + "/" + e.JobName,
+		})
+	}
+	out := executionToAPI(e)
+	return &out, nil
 }

@@ -23,6 +23,12 @@ import (
 // a newer firing of its job, under the cancel overlap policy, replaces it.
 var errOverlapCancel = errors.New("server: cancelled by a newer firing of the job (overlap: cancel)")
 
+// killedError is the context cause of an execution a person killed
+// through the API (see Server.KillExecution).
+type killedError struct{ actor string }
+
+func (e *killedError) Error() string { return "killed by " + e.actor }
+
 // recordTimeout bounds each write of an execution's record, which uses a
 // context that survives the job's cancellation.
 const recordTimeout = 10 * time.Second
@@ -105,7 +111,7 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 	defer cancel(nil)
 	// Registered before the overlap marker is taken, so that another
 	// execution on this node never mistakes the marker for a stale one.
-	s.local.add(a.id, cancel)
+	s.local.add(runCtx, a.id, cancel)
 	defer s.local.remove(a.id)
 	if p != nil && (p.overlap == api.OverlapSkip || p.overlap == api.OverlapCancel) {
 		release, reason, ok := s.takeOverlap(runCtx, a, p.overlap)
@@ -371,7 +377,10 @@ func outcomeOf(ctx context.Context, err error, timeout time.Duration) (history.O
 		return history.OutcomeSucceeded, ""
 	}
 	if ctx.Err() != nil {
+		var killed *killedError
 		switch cause := context.Cause(ctx); {
+		case errors.As(cause, &killed):
+			return history.OutcomeKilled, fmt.Sprintf("%v: %v", cause, err)
 		case errors.Is(cause, chime.ErrTimeout):
 			return history.OutcomeTimedOut, fmt.Sprintf("timed out after %s: %v", timeout, err)
 		case errors.Is(cause, errOverlapCancel):
@@ -579,7 +588,10 @@ func (s *Server) staleMarker(ctx context.Context, m *marker) bool {
 }
 
 // watchCancels cancels the executions of this node that another node's
-// firing asked to stop (overlap: cancel), until ctx ends.
+// firing asked to stop (overlap: cancel) or that a person killed through
+// any node's API (see Server.KillExecution), until ctx ends. It polls
+// only while executions run here, every 200ms, so a kill takes effect
+// within a second.
 func (s *Server) watchCancels(ctx context.Context) {
 	const poll = 200 * time.Millisecond
 	t := time.NewTicker(poll)
@@ -605,24 +617,41 @@ func (s *Server) watchCancels(ctx context.Context) {
 				s.log.Info("cancelling an execution for a newer firing (overlap: cancel)", "execution_id", id)
 			}
 		}
+		kills, err := s.history.Kills(ctx, s.NodeID())
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("cannot read kill requests", "error", err)
+			}
+			continue
+		}
+		for id, actor := range kills {
+			if s.local.cancel(id, &killedError{actor: actor}) {
+				s.log.Info("killing an execution", "execution_id", id, "killed_by", actor)
+			}
+		}
 	}
 }
 
-// localRuns are the executions running on this node, by ID, with the
-// function that cancels each.
+// localRuns are the executions running on this node, by ID, with each
+// one's context and the function that cancels it.
 type localRuns struct {
 	mu   sync.Mutex
-	runs map[string]context.CancelCauseFunc
+	runs map[string]localRun
+}
+
+type localRun struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
 func newLocalRuns() *localRuns {
-	return &localRuns{runs: make(map[string]context.CancelCauseFunc)}
+	return &localRuns{runs: make(map[string]localRun)}
 }
 
-func (l *localRuns) add(id string, cancel context.CancelCauseFunc) {
+func (l *localRuns) add(ctx context.Context, id string, cancel context.CancelCauseFunc) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.runs[id] = cancel
+	l.runs[id] = localRun{ctx: ctx, cancel: cancel}
 }
 
 func (l *localRuns) remove(id string) {
@@ -644,13 +673,15 @@ func (l *localRuns) any() bool {
 	return len(l.runs) > 0
 }
 
-// cancel cancels execution id with cause, reporting whether it runs here.
+// cancel cancels execution id with cause, reporting whether it runs here
+// and was not cancelled already.
 func (l *localRuns) cancel(id string, cause error) bool {
 	l.mu.Lock()
-	cancel, ok := l.runs[id]
+	run, ok := l.runs[id]
 	l.mu.Unlock()
-	if ok {
-		cancel(cause)
+	if !ok || run.ctx.Err() != nil {
+		return false
 	}
-	return ok
+	run.cancel(cause)
+	return true
 }

@@ -19,9 +19,10 @@ func newExecutionsCmd(cfg *clientConfig) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "executions",
 		Aliases: []string{"execs"},
-		Short:   "List, inspect and retry executions",
+		Short:   "List, inspect, retry and kill executions",
 	}
-	cmd.AddCommand(newExecutionsListCmd(cfg), newExecutionsGetCmd(cfg), newExecutionsAttemptsCmd(cfg), newExecutionsRetryCmd(cfg))
+	cmd.AddCommand(newExecutionsListCmd(cfg), newExecutionsGetCmd(cfg), newExecutionsAttemptsCmd(cfg), newExecutionsRetryCmd(cfg),
+		newExecutionsKillCmd(cfg))
 	return cmd
 }
 
@@ -69,7 +70,7 @@ func newExecutionsListCmd(cfg *clientConfig) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&job, "job", "", "only this job's executions, as GROUP/NAME")
-	f.StringArrayVar(&q.Outcomes, "outcome", nil, "only this outcome (repeatable): running, succeeded, failed, timed_out, cancelled, skipped, node_lost")
+	f.StringArrayVar(&q.Outcomes, "outcome", nil, "only this outcome (repeatable): running, succeeded, failed, timed_out, cancelled, skipped, node_lost, killed")
 	f.StringVar(&since, "since", "", "only executions scheduled since this instant (RFC 3339) or this long ago (1h, 30m)")
 	f.StringVar(&until, "until", "", "only executions scheduled before this instant (RFC 3339) or this long ago")
 	f.StringVar(&q.NodeID, "node", "", "only this node's executions")
@@ -154,6 +155,9 @@ func writeExecution(w io.Writer, e *api.Execution) error {
 	}
 	t.row("Attempt:", attempt)
 	t.row("Outcome:", e.Outcome)
+	if e.KilledBy != "" {
+		t.row("Killed by:", e.KilledBy)
+	}
 	if e.Error != "" {
 		t.row("Error:", e.Error)
 	}
@@ -244,6 +248,32 @@ func newExecutionsRetryCmd(cfg *clientConfig) *cobra.Command {
 				return writeStructured(cmd.OutOrStdout(), cfg.output, acc)
 			}
 			return writeAccepted(cmd.OutOrStdout(), "Execution "+args[0]+" retried", acc)
+		}),
+	}
+}
+
+// newExecutionsKillCmd is `chime executions kill ID`.
+func newExecutionsKillCmd(cfg *clientConfig) *cobra.Command {
+	return &cobra.Command{
+		Use:   "kill ID",
+		Short: "Kill a running execution, on whichever node runs it",
+		Long: `Kill a running execution of any job type, on whichever node of the cluster
+runs it. The node running it cancels the job within a second, and the
+execution ends killed, with your name as killed_by. A killed execution is
+not retried and raises no alert. Killing an execution that already ended
+fails with a conflict.`,
+		Args: cobra.ExactArgs(1),
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
+			e, err := c.KillExecution(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if cfg.output != formatTable {
+				return writeStructured(cmd.OutOrStdout(), cfg.output, e)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Execution %s of %s/%s on node %s: kill requested by %s.\n",
+				e.ID, e.JobGroup, e.JobName, e.NodeID, e.KilledBy)
+			return err
 		}),
 	}
 }

@@ -28,7 +28,7 @@ func TestMigrate(t *testing.T) {
 				}
 				for _, want := range []string{
 					fmt.Sprintf(`(?m)^store +%d +`, sqlstore.SchemaVersion),
-					`(?m)^history +1 +`,
+					`(?m)^history +2 +`,
 					`(?m)^runner +3 +`,
 					`(?m)^auth +4 +`,
 				} {

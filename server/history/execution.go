@@ -35,13 +35,16 @@ const (
 	// OutcomeNodeLost is an execution whose node died while it ran (see
 	// [History.MarkNodeLost]).
 	OutcomeNodeLost Outcome = "node_lost"
+	// OutcomeKilled is an execution a person killed while it ran (see
+	// [History.RequestKill]); Execution.KilledBy names them.
+	OutcomeKilled Outcome = "killed"
 )
 
 // valid reports whether o is one of the outcomes above.
 func (o Outcome) valid() bool {
 	switch o {
 	case OutcomeRunning, OutcomeSucceeded, OutcomeFailed, OutcomeTimedOut, OutcomeCancelled,
-		OutcomeSkipped, OutcomeNodeLost:
+		OutcomeSkipped, OutcomeNodeLost, OutcomeKilled:
 		return true
 	}
 	return false
@@ -86,6 +89,9 @@ type Execution struct {
 	// Params are the job data the execution ran with. Numbers come back
 	// as json.Number, exactly as recorded.
 	Params map[string]any
+	// KilledBy is who asked to kill the execution while it ran (see
+	// [History.RequestKill]), or empty. Start ignores it.
+	KilledBy string
 }
 
 // LogLine is one log line of an execution.
@@ -255,6 +261,63 @@ func (h *History) whyUnchanged(ctx context.Context, id string) error {
 		return fmt.Errorf("%w: execution %q", ErrNotFound, id)
 	}
 	return fmt.Errorf("%w: execution %q", ErrNotRunning, id)
+}
+
+// RequestKill asks for the running execution id to be killed by actor:
+// it records actor as the execution's KilledBy, which the node running it
+// reads with [History.Kills], and reports true. The first request names
+// the killer; a later one, while the execution still runs, changes
+// nothing and reports false. An execution that already ended gives
+// [ErrNotRunning] and an unknown one [ErrNotFound]; neither changes
+// anything.
+func (h *History) RequestKill(ctx context.Context, id, actor string) (bool, error) {
+	if err := checkKey("id", id, true); err != nil {
+		return false, err
+	}
+	if err := checkKey("actor", actor, true); err != nil {
+		return false, err
+	}
+	res, err := h.db.ExecContext(ctx, h.q.executionKill, actor, h.sched, id)
+	if err != nil {
+		return false, dbErr("requesting the kill of execution "+id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, dbErr("requesting the kill of execution "+id, err)
+	}
+	if n > 0 {
+		return true, nil
+	}
+	e, err := h.Get(ctx, id)
+	switch {
+	case err != nil:
+		return false, err
+	case e.Outcome == OutcomeRunning:
+		return false, nil // killed already, by the first to ask
+	}
+	return false, fmt.Errorf("%w: execution %q", ErrNotRunning, id)
+}
+
+// Kills returns the executions running on node whose kill was requested,
+// each with who requested it, by execution ID.
+func (h *History) Kills(ctx context.Context, node string) (map[string]string, error) {
+	rows, err := h.db.QueryContext(ctx, h.q.executionKills, node, h.sched)
+	if err != nil {
+		return nil, dbErr("reading kill requests", err)
+	}
+	defer rows.Close()
+	out := make(map[string]string)
+	for rows.Next() {
+		var id, actor string
+		if err := rows.Scan(&id, &actor); err != nil {
+			return nil, dbErr("reading kill requests", err)
+		}
+		out[id] = actor
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbErr("reading kill requests", err)
+	}
+	return out, nil
 }
 
 // Get returns the execution id, with its output and logs, or
@@ -569,7 +632,8 @@ func scanExecution(s scanner) (*Execution, error) {
 		truncated, recovering, man bool
 	)
 	err := s.Scan(&e.ID, &e.FirstID, &e.Attempt, &e.JobGroup, &e.JobName, &e.TriggerGroup, &e.TriggerName, &e.NodeID,
-		&scheduled, &started, &finished, &outcome, &e.Error, &e.Output, &logs, &truncated, &recovering, &man, &params)
+		&scheduled, &started, &finished, &outcome, &e.Error, &e.Output, &logs, &truncated, &recovering, &man, &params,
+		&e.KilledBy)
 	if err != nil {
 		return nil, err
 	}

@@ -43,6 +43,7 @@ func TestHistory(t *testing.T) {
 		{"RecordLost", testRecordLost},
 		{"MarkLost", testMarkLost},
 		{"RunningByNode", testRunningByNode},
+		{"Kill", testKill},
 		{"LastSuccess", testLastSuccess},
 		{"JobSummaries", testJobSummaries},
 		{"Stats", testStats},

@@ -102,6 +102,11 @@ func migrations() []sqlstore.Migration {
 				},
 			},
 		},
+	}, {
+		Version:     2,
+		Description: "who asked to kill a running execution",
+		// One statement: MySQL commits an ALTER TABLE by itself.
+		Statements: []string{"ALTER TABLE {p}server_executions ADD COLUMN killed_by {key} NOT NULL DEFAULT ''"},
 	}}
 }
 
@@ -110,7 +115,7 @@ func migrations() []sqlstore.Migration {
 const (
 	executionHead = "id, first_id, attempt, job_group, job_name, trigger_group, trigger_name, node_id, " +
 		"scheduled_time, started_time, finished_time, outcome, error_message, "
-	executionTail  = ", output_truncated, recovering, manual, params"
+	executionTail  = ", output_truncated, recovering, manual, params, killed_by"
 	executionCols  = executionHead + "output, logs" + executionTail
 	executionLight = executionHead + "'', NULL" + executionTail
 
@@ -126,6 +131,7 @@ type queries struct {
 	executionFinish, executionGet, executionExists string
 	executionAttempts, executionNodeLost           string
 	executionLost                                  string
+	executionKill, executionKills                  string
 	lastSuccess                                    string
 	decisionInsert, auditInsert                    string
 	// Prune's statements; see History.Prune and pruneJob.
@@ -137,7 +143,7 @@ type queries struct {
 func renderQueries(st *sqlstore.Store) queries {
 	return queries{
 		executionInsert: st.SQL(`INSERT INTO {p}server_executions (sched_name, ` + executionCols + `)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?, ?)`),
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?, ?, '')`),
 		executionFinish: st.SQL(`UPDATE {p}server_executions
 			SET outcome = ?, finished_time = ?, error_message = ?, output = ?, output_truncated = ?, logs = ?
 			WHERE sched_name = ? AND id = ? AND outcome IN ('running', 'node_lost')`),
@@ -151,6 +157,13 @@ func renderQueries(st *sqlstore.Store) queries {
 		executionLost: st.SQL(`UPDATE {p}server_executions
 			SET outcome = 'node_lost', finished_time = ?, error_message = ?
 			WHERE sched_name = ? AND id = ? AND outcome = 'running'`),
+		// A kill request is the first killer's name on the running
+		// execution; the node running it polls for its own (see Kills),
+		// by the node index.
+		executionKill: st.SQL(`UPDATE {p}server_executions SET killed_by = ?
+			WHERE sched_name = ? AND id = ? AND outcome = 'running' AND killed_by = ''`),
+		executionKills: st.SQL(`SELECT id, killed_by FROM {p}server_executions
+			WHERE node_id = ? AND sched_name = ? AND outcome = 'running' AND killed_by <> ''`),
 		lastSuccess: st.SQL(`SELECT MAX(finished_time) FROM {p}server_executions
 			WHERE job_group = ? AND job_name = ? AND sched_name = ? AND outcome = 'succeeded'`),
 		decisionInsert: st.SQL(`INSERT INTO {p}server_decisions (sched_name, ` + decisionCols + `, sort_time)

@@ -210,6 +210,11 @@ func (s *recordingService) RetryExecution(_ context.Context, actor, id string) (
 	return &api.Accepted{Count: 1}, nil
 }
 
+func (s *recordingService) KillExecution(_ context.Context, actor, id string) (*api.Execution, error) {
+	s.call("KillExecution", actor, id)
+	return &api.Execution{ID: id, FirstID: id, Attempt: 1, Outcome: "running", KilledBy: actor}, nil
+}
+
 func (s *recordingService) ListCalendars(context.Context) ([]api.Calendar, error) {
 	s.call("ListCalendars", "")
 	return nil, nil

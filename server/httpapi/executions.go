@@ -54,6 +54,15 @@ func (h *handler) attempts(w http.ResponseWriter, r *http.Request, _ *call) erro
 	return nil
 }
 
+func (h *handler) killExecution(w http.ResponseWriter, r *http.Request, c *call) error {
+	exec, err := h.svc.KillExecution(r.Context(), c.actor(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpjson.Write(w, http.StatusAccepted, exec)
+	return nil
+}
+
 func (h *handler) retryExecution(w http.ResponseWriter, r *http.Request, c *call) error {
 	acc, err := h.svc.RetryExecution(r.Context(), c.actor(), r.PathValue("id"))
 	if err != nil {

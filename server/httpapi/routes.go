@@ -8,7 +8,7 @@ import (
 
 // outcomes are the execution outcomes ?outcome= accepts.
 func outcomes() []string {
-	return []string{"running", "succeeded", "failed", "timed_out", "cancelled", "skipped", "node_lost"}
+	return []string{"running", "succeeded", "failed", "timed_out", "cancelled", "skipped", "node_lost", "killed"}
 }
 
 // table is the route table: every route of docs/api.md. The mux serves
@@ -163,6 +163,14 @@ func (h *handler) table() []route {
 			summary: "Run a finished execution's job again as a new attempt.", responses: accepted,
 			errors: []int{http.StatusConflict},
 			handle: h.retryExecution,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/executions/{id}/kill", role: operator, operationID: "killExecution",
+			summary: "Kill a running execution, on whichever node runs it: its job's context is cancelled within a second " +
+				"and it ends killed, by the caller. Answers the execution as it stands.",
+			responses: []response{{status: http.StatusAccepted, body: api.Execution{}}},
+			errors:    []int{http.StatusConflict},
+			handle:    h.killExecution,
 		},
 
 		// Calendars.

@@ -59,6 +59,10 @@ type Service interface {
 	// RetryExecution runs a finished execution's job again as a new attempt
 	// (answered 202).
 	RetryExecution(ctx context.Context, actor, id string) (*api.Accepted, error)
+	// KillExecution asks for a running execution to be killed by actor, on
+	// whichever node runs it, and returns it as it stands (answered 202);
+	// not_found when absent, conflict when it already ended.
+	KillExecution(ctx context.Context, actor, id string) (*api.Execution, error)
 	// ListCalendars lists calendars with the triggers that use them.
 	ListCalendars(ctx context.Context) ([]api.Calendar, error)
 	// GetCalendar returns one calendar; not_found when absent.

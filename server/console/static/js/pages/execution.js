@@ -1,9 +1,10 @@
 // The execution page: one attempt at running a job, with its timings,
 // error, captured output, log lines and parameters, and every attempt of
 // the same firing. Operators may retry a finished execution: the page
-// waits for the new attempt to start and opens it. A running execution
-// refreshes itself every 2 s.
-import { h, replace, pageHead, panel, table, facts, outcomeBadge, badge, timeEl, fmtDuration, link, button, toast, errorBox, showError, nameText, clipText, copyButton } from '../ui.js';
+// waits for the new attempt to start and opens it. They may kill a
+// running one, after confirming, on whichever node runs it. A running
+// execution refreshes itself every 2 s.
+import { h, replace, pageHead, panel, table, facts, outcomeBadge, badge, timeEl, fmtDuration, link, button, toast, confirmDialog, errorBox, showError, nameText, clipText, copyButton } from '../ui.js';
 import { jobRoute } from './explain.js';
 import { executionRoute, lagOf, durationOf } from './executions.js';
 
@@ -51,6 +52,23 @@ export async function render(ctx) {
     await pollRetry();
   };
 
+  const kill = async (btn, e) => {
+    const ok = await confirmDialog(`Kill this execution of ${e.job_group}/${e.job_name}?`,
+      `Node ${e.node_id || '—'} cancels the running job within a second. The execution ends killed, in your name; it is not retried.`,
+      { confirmLabel: 'Kill', danger: true });
+    if (!ok) return;
+    btn.disabled = true;
+    try {
+      await ctx.api.post(path + '/kill');
+    } catch (err) {
+      btn.disabled = false;
+      showError(null, err);
+      return;
+    }
+    toast('Kill requested.');
+    await load();
+  };
+
   // pollRetry looks for the retry among the attempts; once it has started,
   // the page opens it.
   const pollRetry = async () => {
@@ -77,9 +95,11 @@ export async function render(ctx) {
     const total = attempts.length ? Math.max(...attempts.map(a => a.attempt)) : e.attempt;
     const explainRoute = '/explain?' + new URLSearchParams({ job: key, at: e.scheduled_time }).toString();
     const canRetry = ctx.can('operator') && e.outcome !== 'running';
+    const canKill = ctx.can('operator') && e.outcome === 'running';
     const actions = [
       link(explainRoute, 'Why did it fire?', { class: 'btn' }),
       canRetry ? button('Retry', ev => retry(ev.currentTarget), { kind: 'primary', 'data-testid': 'retry', disabled: !!pendingRetry }) : null,
+      canKill ? button(e.killed_by ? 'Killing…' : 'Kill', ev => kill(ev.currentTarget, e), { kind: 'danger', 'data-testid': 'kill', disabled: !!e.killed_by }) : null,
     ];
     const trigger = e.manual
       ? h('span', null, 'manual run', e.trigger_name ? h('span', { class: 'muted' }, ` (of ${e.trigger_group}.${e.trigger_name})`) : null)
@@ -106,6 +126,7 @@ export async function render(ctx) {
           ['Node', e.node_id ? nameText(e.node_id, { class: 'mono' }) : '—'],
           ['Attempt', `${e.attempt} of ${total}`],
           ['Outcome', h('span', { 'data-testid': 'outcome' }, outcomeBadge(e.outcome))],
+          e.killed_by ? ['Killed by', h('span', { 'data-testid': 'killed-by' }, nameText(e.killed_by))] : null,
           e.recovering ? ['Recovery', 'a re-run after its node was lost'] : null,
           ['ID', h('span', { class: 'id-cell' }, clipText(e.id, { class: 'mono', 'data-testid': 'execution-id' }), copyButton(e.id, 'execution ID'))],
         ]))),

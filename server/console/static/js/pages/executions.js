@@ -9,7 +9,7 @@ import { jobRoute } from './explain.js';
 import { jobPicker } from '../picker.js';
 
 /** OUTCOMES are the outcomes GET /executions?outcome= accepts. */
-export const OUTCOMES = ['running', 'succeeded', 'failed', 'timed_out', 'cancelled', 'skipped', 'node_lost'];
+export const OUTCOMES = ['running', 'succeeded', 'failed', 'timed_out', 'cancelled', 'skipped', 'node_lost', 'killed'];
 
 /** executionRoute is the console route of an execution. */
 export function executionRoute(id) {

@@ -260,7 +260,7 @@ function runsPanel(runs) {
     duration: between(e.started_time, e.finished_time),
     ok: e.outcome === 'succeeded' ? 1 : 0,
     bad: ['failed', 'timed_out', 'node_lost'].includes(e.outcome) ? 1 : 0,
-    other: ['cancelled', 'skipped', 'running'].includes(e.outcome) ? 1 : 0,
+    other: ['cancelled', 'skipped', 'running', 'killed'].includes(e.outcome) ? 1 : 0,
   }));
 
   return panel(`Recent executions`,
