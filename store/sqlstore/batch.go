@@ -185,17 +185,19 @@ func (tx *txn) customPlans() error {
 }
 
 // claimCols are the columns of a trigger that firing it reads: its keys,
-// its claim and its priority.
-const claimCols = `trigger_group, trigger_name, job_group, job_name, priority, state, claimed_by, claim_epoch`
+// its claim, its priority and its re-arm delay.
+const claimCols = `trigger_group, trigger_name, job_group, job_name, priority, state, claimed_by, claim_epoch, rearm_delay_ms`
 
 // scanClaim reads claimCols into a trigger record.
 func scanClaim(sc scanner) (store.TriggerRecord, error) {
 	var (
-		t     store.TriggerRecord
-		state string
+		t       store.TriggerRecord
+		state   string
+		rearmMs int64
 	)
-	err := sc.Scan(&t.Key.Group, &t.Key.Name, &t.JobKey.Group, &t.JobKey.Name, &t.Priority, &state, &t.ClaimedBy, &t.ClaimEpoch)
+	err := sc.Scan(&t.Key.Group, &t.Key.Name, &t.JobKey.Group, &t.JobKey.Name, &t.Priority, &state, &t.ClaimedBy, &t.ClaimEpoch, &rearmMs)
 	t.State = store.TriggerState(state)
+	t.RearmDelay = time.Duration(rearmMs) * time.Millisecond
 	return t, err
 }
 

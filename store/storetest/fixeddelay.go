@@ -27,7 +27,26 @@ func (h *harness) fixedDelayTrigger(k, jk store.Key, next time.Time, mods ...fun
 // next fire time, and checks that it awaits its run.
 func (h *harness) fireAwaiting(l store.Lease, k store.Key) string {
 	h.t.Helper()
-	id := h.acquireFire(l, k, time.Time{})
+	return h.wantAwaiting(k, h.acquireFire(l, k, time.Time{}))
+}
+
+// fireBatchAwaiting is fireAwaiting through TriggersFire, as the engine
+// fires.
+func (h *harness) fireBatchAwaiting(l store.Lease, k store.Key) string {
+	h.t.Helper()
+	p := h.fireParams(l, h.acquireOne(l, k), time.Time{})
+	out, err := h.s.TriggersFire(h.ctx, &store.TriggersFireParams{Lease: l,
+		Firings: []store.TriggerFiring{{Trigger: p.Trigger, Execution: p.Execution}}})
+	if err != nil || out[0].Err != nil || out[0].Result.Blocked {
+		h.t.Fatalf("TriggersFire(%s): %v %+v", k, err, out)
+	}
+	return h.wantAwaiting(k, p.Execution.ID)
+}
+
+// wantAwaiting checks that fixed-delay trigger k, fired for execution id,
+// awaits its run, and returns id.
+func (h *harness) wantAwaiting(k store.Key, id string) string {
+	h.t.Helper()
 	got := h.get(k)
 	if got.State != store.StateBlocked || !got.NextFireTime.IsZero() || got.RearmDelay != fixedDelay {
 		h.t.Fatalf("fired fixed-delay trigger: state %s, next %v, delay %s; want BLOCKED, none, %s",
@@ -68,8 +87,8 @@ var fixedDelayTests = []test{
 			id := h.fireAwaiting(l, k)
 			h.completeRearm(l, id, at(10).Add(250*time.Millisecond))
 			h.wantArmed(k, store.StateWaiting, at(13).Add(250*time.Millisecond))
-			// The chain goes on: it is claimed and fired again.
-			id = h.fireAwaiting(l, k)
+			// The chain goes on: it is claimed and fired again, in a batch.
+			id = h.fireBatchAwaiting(l, k)
 			h.completeRearm(l, id, at(20))
 			h.wantArmed(k, store.StateWaiting, at(23))
 		}
