@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime"
+	"github.com/chime-scheduler/chime/calendar"
 	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/store"
 	"github.com/chime-scheduler/chime/store/memstore"
@@ -47,6 +48,34 @@ func TestFixedDelayFiresADelayAfterEachRunEnds(t *testing.T) {
 			if !f.At.Equal(f.Scheduled) {
 				t.Errorf("run scheduled at %s started at %s", f.Scheduled, f.At)
 			}
+		}
+	})
+}
+
+// The calendar applies to the re-armed fire time: one it excludes moves to
+// the calendar's next included instant.
+func TestFixedDelaySkipsTheCalendarsExclusions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		midnight := time.Now() // the bubble starts at midnight UTC
+		s, rec := newScheduler(t, chime.Config{})
+		quiet, err := calendar.NewDaily(time.UTC, 3*time.Second, 9999*time.Millisecond, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddCalendar(context.Background(), "quiet", quiet, nil); err != nil {
+			t.Fatal(err)
+		}
+		tr := trig("delayed", &schedule.FixedDelay{Delay: 3 * time.Second})
+		tr.StartTime = midnight.Add(time.Second)
+		tr.CalendarName = "quiet"
+		scheduleJob(t, s, job("quick"), tr)
+		start(t, s)
+		time.Sleep(14 * time.Second)
+		stop(t, s)
+		// 00:00:01 ends at once; 00:00:04 is excluded until 00:00:10.
+		want := []time.Time{midnight.Add(time.Second), midnight.Add(10 * time.Second), midnight.Add(13 * time.Second)}
+		if got := scheduledTimes(rec.all()); !slices.EqualFunc(got, want, time.Time.Equal) {
+			t.Fatalf("fired at %v, want %v", got, want)
 		}
 	})
 }
