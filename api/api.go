@@ -108,10 +108,11 @@ type Trigger struct {
 	// job's name with its index ("nightly-0").
 	Name string `json:"name,omitempty"`
 	// Schedule says when the trigger fires: an object whose "kind" is
-	// cron, once, simple, calendar_interval or daily_time_interval, each
-	// with its own fields, as docs/api.md describes; for example
-	// {"kind":"cron","expression":"0 30 2 ? * MON-FRI","time_zone":"Europe/Berlin"}
-	// or {"kind":"simple","interval":"5m"}. Package api/wire decodes and
+	// cron, once, simple, calendar_interval, daily_time_interval or
+	// fixed_delay, each with its own fields, as docs/api.md describes; for
+	// example
+	// {"kind":"cron","expression":"0 30 2 ? * MON-FRI","time_zone":"Europe/Berlin"},
+	// {"kind":"simple","interval":"5m"} or {"kind":"fixed_delay","delay":"30s"}. Package api/wire decodes and
 	// encodes it.
 	Schedule json.RawMessage `json:"schedule"`
 	// Calendar names an exclusion calendar.

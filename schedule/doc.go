@@ -4,7 +4,7 @@
 //
 // # Model
 //
-// A Schedule is a timing rule, one of four immutable kinds:
+// A Schedule is a timing rule, one of five immutable kinds:
 //
 //   - *Cron: the instants a Quartz cron expression matches in a time zone
 //     (package schedule/cron does the expression work).
@@ -15,6 +15,11 @@
 //     day for calendar units and clamping month ends.
 //   - *DailyTimeInterval: every N seconds, minutes or hours within a window
 //     of each chosen day of the week.
+//   - *FixedDelay: a start time, then Delay after the end of each run (not
+//     a Quartz kind). Its next fire time is unknown until the run ends:
+//     Triggered leaves it zero, and the store re-arms the trigger at the
+//     recorded end plus Delay when it records the end, including the end
+//     recovery gives a lost node's run (see Trigger.Rearm).
 //
 // A Trigger is a schedule plus its firing window (StartTime, EndTime), its
 // misfire instruction and its state (NextFireTime, PreviousFireTime,

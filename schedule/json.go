@@ -34,6 +34,9 @@ type wireSchedule struct {
 	// simple and daily_time_interval
 	RepeatCount *int `json:"repeat_count,omitempty"`
 
+	// fixed_delay
+	DelayMs *int64 `json:"delay_ms,omitempty"`
+
 	// cron, calendar_interval and daily_time_interval
 	TimeZone string `json:"time_zone,omitempty"`
 }
@@ -74,6 +77,9 @@ func Marshal(s Schedule) ([]byte, error) {
 			w.DaysOfWeek = append(w.DaysOfWeek, d.String())
 		}
 		w.RepeatCount = &v.RepeatCount
+	case *FixedDelay:
+		ms := v.Delay.Milliseconds()
+		w.DelayMs = &ms
 	default:
 		return nil, fmt.Errorf("schedule: cannot marshal %T", s)
 	}
@@ -155,8 +161,13 @@ func Unmarshal(data []byte) (Schedule, error) {
 			RepeatCount:    *w.RepeatCount,
 			Location:       loc,
 		}
+	case KindFixedDelay:
+		if w.DelayMs == nil {
+			return nil, invalid("delay_ms", "missing")
+		}
+		s = &FixedDelay{Delay: time.Duration(*w.DelayMs) * time.Millisecond}
 	default:
-		return nil, invalid("kind", "%q is not one of cron, simple, calendar_interval, daily_time_interval", string(w.Kind))
+		return nil, invalid("kind", "%q is not one of cron, simple, calendar_interval, daily_time_interval, fixed_delay", string(w.Kind))
 	}
 	if err := s.Validate(); err != nil {
 		return nil, err

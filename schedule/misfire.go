@@ -6,8 +6,9 @@ package schedule
 type MisfireInstruction string
 
 // Misfire instructions. SMART_POLICY and IGNORE_MISFIRE_POLICY apply to
-// every kind; FIRE_ONCE_NOW and DO_NOTHING to cron, calendar-interval and
-// daily-time-interval schedules; the others to simple schedules only.
+// every kind; FIRE_ONCE_NOW and DO_NOTHING to cron, calendar-interval,
+// daily-time-interval and fixed-delay schedules; the others to simple
+// schedules only. For fixed-delay schedules see FixedDelay.
 const (
 	// MisfireSmartPolicy picks an instruction from the schedule: FIRE_ONCE_NOW
 	// for cron, calendar-interval and daily-time-interval schedules; for a

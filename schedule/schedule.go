@@ -20,20 +20,21 @@ type Calendar interface {
 // form and the kind stored with a trigger.
 type Kind string
 
-// The four schedule kinds.
+// The five schedule kinds.
 const (
 	KindCron              Kind = "cron"
 	KindSimple            Kind = "simple"
 	KindCalendarInterval  Kind = "calendar_interval"
 	KindDailyTimeInterval Kind = "daily_time_interval"
+	KindFixedDelay        Kind = "fixed_delay"
 )
 
 // Schedule is the timing rule of a trigger: one of *Cron, *Simple,
-// *CalendarInterval or *DailyTimeInterval. The set is closed (the interface
+// *CalendarInterval, *DailyTimeInterval or *FixedDelay. The set is closed (the interface
 // has unexported methods). Schedule values are immutable once built: to
 // change a trigger's timing, replace its Schedule.
 type Schedule interface {
-	// Kind reports which of the four schedule types this is.
+	// Kind reports which of the five schedule types this is.
 	Kind() Kind
 	// Validate reports whether the schedule is well formed. The error is a
 	// *ValidationError naming the offending field.

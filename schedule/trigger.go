@@ -162,6 +162,10 @@ func (t *Trigger) UpdateAfterMisfire(now time.Time, cal Calendar) {
 		t.simpleMisfire(s, m, now, cal)
 		return
 	}
+	if s, ok := t.Schedule.(*FixedDelay); ok {
+		t.fixedDelayMisfire(s, m, now, cal)
+		return
+	}
 	switch m {
 	case MisfireDoNothing:
 		t.NextFireTime = t.nextIncluded(now, cal)
@@ -210,6 +214,9 @@ func (t *Trigger) nextIncluded(after time.Time, cal Calendar) time.Time {
 func (t *Trigger) skipExcluded(ft time.Time, cal Calendar) time.Time {
 	if cal == nil {
 		return ft
+	}
+	if _, ok := t.Schedule.(*FixedDelay); ok && !ft.IsZero() {
+		return t.delayedIncluded(ft, cal)
 	}
 	for range maxCalendarHops {
 		if ft.IsZero() || cal.Includes(ft) {

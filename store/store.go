@@ -174,7 +174,16 @@ type TriggerRecord struct {
 	Origin string
 	// Meta is JSON the program that made the trigger keeps with it, nil
 	// when empty; opaque to the store and to the engine.
-	Meta             []byte
+	Meta []byte
+	// RearmDelay, when positive, makes the trigger a fixed-delay one: a
+	// firing that leaves it no NextFireTime does not complete it but
+	// leaves it BLOCKED, awaiting its run, and the store re-arms it when
+	// it records the end of that run (ExecutionCompletion.Rearm), or
+	// recovery fails the run: NextFireTime becomes the recorded end plus
+	// RearmDelay, state WAITING (PAUSED when it was paused meanwhile,
+	// COMPLETE past EndTime). A whole number of milliseconds; zero for
+	// every other trigger. Set on insert; firings and releases keep it.
+	RearmDelay       time.Duration
 	StartTime        time.Time
 	EndTime          time.Time // zero for none
 	NextFireTime     time.Time // zero when the trigger will not fire again
@@ -251,7 +260,9 @@ type Store interface {
 	//     node's current lease become RECOVERABLE when they request recovery
 	//     and FAILED with Error "node lost" otherwise;
 	//   - BLOCKED and PAUSED_BLOCKED triggers of a job that has no EXECUTING
-	//     or RECOVERABLE execution become WAITING and PAUSED.
+	//     or RECOVERABLE execution become WAITING and PAUSED; a fixed-delay
+	//     trigger awaiting a run that is no longer EXECUTING or RECOVERABLE
+	//     is re-armed at the store's clock (and reported unblocked).
 	// Each repair is atomic with the check that found it, so Reconcile is
 	// safe while other nodes work. Fails with ErrFenced for a stale lease.
 	Reconcile(ctx context.Context, lease Lease) (*Reconciliation, error)
@@ -494,8 +505,9 @@ type TriggerStore interface {
 	// (ErrAlreadyFired); stores the trigger's advanced timing from Trigger
 	// (NextFireTime, PreviousFireTime, TimesTriggered, StartTime, EndTime,
 	// Schedule, MisfireInstruction) with state WAITING, or COMPLETE when
-	// NextFireTime is zero; and when the job disallows concurrency it moves
-	// the job's triggers (this one included) to BLOCKED / PAUSED_BLOCKED.
+	// NextFireTime is zero (BLOCKED, awaiting its run, when the trigger has
+	// a RearmDelay); and when the job disallows concurrency it moves the
+	// job's triggers (this one included) to BLOCKED / PAUSED_BLOCKED.
 	// When the job disallows concurrency and is already executing, nothing
 	// is fired: the trigger becomes BLOCKED and the result has Blocked set.
 	// The store fills the execution's RequestsRecovery from the job and
@@ -601,9 +613,12 @@ type ExecutionStore interface {
 	// ExecutionComplete records the end of an execution this node runs
 	// (ErrFenced for a stale lease, ErrExecutionNotFound). In the same atomic
 	// step it applies p.Instruction, stores p.JobData on the job when not
-	// nil, unblocks the job's triggers when the job disallows concurrency
-	// (BLOCKED becomes WAITING, PAUSED_BLOCKED becomes PAUSED), and deletes
-	// the job when it is not durable and has no trigger left.
+	// nil, re-arms the firing trigger when p.Rearm is set (see
+	// TriggerRecord.RearmDelay), unblocks the job's triggers when the job
+	// disallows concurrency (BLOCKED becomes WAITING, PAUSED_BLOCKED
+	// becomes PAUSED; a fixed-delay trigger awaiting its run stays
+	// BLOCKED), and deletes the job when it is not durable and has no
+	// trigger left.
 	ExecutionComplete(ctx context.Context, p *ExecutionCompleteParams) error
 	// ExecutionList returns executions filtered by p, newest scheduled time
 	// first.
@@ -666,6 +681,12 @@ type ExecutionCompleteParams struct {
 	FinishedTime time.Time
 	Instruction  Instruction
 	JobData      []byte // new job data map, nil to keep it
+	// Rearm re-arms the firing trigger, when it has a RearmDelay and
+	// awaits its run, at FinishedTime (the store's clock when zero) plus
+	// its RearmDelay. The engine sets it for the runs of fixed-delay
+	// triggers; without it the store leaves the trigger alone, so that
+	// the common completion costs nothing more.
+	Rearm bool
 }
 
 // ExecutionListParams filter ExecutionList. Zero fields do not filter.
@@ -720,7 +741,9 @@ type NodeStore interface {
 	// per dead node: bumps its epoch (fencing it), returns its ACQUIRED
 	// triggers to WAITING, marks its EXECUTING executions RECOVERABLE when
 	// they request recovery and FAILED with Error "node lost" otherwise,
-	// unblocking their jobs' triggers. It returns what it did.
+	// unblocking their jobs' triggers and re-arming the fixed-delay
+	// triggers that awaited the failed runs (see TriggerRecord.RearmDelay)
+	// at the store's clock. It returns what it did.
 	NodesRecover(ctx context.Context, p *NodesRecoverParams) ([]NodeRecovery, error)
 }
 
@@ -844,4 +867,6 @@ type ExecutionCompletion struct {
 	FinishedTime time.Time
 	Instruction  Instruction
 	JobData      []byte // new job data map, nil to keep it
+	// Rearm: see ExecutionCompleteParams.Rearm.
+	Rearm bool
 }

@@ -20,10 +20,11 @@ const (
 	KindSimple            = "simple"
 	KindCalendarInterval  = "calendar_interval"
 	KindDailyTimeInterval = "daily_time_interval"
+	KindFixedDelay        = "fixed_delay"
 )
 
 // kinds lists the schedule kinds for messages.
-const kinds = "cron, once, simple, calendar_interval or daily_time_interval"
+const kinds = "cron, once, simple, calendar_interval, daily_time_interval or fixed_delay"
 
 // The JSON of each schedule kind, as EncodeSchedule writes it.
 type (
@@ -56,6 +57,10 @@ type (
 		DaysOfWeek     []string `json:"days_of_week"`
 		RepeatCount    *int     `json:"repeat_count,omitempty"`
 		TimeZone       string   `json:"time_zone"`
+	}
+	fixedDelayJSON struct {
+		Kind  string `json:"kind"`
+		Delay string `json:"delay"`
 	}
 )
 
@@ -92,6 +97,8 @@ func EncodeSchedule(s schedule.Schedule) (json.RawMessage, error) {
 			StartTimeOfDay: s.StartTimeOfDay.String(), EndTimeOfDay: s.EndTimeOfDay.String(),
 			DaysOfWeek: days, RepeatCount: repeatCount(s.RepeatCount), TimeZone: zoneName(s.Location),
 		}
+	case *schedule.FixedDelay:
+		v = fixedDelayJSON{Kind: KindFixedDelay, Delay: jobs.FormatDuration(s.Delay)}
 	default:
 		return nil, fmt.Errorf("wire: cannot encode a schedule of type %T", s)
 	}
@@ -156,6 +163,8 @@ func DecodeSchedule(data []byte, path string) (schedule.Schedule, []Warning, err
 		s, err = decodeCalendarInterval(o, &old)
 	case KindDailyTimeInterval:
 		s, err = decodeDailyTimeInterval(o, &old)
+	case KindFixedDelay:
+		s, err = decodeFixedDelay(o)
 	default:
 		return nil, nil, invalidf(o.field("kind"), "%q is not a schedule kind; want %s", kind, kinds)
 	}
@@ -313,6 +322,24 @@ func decodeOldSimple(o *object, old *deprecated) (schedule.Schedule, error) {
 		old.add("no repeat_count: fires once")
 	}
 	return &schedule.Simple{RepeatCount: n, RepeatInterval: time.Duration(ms) * time.Millisecond}, nil
+}
+
+// decodeFixedDelay reads {"kind":"fixed_delay","delay":"30s"}: run again
+// a delay after the last run ended.
+func decodeFixedDelay(o *object) (schedule.Schedule, error) {
+	if err := o.only("a fixed_delay schedule", "kind", "delay"); err != nil {
+		return nil, err
+	}
+	d, ok, err := duration(o, "delay")
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, invalidf(o.field("delay"), `is required, a duration such as "30s": the time from the end of a run to the start of the next`)
+	case d%time.Millisecond != 0:
+		return nil, invalidf(o.field("delay"), "%s is not a whole number of milliseconds", d)
+	}
+	return &schedule.FixedDelay{Delay: d}, nil
 }
 
 // unit reads a unit field: lower case, or the old upper case.

@@ -25,6 +25,7 @@ func TestScheduleRoundTrip(t *testing.T) {
 		"simple counted":      `{"kind":"simple","interval":"1h30m","repeat_count":3}`,
 		"calendar_interval":   `{"kind":"calendar_interval","interval":1,"unit":"month","time_zone":"UTC","preserve_hour_of_day_across_daylight_savings":true}`,
 		"daily_time_interval": `{"kind":"daily_time_interval","interval":"15m","start_time_of_day":"09:00:00","end_time_of_day":"17:00:00","days_of_week":["monday","friday"],"time_zone":"Europe/Paris"}`,
+		"fixed_delay":         `{"kind":"fixed_delay","delay":"30s"}`,
 		"daily counted":       `{"kind":"daily_time_interval","interval":"2h","start_time_of_day":"00:00:00","end_time_of_day":"23:59:59","days_of_week":["sunday","monday","tuesday","wednesday","thursday","friday","saturday"],"repeat_count":10,"time_zone":"UTC"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -104,6 +105,9 @@ func TestScheduleRefused(t *testing.T) {
 		{"daily without start", `{"kind":"daily_time_interval","interval":"1h","end_time_of_day":"12:00"}`, "triggers[0].schedule.start_time_of_day"},
 		{"unknown day", `{"kind":"daily_time_interval","interval":"1h","start_time_of_day":"00:00","end_time_of_day":"12:00","days_of_week":["monday","funday"]}`, "triggers[0].schedule.days_of_week[1]"},
 		{"old and new interval", `{"kind":"simple","interval":"5s","repeat_interval_ms":5000}`, "triggers[0].schedule.repeat_interval_ms"},
+		{"fixed delay without delay", `{"kind":"fixed_delay"}`, "triggers[0].schedule.delay"},
+		{"fixed delay not positive", `{"kind":"fixed_delay","delay":"0s"}`, "triggers[0].schedule.delay"},
+		{"fixed delay with an interval", `{"kind":"fixed_delay","delay":"30s","interval":"5s"}`, "triggers[0].schedule.interval"},
 		{"unit with a duration", `{"kind":"daily_time_interval","interval":"15m","unit":"minute","start_time_of_day":"00:00","end_time_of_day":"12:00"}`, "triggers[0].schedule.unit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -386,6 +386,7 @@ func describeSchedule(raw json.RawMessage) string {
 		RepeatCount *int            `json:"repeat_count"`
 		Start       string          `json:"start_time_of_day"`
 		End         string          `json:"end_time_of_day"`
+		Delay       string          `json:"delay"`
 	}
 	if err := json.Unmarshal(raw, &s); err != nil || s.Kind == "" {
 		return compactJSON(raw)
@@ -413,6 +414,8 @@ func describeSchedule(raw json.RawMessage) string {
 		return fmt.Sprintf("every %s from %s to %s%s%s", every, s.Start, s.End, zone, times)
 	case "calendar_interval":
 		return "every " + every + zone
+	case "fixed_delay":
+		return s.Delay + " after each run ends"
 	}
 	return s.Kind
 }

@@ -86,6 +86,9 @@ func (e *Engine) absorb(ctx context.Context, a acquisition, st *loopState, pendi
 			// Fire every missed time, one after the other, as Quartz does:
 			// the trigger is due, so the loop fires it at once.
 		}
+		if rec.RearmDelay > 0 && rec.CalendarName != "" && e.rearmExcluded(ctx, rec) {
+			continue
+		}
 		heap.Push(pending, rec)
 	}
 	st.moreDue = len(a.recs) == a.limit

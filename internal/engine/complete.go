@@ -41,6 +41,8 @@ func (e *Engine) complete(f *Firing, out Outcome, release bool) {
 			FinishedTime: e.cfg.Clock.Now(),
 			Instruction:  instruction(f, out),
 			JobData:      out.JobData,
+			// A fixed-delay trigger is re-armed from this end.
+			Rearm: f.Trigger != nil && f.Trigger.RearmDelay > 0,
 		},
 	}
 	switch {
@@ -195,7 +197,9 @@ func instruction(f *Firing, out Outcome) store.Instruction {
 		return store.InstructionSetAllJobTriggersComplete
 	case out.UnscheduleFiringTrigger:
 		return store.InstructionSetTriggerComplete
-	case f.Trigger.NextFireTime.IsZero():
+	case f.Trigger.NextFireTime.IsZero() && f.Trigger.RearmDelay == 0:
+		// A fixed-delay trigger has no next fire time until the store
+		// re-arms it from this run's end.
 		return store.InstructionDeleteTrigger
 	default:
 		return store.InstructionNoop

@@ -57,6 +57,18 @@
 // (the store's ExecutionsComplete), so that outcomes that finish together
 // are recorded together.
 //
+// # Fixed-delay triggers
+//
+// A fixed-delay trigger (schedule.FixedDelay, store.TriggerRecord's
+// RearmDelay) has no next fire time once fired: the store keeps it BLOCKED
+// while its run lasts. The run's outcome is recorded with Rearm set and
+// the instruction NOOP (not DELETE_TRIGGER, despite the zero next fire
+// time), and the store re-arms the trigger at the recorded end plus the
+// delay in the same transaction; recovery does the same for a lost node's
+// run. The store does not read calendars, so when the loop claims such a
+// trigger whose fire time its calendar excludes, it releases it moved to
+// the calendar's next included instant (misfire.go, rearmExcluded).
+//
 // # Push wake-ups
 //
 // When the store implements store.TriggerWatcher, a second goroutine,

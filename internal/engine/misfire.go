@@ -37,3 +37,31 @@ func (e *Engine) misfire(ctx context.Context, now time.Time, rec store.TriggerRe
 		e.cfg.Observer.TriggerFinalized(rec.Key)
 	}
 }
+
+// rearmExcluded moves a claimed fixed-delay trigger whose fire time its
+// calendar excludes to the calendar's next included instant, and releases
+// it. The store re-armed the trigger at its run's end plus the delay
+// without the calendar, which only the engine reads. It reports whether
+// it moved the trigger; on an error the trigger fires as it is.
+func (e *Engine) rearmExcluded(ctx context.Context, rec store.TriggerRecord) bool {
+	tr, cal, err := e.timing(ctx, &rec)
+	if err != nil {
+		var unavailable *storeUnavailableError
+		if !errors.As(err, &unavailable) {
+			e.log.Error("cannot apply the calendar of a fixed-delay trigger", "trigger_key", rec.Key.String(), "error", err)
+		}
+		return false
+	}
+	next, moved := tr.Excluded(cal)
+	if !moved {
+		return false
+	}
+	timing := rec
+	timing.NextFireTime = next
+	e.log.Debug("fixed-delay fire time excluded by the calendar", "trigger_key", rec.Key.String(), "fire_time", rec.NextFireTime, "next_fire_time", next)
+	e.release(ctx, rec.Key, &timing)
+	if next.IsZero() {
+		e.cfg.Observer.TriggerFinalized(rec.Key)
+	}
+	return true
+}

@@ -67,6 +67,7 @@ func SetTiming(rec *store.TriggerRecord, tr *schedule.Trigger) error {
 	}
 	rec.Kind = string(tr.Schedule.Kind())
 	rec.Schedule = data
+	rec.RearmDelay = schedule.RearmDelay(tr.Schedule)
 	copyTiming(rec, tr)
 	return nil
 }

@@ -162,6 +162,7 @@ func TestOpenAPISchemas(t *testing.T) {
 			"calendar_interval":   "#/components/schemas/CalendarIntervalSchedule",
 			"cron":                "#/components/schemas/CronSchedule",
 			"daily_time_interval": "#/components/schemas/DailyTimeIntervalSchedule",
+			"fixed_delay":         "#/components/schemas/FixedDelaySchedule",
 			"once":                "#/components/schemas/OnceSchedule",
 			"simple":              "#/components/schemas/SimpleSchedule",
 		}}},

@@ -52,6 +52,12 @@ func (b *schemaBuilder) rawField(t reflect.Type, f reflect.StructField) *schema 
 						"repeat_count": count("How many times it fires after the first, in all; absent: for ever."),
 						"time_zone":    timeZone(),
 					}),
+				"fixed_delay": object("Fires at the trigger's start_time, then delay after each run ended: runs never overlap, "+
+					"and a slow run pushes the next one back. The next fire time is unknown while a run lasts.",
+					[]string{"kind", "delay"}, map[string]*schema{
+						"kind":  constant("fixed_delay"),
+						"delay": duration("The time from the end of a run to the start of the next: positive, whole milliseconds.", "30s"),
+					}),
 			})
 	case t == reflect.TypeFor[api.Calendar]() && f.Name == "Calendar":
 		return b.calendarDefinition()

@@ -70,6 +70,9 @@ func (s *Store) complete(l store.Lease, p *store.ExecutionCompletion) error {
 		finished = s.now()
 	}
 	s.finishExecution(e, p.State, p.Error, finished)
+	if p.Rearm {
+		s.rearm(e.TriggerKey, finished)
+	}
 
 	if t, ok := s.triggers[e.TriggerKey]; ok {
 		switch p.Instruction {

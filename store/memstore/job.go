@@ -202,13 +202,17 @@ func (s *Store) blockJob(key store.Key) {
 }
 
 // unblockJob moves the job's BLOCKED triggers to WAITING and PAUSED_BLOCKED
-// ones to PAUSED, unless the job is still busy.
+// ones to PAUSED, unless the job is still busy. Fixed-delay triggers
+// awaiting their run stay blocked: rearm frees them.
 func (s *Store) unblockJob(key store.Key) {
 	if s.jobBusy(key) {
 		return
 	}
 	for tk := range s.jobTriggers[key] {
 		t := s.triggers[tk]
+		if awaitingRun(&t.rec) {
+			continue // a fixed-delay trigger waits for its run's end
+		}
 		switch t.rec.State {
 		case store.StateBlocked:
 			s.setState(t, store.StateWaiting)

@@ -155,6 +155,7 @@ func (s *Store) recoverNode(id, reason string) (released int, recoverable, faile
 			continue
 		}
 		s.finishExecution(e, store.ExecutionFailed, reason, now)
+		s.rearm(e.TriggerKey, now)
 		s.unblockJob(e.JobKey)
 		failed = append(failed, *e)
 	}

@@ -50,7 +50,18 @@ func (s *Store) Reconcile(ctx context.Context, lease store.Lease) (*store.Reconc
 		s.finishExecution(e, store.ExecutionFailed, reasonNodeLost, now)
 		out.Failed = append(out.Failed, *e)
 	}
+	runs := make(map[store.Key]bool, len(s.running))
+	for id := range s.running {
+		runs[s.executions[id].TriggerKey] = true
+	}
 	for _, t := range s.triggers {
+		if awaitingRun(&t.rec) {
+			if !runs[t.rec.Key] {
+				s.rearm(t.rec.Key, now)
+				out.UnblockedTriggers = append(out.UnblockedTriggers, t.rec.Key)
+			}
+			continue
+		}
 		blocked := t.rec.State == store.StateBlocked || t.rec.State == store.StatePausedBlocked
 		if blocked && !s.jobBusy(t.rec.JobKey) {
 			if t.rec.State == store.StateBlocked {

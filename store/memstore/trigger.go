@@ -458,6 +458,8 @@ func (s *Store) fire(l store.Lease, f *store.TriggerFiring) (*store.TriggerFireR
 
 	applyTiming(&t.rec, &f.Trigger)
 	switch {
+	case t.rec.RearmDelay > 0 && t.rec.NextFireTime.IsZero():
+		s.setState(t, store.StateBlocked) // awaiting its run: see rearm
 	case t.rec.NextFireTime.IsZero():
 		s.setState(t, store.StateComplete)
 	case job.DisallowConcurrent:
@@ -534,4 +536,39 @@ func applyTiming(dst, src *store.TriggerRecord) {
 	dst.EndTime = src.EndTime
 	dst.Schedule = bytes.Clone(src.Schedule)
 	dst.MisfireInstruction = src.MisfireInstruction
+}
+
+// awaitingRun reports whether rec is a fixed-delay trigger that fired and
+// waits for the end of its run to be re-armed.
+func awaitingRun(rec *store.TriggerRecord) bool {
+	return rec.RearmDelay > 0 && rec.NextFireTime.IsZero() &&
+		(rec.State == store.StateBlocked || rec.State == store.StatePausedBlocked)
+}
+
+// rearm re-arms the fixed-delay trigger key, when it awaits its run, at
+// end plus its delay: WAITING (BLOCKED while its job is busy, PAUSED when
+// it was paused meanwhile), or COMPLETE past its end time.
+func (s *Store) rearm(key store.Key, end time.Time) {
+	t, ok := s.triggers[key]
+	if !ok || !awaitingRun(&t.rec) {
+		return
+	}
+	next := end.Truncate(time.Millisecond).Add(t.rec.RearmDelay)
+	if !t.rec.EndTime.IsZero() && next.After(t.rec.EndTime) {
+		s.setState(t, store.StateComplete)
+		return
+	}
+	t.rec.NextFireTime = next
+	paused := t.rec.State == store.StatePausedBlocked
+	busy := s.jobBusy(t.rec.JobKey)
+	switch {
+	case paused && busy:
+		s.setState(t, store.StatePausedBlocked)
+	case paused:
+		s.setState(t, store.StatePaused)
+	case busy:
+		s.setState(t, store.StateBlocked)
+	default:
+		s.setState(t, store.StateWaiting)
+	}
 }

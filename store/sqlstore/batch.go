@@ -185,17 +185,19 @@ func (tx *txn) customPlans() error {
 }
 
 // claimCols are the columns of a trigger that firing it reads: its keys,
-// its claim and its priority.
-const claimCols = `trigger_group, trigger_name, job_group, job_name, priority, state, claimed_by, claim_epoch`
+// its claim, its priority and its re-arm delay.
+const claimCols = `trigger_group, trigger_name, job_group, job_name, priority, state, claimed_by, claim_epoch, rearm_delay_ms`
 
 // scanClaim reads claimCols into a trigger record.
 func scanClaim(sc scanner) (store.TriggerRecord, error) {
 	var (
-		t     store.TriggerRecord
-		state string
+		t       store.TriggerRecord
+		state   string
+		rearmMs int64
 	)
-	err := sc.Scan(&t.Key.Group, &t.Key.Name, &t.JobKey.Group, &t.JobKey.Name, &t.Priority, &state, &t.ClaimedBy, &t.ClaimEpoch)
+	err := sc.Scan(&t.Key.Group, &t.Key.Name, &t.JobKey.Group, &t.JobKey.Name, &t.Priority, &state, &t.ClaimedBy, &t.ClaimEpoch, &rearmMs)
 	t.State = store.TriggerState(state)
+	t.RearmDelay = time.Duration(rearmMs) * time.Millisecond
 	return t, err
 }
 
@@ -230,7 +232,8 @@ func (tx *txn) jobsBlocked(keys []store.Key) (map[store.Key]store.JobRecord, map
 	where, args := keysWhere("job_group", "job_name", keys, []any{s.sched})
 	rows, err := tx.QueryContext(tx.ctx, s.d.render(s.prefix, `SELECT `+jobCols+`, EXISTS (SELECT 1 FROM {p}triggers t `+
 		`WHERE t.job_group = j.job_group AND t.job_name = j.job_name AND t.sched_name = j.sched_name `+
-		`AND t.state IN ('BLOCKED', 'PAUSED_BLOCKED')) FROM {p}jobs j WHERE sched_name = ? AND `+where), args...)
+		`AND t.state IN ('BLOCKED', 'PAUSED_BLOCKED') AND NOT (t.rearm_delay_ms > 0 AND t.next_fire_time IS NULL)) `+
+		`FROM {p}jobs j WHERE sched_name = ? AND `+where), args...)
 	type jobBlocked struct {
 		job     store.JobRecord
 		blocked bool
@@ -301,7 +304,7 @@ func (tx *txn) setTimings(firings []store.TriggerFiring, batch []int, jobs map[s
 		job := jobs[triggers[tm.Key].JobKey]
 		rows[n] = []any{tm.Key.Group, tm.Key.Name, nanos(tm.NextFireTime), nanos(tm.PreviousFireTime),
 			int64(tm.TimesTriggered), nanos(tm.StartTime), nanos(tm.EndTime), jsonArg(tm.Schedule),
-			tm.MisfireInstruction, string(firedState(tm, &job))}
+			tm.MisfireInstruction, string(firedState(tm, triggers[tm.Key].RearmDelay, &job))}
 	}
 	q, args := s.d.updateFromRows(timingRows, rows, s.sched)
 	n, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, q), args...)
@@ -410,7 +413,7 @@ func (tx *txn) completeBatch(l store.Lease, completions []store.ExecutionComplet
 			continue
 		}
 		job, hasJob := jobs[e.JobKey]
-		simple := (c.Instruction == "" || c.Instruction == store.InstructionNoop || c.Instruction == store.InstructionDeleteTrigger) &&
+		simple := !c.Rearm && (c.Instruction == "" || c.Instruction == store.InstructionNoop || c.Instruction == store.InstructionDeleteTrigger) &&
 			c.JobData == nil && (!hasJob || !job.DisallowConcurrent)
 		if simple {
 			batch = append(batch, i)

@@ -79,6 +79,19 @@ func (tx *txn) finish(e *store.ExecutionRecord, c *store.ExecutionCompletion) er
 		return err
 	}
 	tk, jk := e.TriggerKey, e.JobKey
+	if c.Rearm {
+		end := c.FinishedTime
+		if end.IsZero() {
+			now, err := tx.now()
+			if err != nil {
+				return err
+			}
+			end = time.Unix(0, now)
+		}
+		if err := tx.rearm(tk, end); err != nil {
+			return err
+		}
+	}
 	var err error
 	switch c.Instruction {
 	case store.InstructionDeleteTrigger:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/chime-scheduler/chime/store"
 )
@@ -346,6 +347,14 @@ func (tx *txn) unblockJob(key store.Key) error {
 		return err
 	}
 	_, err = tx.execWake(sqlJobUnblock, tx.s.sched, key.Group, key.Name)
+	return err
+}
+
+// rearm re-arms the fixed-delay trigger key, when it awaits its run, at
+// end plus its delay (sqlTriggerRearm).
+func (tx *txn) rearm(key store.Key, end time.Time) error {
+	at := end.Truncate(time.Millisecond).UnixNano()
+	_, err := tx.execWake(sqlTriggerRearm, at, at, at, tx.s.sched, key.Group, key.Name)
 	return err
 }
 

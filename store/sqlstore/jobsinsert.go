@@ -19,8 +19,8 @@ const (
 		`disallow_concurrent, persist_data, timeout_ns, job_data, job_meta, version`
 	jobInsertRow       = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`
 	jobInsertParams    = 12
-	triggerInsertRow   = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0, 1)`
-	triggerInsertParam = 20
+	triggerInsertRow   = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0, 1)`
+	triggerInsertParam = 21
 	// keysPerQuery bounds the keys or groups one lookup of JobsInsert
 	// names, well under every dialect's limit of bind parameters.
 	keysPerQuery = 500
@@ -167,7 +167,7 @@ func (tx *txn) insertJobs(jobs []store.JobInsert) error {
 			}
 			rows = append(rows, []any{tx.s.sched, rec.Key.Group, rec.Key.Name, rec.JobKey.Group, rec.JobKey.Name,
 				rec.Description, rec.Priority, rec.Kind, jsonArg(rec.Schedule), rec.CalendarName, rec.MisfireInstruction,
-				jsonArg(rec.Data), rec.Origin, jsonArg(rec.Meta), nanos(rec.StartTime), nanos(rec.EndTime),
+				jsonArg(rec.Data), rec.Origin, jsonArg(rec.Meta), rec.RearmDelay.Milliseconds(), nanos(rec.StartTime), nanos(rec.EndTime),
 				nanos(rec.NextFireTime), nanos(rec.PreviousFireTime), int64(rec.TimesTriggered), string(state)})
 		}
 	}

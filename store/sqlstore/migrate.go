@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the latest schema version: the number of the last
 // migration. Open and OpenDB migrate every database to it.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // Migration is one versioned step of a schema: the store's own, or a
 // component's (see [Store.MigrateComponent]). A migration is never edited
@@ -77,6 +77,10 @@ func migrations() []Migration {
 			// inserted there, so that the HOT update finds it.
 			FillFactor: 50,
 		}}},
+		{Version: 6, Description: "the re-arm delay of fixed-delay triggers", Statements: []string{
+			// 0 is every other trigger's: the rows stored before are.
+			"ALTER TABLE {p}triggers ADD COLUMN rearm_delay_ms BIGINT NOT NULL DEFAULT 0",
+		}},
 	}
 }
 

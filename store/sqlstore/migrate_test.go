@@ -36,6 +36,7 @@ func TestMigrateFromSchemaV1(t *testing.T) {
 				t.Fatalf("TriggerInsert: %v", err)
 			}
 			for _, stmt := range []string{
+				"ALTER TABLE {p}triggers DROP COLUMN rearm_delay_ms",
 				"ALTER TABLE {p}triggers DROP COLUMN trigger_meta",
 				"ALTER TABLE {p}triggers DROP COLUMN origin",
 				"ALTER TABLE {p}jobs DROP COLUMN job_meta",

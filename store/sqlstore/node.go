@@ -227,6 +227,9 @@ func (tx *txn) recoverNode(id, reason string) (recovery, error) {
 		}
 		e.State, e.Error, e.FinishedTime = store.ExecutionFailed, reason, time.Unix(0, now).UTC()
 		r.failed = append(r.failed, e)
+		if err := tx.rearm(e.TriggerKey, e.FinishedTime); err != nil {
+			return r, err
+		}
 		if !unblock[e.JobKey] {
 			unblock[e.JobKey] = true
 			jobs = append(jobs, e.JobKey)

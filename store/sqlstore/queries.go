@@ -11,10 +11,10 @@ const (
 	jobCols = `job_group, job_name, job_type, description, durable, requests_recovery, disallow_concurrent, ` +
 		`persist_data, timeout_ns, job_data, job_meta, version`
 	triggerCols = `trigger_group, trigger_name, job_group, job_name, description, priority, kind, schedule, ` +
-		`calendar_name, misfire_instruction, trigger_data, origin, trigger_meta, start_time, end_time, next_fire_time, prev_fire_time, ` +
+		`calendar_name, misfire_instruction, trigger_data, origin, trigger_meta, rearm_delay_ms, start_time, end_time, next_fire_time, prev_fire_time, ` +
 		`times_triggered, state, claimed_by, claim_epoch, version`
 	triggerColsT = `t.trigger_group, t.trigger_name, t.job_group, t.job_name, t.description, t.priority, t.kind, ` +
-		`t.schedule, t.calendar_name, t.misfire_instruction, t.trigger_data, t.origin, t.trigger_meta, t.start_time, t.end_time, ` +
+		`t.schedule, t.calendar_name, t.misfire_instruction, t.trigger_data, t.origin, t.trigger_meta, t.rearm_delay_ms, t.start_time, t.end_time, ` +
 		`t.next_fire_time, t.prev_fire_time, t.times_triggered, t.state, t.claimed_by, t.claim_epoch, t.version`
 	execCols = `id, trigger_group, trigger_name, job_group, job_name, scheduled_time, fired_time, finished_time, ` +
 		`node_id, epoch, state, recovering, requests_recovery, priority, error_message`
@@ -29,6 +29,35 @@ const jobBusyOfTrigger = `EXISTS (SELECT 1 FROM {p}jobs j WHERE j.sched_name = t
 	`AND j.job_group = t.job_group AND j.job_name = t.job_name AND j.disallow_concurrent = TRUE ` +
 	`AND EXISTS (SELECT 1 FROM {p}executions e WHERE e.sched_name = t.sched_name ` +
 	`AND e.job_group = t.job_group AND e.job_name = t.job_name AND e.state IN ('EXECUTING', 'RECOVERABLE')))`
+
+// notAwaitingRun is false for a fixed-delay trigger that fired and waits
+// for its run's end (see store.TriggerRecord.RearmDelay): unblocking its
+// job leaves it BLOCKED, and only sqlTriggerRearm frees it.
+const notAwaitingRun = `NOT (rearm_delay_ms > 0 AND next_fire_time IS NULL)`
+
+// rearmAt is the re-armed fire time of trigger row t whose run ended at
+// the instant of the bind parameter (Unix nanoseconds).
+const rearmAt = `? + t.rearm_delay_ms * 1000000`
+
+// sqlTriggerRearm re-arms a fixed-delay trigger awaiting its run, at the
+// run's end plus its delay: WAITING (BLOCKED while its job is busy, PAUSED
+// or PAUSED_BLOCKED when paused meanwhile), or COMPLETE past its end time.
+// Its parameters: the end three times, the scheduler, the trigger's key.
+const sqlTriggerRearm = `UPDATE {p}triggers AS t SET state = CASE ` +
+	`WHEN t.end_time IS NOT NULL AND ` + rearmAt + ` > t.end_time THEN 'COMPLETE' ` +
+	`WHEN t.state = 'PAUSED_BLOCKED' THEN CASE WHEN ` + jobBusyOfTrigger + ` THEN 'PAUSED_BLOCKED' ELSE 'PAUSED' END ` +
+	`WHEN ` + jobBusyOfTrigger + ` THEN 'BLOCKED' ELSE 'WAITING' END, ` +
+	`next_fire_time = CASE WHEN t.end_time IS NOT NULL AND ` + rearmAt + ` > t.end_time THEN NULL ELSE ` + rearmAt + ` END, ` +
+	`version = t.version + 1 WHERE t.sched_name = ? AND t.trigger_group = ? AND t.trigger_name = ? ` +
+	`AND t.rearm_delay_ms > 0 AND t.next_fire_time IS NULL AND t.state IN ('BLOCKED', 'PAUSED_BLOCKED'){wake}`
+
+// sqlAwaitingIdle finds the fixed-delay triggers awaiting a run that is no
+// longer EXECUTING or RECOVERABLE, for Reconcile.
+const sqlAwaitingIdle = `SELECT t.trigger_group, t.trigger_name FROM {p}triggers t WHERE t.sched_name = ? ` +
+	`AND t.rearm_delay_ms > 0 AND t.next_fire_time IS NULL AND t.state IN ('BLOCKED', 'PAUSED_BLOCKED') ` +
+	`AND NOT EXISTS (SELECT 1 FROM {p}executions e WHERE e.sched_name = t.sched_name ` +
+	`AND e.trigger_group = t.trigger_group AND e.trigger_name = t.trigger_name AND e.state IN ('EXECUTING', 'RECOVERABLE')) ` +
+	`ORDER BY t.trigger_group, t.trigger_name{update}`
 
 // Clock and bookkeeping.
 const (
@@ -123,11 +152,11 @@ const (
 	// sqlJobUnblock unblocks the triggers of a job that is no longer busy.
 	sqlJobUnblock = `UPDATE {p}triggers SET state = CASE WHEN state = 'BLOCKED' THEN 'WAITING' ELSE 'PAUSED' END, ` +
 		`version = version + 1 WHERE sched_name = ? AND job_group = ? AND job_name = ? ` +
-		`AND state IN ('BLOCKED', 'PAUSED_BLOCKED'){wake}`
+		`AND state IN ('BLOCKED', 'PAUSED_BLOCKED') AND ` + notAwaitingRun + `{wake}`
 	// sqlJobsUnblock unblocks the triggers of jobs that allow concurrency
 	// (a condition on their keys and {wake} appended).
 	sqlJobsUnblock = `UPDATE {p}triggers SET state = CASE WHEN state = 'BLOCKED' THEN 'WAITING' ELSE 'PAUSED' END, ` +
-		`version = version + 1 WHERE state IN ('BLOCKED', 'PAUSED_BLOCKED') AND sched_name = ? AND `
+		`version = version + 1 WHERE state IN ('BLOCKED', 'PAUSED_BLOCKED') AND ` + notAwaitingRun + ` AND sched_name = ? AND `
 	sqlJobSetData = `UPDATE {p}jobs SET job_data = ?, version = version + 1 ` +
 		`WHERE sched_name = ? AND job_group = ? AND job_name = ?`
 	sqlJobTriggersComplete = `UPDATE {p}triggers SET state = 'COMPLETE', claimed_by = '', claim_epoch = 0, ` +
@@ -150,10 +179,10 @@ const (
 // Triggers.
 const (
 	sqlTriggerInsert = `INSERT INTO {p}triggers (sched_name, ` + triggerCols + `) ` +
-		`VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0, 1)`
+		`VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0, 1)`
 	// sqlTriggerReplace overwrites a trigger, dropping any claim on it.
 	sqlTriggerReplace = `UPDATE {p}triggers SET job_group = ?, job_name = ?, description = ?, priority = ?, kind = ?, ` +
-		`schedule = ?, calendar_name = ?, misfire_instruction = ?, trigger_data = ?, origin = ?, trigger_meta = ?, ` +
+		`schedule = ?, calendar_name = ?, misfire_instruction = ?, trigger_data = ?, origin = ?, trigger_meta = ?, rearm_delay_ms = ?, ` +
 		`start_time = ?, end_time = ?, next_fire_time = ?, prev_fire_time = ?, times_triggered = ?, state = ?, ` +
 		`claimed_by = '', claim_epoch = 0, ` +
 		`version = version + 1 WHERE sched_name = ? AND trigger_group = ? AND trigger_name = ?`
@@ -294,10 +323,11 @@ const (
 	// sqlBlockedIdleJobs finds the jobs that have BLOCKED or PAUSED_BLOCKED
 	// triggers but are not busy.
 	sqlBlockedIdleJobs = `SELECT DISTINCT t.job_group, t.job_name FROM {p}triggers t WHERE t.sched_name = ? ` +
-		`AND t.state IN ('BLOCKED', 'PAUSED_BLOCKED') AND NOT ` + jobBusyOfTrigger + ` ORDER BY t.job_group, t.job_name`
+		`AND t.state IN ('BLOCKED', 'PAUSED_BLOCKED') AND ` + notAwaitingRun + ` AND NOT ` + jobBusyOfTrigger +
+		` ORDER BY t.job_group, t.job_name`
 	// sqlBlockedOfIdleJob locks those triggers of one job, checking again
 	// under the job's row lock.
 	sqlBlockedOfIdleJob = `SELECT t.trigger_group, t.trigger_name FROM {p}triggers t WHERE t.sched_name = ? ` +
-		`AND t.job_group = ? AND t.job_name = ? AND t.state IN ('BLOCKED', 'PAUSED_BLOCKED') ` +
+		`AND t.job_group = ? AND t.job_name = ? AND t.state IN ('BLOCKED', 'PAUSED_BLOCKED') AND ` + notAwaitingRun + ` ` +
 		`AND NOT ` + jobBusyOfTrigger + ` ORDER BY t.trigger_group, t.trigger_name{update}`
 )

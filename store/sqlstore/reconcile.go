@@ -122,6 +122,34 @@ func (s *Store) Reconcile(ctx context.Context, lease store.Lease) (*store.Reconc
 		}
 		out.UnblockedTriggers = append(out.UnblockedTriggers, unblocked...)
 	}
+	// Fixed-delay triggers awaiting a run that ended with no re-arm.
+	var rearmed []store.Key
+	err = s.write(ctx, "re-arming fixed-delay triggers", func(tx *txn) error {
+		rearmed = nil
+		if err := tx.lease(lease); err != nil {
+			return err
+		}
+		rows, err := tx.query(sqlAwaitingIdle, s.sched)
+		keys, err := collect(rows, err, scanKey)
+		if err != nil || len(keys) == 0 {
+			return err
+		}
+		now, err := tx.now()
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := tx.rearm(k, time.Unix(0, now)); err != nil {
+				return err
+			}
+		}
+		rearmed = keys
+		return nil
+	})
+	if err != nil {
+		return nil, s.translate("re-arming fixed-delay triggers", err, nil, nil)
+	}
+	out.UnblockedTriggers = append(out.UnblockedTriggers, rearmed...)
 	slices.SortFunc(out.UnblockedTriggers, keyCompare)
 	return out, nil
 }

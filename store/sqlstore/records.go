@@ -104,12 +104,14 @@ func scanTrigger(sc scanner) (store.TriggerRecord, error) {
 		start, end, next, prev     sql.NullInt64
 		state                      string
 		timesTriggered, claimEpoch int64
+		rearmMs                    int64
 	)
 	err := sc.Scan(&t.Key.Group, &t.Key.Name, &t.JobKey.Group, &t.JobKey.Name, &t.Description, &t.Priority,
-		&t.Kind, &t.Schedule, &t.CalendarName, &t.MisfireInstruction, &t.Data, &t.Origin, &t.Meta, &start, &end, &next, &prev,
+		&t.Kind, &t.Schedule, &t.CalendarName, &t.MisfireInstruction, &t.Data, &t.Origin, &t.Meta, &rearmMs, &start, &end, &next, &prev,
 		&timesTriggered, &state, &t.ClaimedBy, &claimEpoch, &t.Version)
 	t.StartTime, t.EndTime, t.NextFireTime, t.PreviousFireTime = instant(start), instant(end), instant(next), instant(prev)
 	t.TimesTriggered = int(timesTriggered)
+	t.RearmDelay = time.Duration(rearmMs) * time.Millisecond
 	t.ClaimEpoch = claimEpoch
 	t.State = store.TriggerState(state)
 	t.Schedule = bytesOrNil(t.Schedule)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/chime-scheduler/chime/store"
 )
@@ -98,7 +99,7 @@ func (tx *txn) putTrigger(rec *store.TriggerRecord, job *store.JobRecord, exists
 	}
 	fields := []any{rec.JobKey.Group, rec.JobKey.Name, rec.Description, rec.Priority, rec.Kind,
 		jsonArg(rec.Schedule), rec.CalendarName, rec.MisfireInstruction, jsonArg(rec.Data), rec.Origin, jsonArg(rec.Meta),
-		nanos(rec.StartTime), nanos(rec.EndTime), nanos(rec.NextFireTime), nanos(rec.PreviousFireTime),
+		rec.RearmDelay.Milliseconds(), nanos(rec.StartTime), nanos(rec.EndTime), nanos(rec.NextFireTime), nanos(rec.PreviousFireTime),
 		int64(rec.TimesTriggered), string(state)}
 	if exists {
 		_, err = tx.exec(sqlTriggerReplace, append(fields, s.sched, rec.Key.Group, rec.Key.Name)...)
@@ -745,7 +746,7 @@ func (tx *txn) fire(l store.Lease, f *store.TriggerFiring, t store.TriggerRecord
 		return nil, err
 	}
 	f.Execution.ID = id
-	if err := tx.setTiming(key, &f.Trigger, firedState(&f.Trigger, &job)); err != nil {
+	if err := tx.setTiming(key, &f.Trigger, firedState(&f.Trigger, t.RearmDelay, &job)); err != nil {
 		return nil, err
 	}
 	if job.DisallowConcurrent {
@@ -758,9 +759,12 @@ func (tx *txn) fire(l store.Lease, f *store.TriggerFiring, t store.TriggerRecord
 
 // firedState is the state a trigger takes when it fired with the advanced
 // timing of tm: COMPLETE when it will not fire again, BLOCKED while its job,
-// which disallows concurrency, runs, WAITING otherwise.
-func firedState(tm *store.TriggerRecord, job *store.JobRecord) store.TriggerState {
+// which disallows concurrency, runs, or while it awaits its run to be
+// re-armed (rearm is its stored RearmDelay), WAITING otherwise.
+func firedState(tm *store.TriggerRecord, rearm time.Duration, job *store.JobRecord) store.TriggerState {
 	switch {
+	case tm.NextFireTime.IsZero() && rearm > 0:
+		return store.StateBlocked // awaiting its run: see sqlTriggerRearm
 	case tm.NextFireTime.IsZero():
 		return store.StateComplete
 	case job.DisallowConcurrent:

@@ -77,6 +77,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Node", nodeTests},
 		{"Recovery", recoveryTests},
 		{"Reconcile", reconcileTests},
+		{"FixedDelay", fixedDelayTests},
 		{"Lifecycle", lifecycleTests},
 		{"Concurrency", concurrencyTests},
 	}

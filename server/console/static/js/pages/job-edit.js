@@ -57,7 +57,8 @@ const checks = [
     if (!v.trim()) return 'is required';
     try { const u = new URL(v.trim()); return /^https?:$/.test(u.protocol) ? '' : 'must be an http or https URL'; } catch { return 'is not an absolute URL such as https://reports-host/hook'; }
   }],
-  [/(^|\.)(timeout|delay|max_delay|dead_man)$/, v => !v.trim() || DURATION.test(v.trim()) ? '' : 'is not a duration such as "90s" or "1h30m"'],
+  // A fixed-delay schedule's delay is a number of units, not a duration.
+  [/^(?!triggers\[\d+\]\.schedule\.)(.*\.)?(timeout|delay|max_delay|dead_man)$/, v => !v.trim() || DURATION.test(v.trim()) ? '' : 'is not a duration such as "90s" or "1h30m"'],
   [/^http\.expect_status$/, v => list(v).every(s => /^[1-5]\d\d$/.test(s)) ? '' : 'want status codes such as 200, 204'],
   [/^http\.headers$/, v => lines(v).every(l => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*:/.test(l)) ? '' : 'one "Name: value" per line'],
   [/^shell\.env$/, v => lines(v).every(l => /^[A-Za-z_][A-Za-z0-9_]*=/.test(l)) ? '' : 'one NAME=value per line'],
@@ -410,9 +411,10 @@ function triggerEditor(ctx, trigger, i, onRemove) {
   const p = `triggers[${i}]`;
   let cur = { ...trigger };
   const s = schedOf(trigger);
-  let kind = s.kind === 'cron' || s.kind === 'once' ? s.kind : s.kind === 'simple' ? 'interval' : s.kind ? 'json' : 'cron';
+  let kind = s.kind === 'cron' || s.kind === 'once' || s.kind === 'fixed_delay' ? s.kind : s.kind === 'simple' ? 'interval' : s.kind ? 'json' : 'cron';
   const kindSel = field(`${p}.kind`, 'Kind', { type: 'select', value: kind,
-    options: [['cron', 'Cron expression'], ['interval', 'Every … (interval)'], ['once', 'Once, at a time'], ['json', 'Other (schedule as JSON)']] });
+    options: [['cron', 'Cron expression'], ['interval', 'Every … (interval)'], ['fixed_delay', 'A delay after each run ends'], ['once', 'Once, at a time'],
+      ['json', 'Other (schedule as JSON)']] });
   const part = h('div', { class: 'stack' });
   const nameF = field(`${p}.name`, 'Trigger name', { value: trigger.name || '', placeholder: 'default: job name and index', autocomplete: 'off' });
   const calF = field(`${p}.calendar`, 'Calendar', { value: trigger.calendar || '', list: 'calendar-list', placeholder: 'none', autocomplete: 'off',
@@ -465,12 +467,20 @@ function triggerEditor(ctx, trigger, i, onRemove) {
         field(`${p}.interval_unit`, 'Unit', { type: 'select', value: unit, options: UNITS }),
         field(`${p}.start_time`, 'Starting at', { type: 'datetime-local', step: 1, value: cur.start_time ? toLocalInput(cur.start_time) : '', hint: 'Empty: now.' }),
         field(`${p}.schedule.repeat_count`, 'Stop after', { type: 'number', min: 1, value: count, placeholder: 'never', hint: 'Firings in all; empty for no end.' })));
+    } else if (kind === 'fixed_delay') {
+      const ms = sc.kind === 'fixed_delay' && durationMs(sc.delay) > 0 ? durationMs(sc.delay) : 30000;
+      const unit = ['3600000', '60000', '1000'].find(u => ms % Number(u) === 0) || '1000';
+      replace(part, h('div', { class: 'row' },
+        field(`${p}.schedule.delay`, 'Run again after', { type: 'number', min: 1, step: 'any', value: ms / Number(unit),
+          hint: 'Counted from the end of each run, not its start: runs never overlap.' }),
+        field(`${p}.delay_unit`, 'Unit', { type: 'select', value: unit, options: UNITS }),
+        field(`${p}.start_time`, 'First run at', { type: 'datetime-local', step: 1, value: cur.start_time ? toLocalInput(cur.start_time) : '', hint: 'Empty: now.' })));
     } else if (kind === 'once') {
       const at = cur.start_time ? toLocalInput(cur.start_time) : toLocalInput(new Date(Date.now() + 3600000));
       replace(part, field(`${p}.start_time`, 'At', { type: 'datetime-local', step: 1, value: at, required: true, hint: 'In your browser\'s time zone.' }));
     } else {
       replace(part, field(`${p}.schedule`, 'Schedule (JSON)', { type: 'textarea', rows: 4, value: JSON.stringify(sc.kind ? sc : { kind: 'calendar_interval', unit: 'day', interval: 1, time_zone: browserZone() }, null, 2),
-        hint: 'Any schedule the API accepts: cron, once, simple, calendar_interval, daily_time_interval.' }));
+        hint: 'Any schedule the API accepts: cron, once, simple, calendar_interval, daily_time_interval, fixed_delay.' }));
     }
   };
   kindSel.querySelector('select').addEventListener('change', ev => {
@@ -499,6 +509,15 @@ function triggerEditor(ctx, trigger, i, onRemove) {
         const n = q(`${p}.schedule.repeat_count`).value;
         t.schedule = { kind: 'simple', interval: goDuration(ms) };
         if (n) t.schedule.repeat_count = Math.max(Number(n) - 1, 0);
+        const st = fromLocalInput(q(`${p}.start_time`).value);
+        if (st) t.start_time = st; else delete t.start_time;
+      }
+    } else if (kind === 'fixed_delay') {
+      const delay = q(`${p}.schedule.delay`);
+      if (delay) {
+        const ms = Math.round(Number(delay.value) * Number(q(`${p}.delay_unit`).value));
+        if (strict && !(ms > 0)) throw invalid(`${p}.schedule.delay`, 'want a number greater than 0');
+        t.schedule = { kind: 'fixed_delay', delay: goDuration(ms) };
         const st = fromLocalInput(q(`${p}.start_time`).value);
         if (st) t.start_time = st; else delete t.start_time;
       }

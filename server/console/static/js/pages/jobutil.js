@@ -87,6 +87,8 @@ export async function describeSchedule(api, trigger, signal) {
       if (s.repeat_count == null) return `Every ${every}, from ${start}`;
       return `Every ${every}, from ${start}, ${plural(s.repeat_count + 1, 'time')} in all`;
     }
+    case 'fixed_delay':
+      return `${everyMs(durationMs(s.delay))} after each run ends`;
     case 'calendar_interval':
       return `Every ${plural(s.interval || 1, s.unit || 'unit')} by the calendar (${s.time_zone || 'UTC'})`;
     case 'daily_time_interval': {
@@ -105,6 +107,7 @@ export function scheduleText(trigger) {
     case 'cron': return `${s.expression}  ${s.time_zone || 'UTC'}`;
     case 'once': return 'once';
     case 'simple': return `every ${everyMs(durationMs(s.interval))}`;
+    case 'fixed_delay': return `${everyMs(durationMs(s.delay))} after each run`;
     default: return s.kind || '?';
   }
 }
