@@ -499,7 +499,13 @@ func (tx *txn) deleteFinished(triggers, jobs []store.Key) error {
 	where, jargs := keysWhere("job_group", "job_name", jobs, []any{s.sched})
 	left := `SELECT job_group, job_name FROM {p}triggers WHERE sched_name = ? AND ` + where
 	jargs = append(jargs, jargs...)
-	if len(triggers) > 0 {
+	// Only PostgreSQL's WITH leaves the deleted triggers visible to the
+	// jobs' DELETE. Elsewhere they are gone when it runs, and naming them
+	// again would cost dearly on MariaDB: its subquery is a locking read,
+	// and the extra condition makes it read, and share-lock, every trigger
+	// of the group through the primary key instead of the job's triggers
+	// through the job index, which deadlocks with concurrent firings.
+	if len(triggers) > 0 && s.d.name == Postgres {
 		var keep string
 		keep, jargs = keysWhere("trigger_group", "trigger_name", triggers, jargs)
 		left += ` AND NOT ` + keep
