@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/chime-scheduler/chime/internal/testkit/bench"
 )
@@ -196,16 +197,10 @@ func newNodeCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.DatabaseURL, "database-url", "", "the store's URL")
+	nodeFlags(f, &cfg.DatabaseURL, &cfg.NodeID, &cfg.Out, &cfg.Workers, &cfg.CheckIn, &cfg.DeadAfter, &logLevel)
 	f.StringVar(&cfg.TablePrefix, "table-prefix", "", "the run's table prefix")
-	f.StringVar(&cfg.NodeID, "node-id", "", "the node's ID")
-	f.StringVar(&cfg.Out, "out", "", "the fire log the jobs append to")
-	f.IntVar(&cfg.Workers, "workers", 10, "workers")
-	f.DurationVar(&cfg.CheckIn, "check-in", 0, "check-in interval")
-	f.DurationVar(&cfg.DeadAfter, "dead-after", 0, "DeadAfter")
 	f.StringVar(&cfg.CPUProfile, "cpu-profile", "", "write a CPU profile to this file")
 	f.BoolVar(&cfg.CountSQL, "count-sql", false, "count statements (PostgreSQL)")
-	f.StringVar(&logLevel, "log-level", "info", "log level")
 	return cmd
 }
 
@@ -231,15 +226,21 @@ func newServerNodeCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.DatabaseURL, "database-url", "", "the server's database URL")
-	f.StringVar(&cfg.NodeID, "node-id", "", "the node's ID")
-	f.StringVar(&cfg.Out, "out", "", "the fire log the jobs append to")
+	nodeFlags(f, &cfg.DatabaseURL, &cfg.NodeID, &cfg.Out, &cfg.Workers, &cfg.CheckIn, &cfg.DeadAfter, &logLevel)
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "address of the server's HTTP API")
-	f.IntVar(&cfg.Workers, "workers", 10, "workers")
-	f.DurationVar(&cfg.CheckIn, "check-in", 0, "check-in interval")
-	f.DurationVar(&cfg.DeadAfter, "dead-after", 0, "DeadAfter")
-	f.StringVar(&logLevel, "log-level", "info", "log level")
 	return cmd
+}
+
+// nodeFlags declares the flags both kinds of node take, which chime-bench
+// passes to every node it starts.
+func nodeFlags(f *pflag.FlagSet, databaseURL, nodeID, out *string, workers *int, checkIn, deadAfter *time.Duration, logLevel *string) {
+	f.StringVar(databaseURL, "database-url", "", "the database's URL")
+	f.StringVar(nodeID, "node-id", "", "the node's ID")
+	f.StringVar(out, "out", "", "the fire log the jobs append to")
+	f.IntVar(workers, "workers", 10, "workers")
+	f.DurationVar(checkIn, "check-in", 0, "check-in interval")
+	f.DurationVar(deadAfter, "dead-after", 0, "DeadAfter")
+	f.StringVar(logLevel, "log-level", "info", "log level")
 }
 
 // nodeLogger returns a node's logger, writing text to w at level.
