@@ -34,7 +34,10 @@ import (
 // skips wall times that exist, depending on the path its search takes.
 // chime follows Quartz step by step there, and the Quartz conformance cases
 // check it; here a disagreement within two hours of such a change is
-// accepted when chime's time is itself a wall time the expression allows.
+// accepted when chime's time is itself a wall time the expression allows,
+// or when chime, like Quartz, finds no fire time at all (Quartz 2.3.2 ends
+// its search for "0 7 1-3 ? 3 SUNL" in Troll's two-hour gap of March 2012;
+// TestNextDST pins that case).
 //
 // The generator covers every form chime's Quartz parser accepts, with one
 // deliberate exclusion: a bare L in the day-of-week field (Saturday), a
@@ -441,7 +444,7 @@ func checkAgainstBruteForce(t *testing.T, r *rand.Rand, zones []*time.Location) 
 	after := randomStart(r, loc)
 	for range 3 {
 		got, want := e.Next(after), m.bruteNext(after)
-		if !got.Equal(want) && m.matches(got) && got.After(after) &&
+		if !got.Equal(want) && (got.IsZero() || m.matches(got) && got.After(after)) &&
 			(irregularChangeNear(got) || irregularChangeNear(want)) {
 			return // Quartz's rule for a change of other than one whole hour: see the top of the file
 		}

@@ -178,6 +178,13 @@ func TestNextDST(t *testing.T) {
 			[]string{"2024-09-28T14:15:00Z", "2024-09-28T14:45:00Z"}},
 		{"Sao Paulo midnight gap", "0 0 0 * * ?", "America/Sao_Paulo", "2018-11-03 12:00:00",
 			[]string{"2018-11-05T02:00:00Z"}},
+		// Quartz 2.3.2 (Debian's libquartz2-java) gives these answers: where a
+		// clock change is not one hour, its search for an hour inside the gap
+		// can end with no fire time at all, and chime follows it there too.
+		{"Troll two-hour gap, last Sunday: Quartz finds no fire time", "0 7 1-3 ? 3 SUNL", "Antarctica/Troll",
+			"2012-03-24T23:05:49Z", []string{}},
+		{"Troll two-hour gap, every day", "0 7 1-3 * * ?", "Antarctica/Troll", "2012-03-24T23:05:49Z",
+			[]string{"2012-03-25T23:07:00Z", "2012-03-26T00:07:00Z", "2012-03-26T01:07:00Z"}},
 		{"gap far in the future", "0 30 2 * * ?", "America/New_York", "2051-03-12 00:00:00",
 			[]string{"2051-03-13T06:30:00Z"}},
 	}
