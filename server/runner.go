@@ -16,6 +16,7 @@ import (
 	"github.com/chime-scheduler/chime/jobs"
 	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/server/alert"
+	"github.com/chime-scheduler/chime/server/dispatch"
 	"github.com/chime-scheduler/chime/server/history"
 )
 
@@ -76,6 +77,9 @@ type attempt struct {
 	// holds its start.
 	started  time.Time
 	recorded bool
+	// executorID and executorInstance name the executor an executor job's
+	// attempt was handed to.
+	executorID, executorInstance string
 	// log is the server's logger with the attempt's keys, its execution_id
 	// the ID the API shows.
 	log *slog.Logger
@@ -122,6 +126,9 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 		defer release()
 	}
 
+	if err == nil && p.executor != nil {
+		return s.executeRemote(ctx, runCtx, cancel, p, jc, a)
+	}
 	s.recordStart(ctx, a)
 	s.metrics.running.Inc()
 	out := jobs.NewCapture(s.cfg.MaxOutputBytes)
@@ -161,6 +168,7 @@ func (a *attempt) execution(node string) *history.Execution {
 		JobGroup: a.job.Group, JobName: a.job.Name, TriggerGroup: a.triggerGroup, TriggerName: a.triggerName,
 		NodeID: node, ScheduledTime: a.scheduled, StartedTime: a.started,
 		Recovering: a.recovering, Manual: a.manual, Params: a.params,
+		ExecutorID: a.executorID, ExecutorInstance: a.executorInstance,
 	}
 }
 
@@ -376,6 +384,14 @@ func outcomeOf(ctx context.Context, err error, timeout time.Duration) (history.O
 	if err == nil {
 		return history.OutcomeSucceeded, ""
 	}
+	var noExec *dispatch.NoExecutorError
+	var lost *executorLostError
+	switch {
+	case errors.As(err, &noExec):
+		return history.OutcomeNoExecutor, err.Error()
+	case errors.As(err, &lost):
+		return history.OutcomeExecutorLost, err.Error()
+	}
 	if ctx.Err() != nil {
 		var killed *killedError
 		switch cause := context.Cause(ctx); {
@@ -395,7 +411,9 @@ func outcomeOf(ctx context.Context, err error, timeout time.Duration) (history.O
 // afterAttempt schedules a retry of a failed attempt, or, when none is
 // left, records that and raises the alert.
 func (s *Server) afterAttempt(ctx context.Context, a *attempt, p *plan, outcome history.Outcome, msg string) {
-	if outcome != history.OutcomeFailed && outcome != history.OutcomeTimedOut {
+	switch outcome {
+	case history.OutcomeFailed, history.OutcomeTimedOut, history.OutcomeNoExecutor, history.OutcomeExecutorLost:
+	default:
 		return
 	}
 	if p != nil && a.number < p.retry.maxAttempts {
