@@ -73,14 +73,14 @@ const (
 
 // jobSettings are a job's server-only settings, stored as its metadata.
 type jobSettings struct {
-	HTTP    json.RawMessage  `json:"http,omitempty"`
-	Shell   json.RawMessage  `json:"shell,omitempty"`
+	HTTP  json.RawMessage `json:"http,omitempty"`
+	Shell json.RawMessage `json:"shell,omitempty"`
 	// Executor is where an executor job runs.
 	Executor *api.ExecutorTarget `json:"executor,omitempty"`
-	Retry   *api.RetryPolicy `json:"retry,omitempty"`
-	Overlap api.Overlap      `json:"overlap,omitempty"`
-	Alerts  *api.JobAlerts   `json:"alerts,omitempty"`
-	Paused  bool             `json:"paused,omitempty"`
+	Retry    *api.RetryPolicy    `json:"retry,omitempty"`
+	Overlap  api.Overlap         `json:"overlap,omitempty"`
+	Alerts   *api.JobAlerts      `json:"alerts,omitempty"`
+	Paused   bool                `json:"paused,omitempty"`
 }
 
 // runFacts describe a run the server asked for with a one-shot trigger:

@@ -57,14 +57,14 @@ type Server struct {
 	state   *stateStore
 	// dispatch hands executor jobs' runs to executors.
 	dispatch *dispatch.Service
-	handler http.Handler
-	http    *httpjob.Runner
-	egress  *egress.Policy
-	shell   *shelljob.Runner
-	local   *localRuns
-	writes  *writeQueue
-	deadMan *alert.DeadManChecker
-	version string // of chime, as buildVersion reads it
+	handler  http.Handler
+	http     *httpjob.Runner
+	egress   *egress.Policy
+	shell    *shelljob.Runner
+	local    *localRuns
+	writes   *writeQueue
+	deadMan  *alert.DeadManChecker
+	version  string // of chime, as buildVersion reads it
 
 	mu        sync.Mutex
 	goTypes   map[string]chime.Job

@@ -73,7 +73,6 @@ func order(t *testing.T, s *dispatch.Service, group string) []string {
 	return ids
 }
 
-
 func handover(t *testing.T, s *dispatch.Service, target api.ExecutorTarget, params map[string]any) (*dispatch.Assignment, error) {
 	t.Helper()
 	id := rand.Text()

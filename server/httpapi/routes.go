@@ -146,7 +146,7 @@ func (h *handler) table() []route {
 		},
 		{
 			method: http.MethodGet, path: v1 + "/executors", role: viewer, operationID: "listExecutors",
-			summary: "The registered executors by group, live or not, with their labels, handlers, lease and running runs.",
+			summary:   "The registered executors by group, live or not, with their labels, handlers, lease and running runs.",
 			responses: ok([]api.Executor{}),
 			handle:    h.listExecutors,
 		},
