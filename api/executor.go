@@ -111,6 +111,9 @@ type ExecutorPoll struct {
 	Wait string `json:"wait,omitempty"`
 	// Max bounds the runs returned: 1 to 100. Defaults to 10.
 	Max int `json:"max,omitempty"`
+	// NoRuns takes no run, only cancel requests: the executor is busy,
+	// and polls so as to learn of a kill at once.
+	NoRuns bool `json:"no_runs,omitempty"`
 }
 
 // ExecutorWork answers a poll: runs to start, and runs to cancel.

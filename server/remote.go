@@ -266,6 +266,9 @@ func (s *Server) PollExecutor(ctx context.Context, id string, p api.ExecutorPoll
 	case limit < 0 || limit > 100:
 		return nil, invalidf("max", "%d: want 1 to 100", limit)
 	}
+	if p.NoRuns {
+		limit = 0
+	}
 	if _, err := s.executorOf(ctx, id); err != nil {
 		return nil, err
 	}

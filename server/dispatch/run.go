@@ -193,8 +193,8 @@ func (s *Service) choose(ctx context.Context, tx *sql.Tx, now time.Time, rrLast 
 	return byID[c.id], nil
 }
 
-// Take returns the runs assigned to an executor (at most max), now
-// running, and the cancel requests it was not told yet. While there is
+// Take returns the runs assigned to an executor (at most max; none when
+// max is 0), now running, and the cancel requests it was not told yet. While there is
 // neither, it waits up to wait: it reads the database every PollInterval,
 // and at once when this node hands the executor a run. An executor whose
 // lease lapsed gets ErrLeaseLost.
@@ -244,28 +244,13 @@ func (s *Service) takeOnce(ctx context.Context, executor string, limit int) (*ap
 		return nil, ErrLeaseLost
 	}
 	work := &api.ExecutorWork{Runs: []api.ExecutorRun{}, Cancel: []api.ExecutorRunRef{}}
-	rows, err := tx.QueryContext(ctx, s.q.runTake, s.sched, executor, limit)
+	if err := s.takeRuns(ctx, tx, now, executor, limit, work); err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, s.q.cancelsUntold, s.sched, executor, false)
 	if err != nil {
 		return nil, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
 	}
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
-		}
-		work.Runs = append(work.Runs, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
-	}
-	for _, r := range work.Runs {
-		if _, err := tx.ExecContext(ctx, s.q.runStart, nanos(now), s.sched, r.ID, r.Token); err != nil {
-			return nil, fmt.Errorf("dispatch: starting run %s: %w", r.ID, err)
-		}
-	}
-	rows, err = tx.QueryContext(ctx, s.q.cancelsUntold, s.sched, executor, false)
 	if err != nil {
 		return nil, fmt.Errorf("dispatch: reading the cancel requests of executor %s: %w", executor, err)
 	}
@@ -290,6 +275,35 @@ func (s *Service) takeOnce(ctx context.Context, executor string, limit int) (*ap
 		return nil, fmt.Errorf("dispatch: committing the runs of executor %s: %w", executor, err)
 	}
 	return work, nil
+}
+
+// takeRuns takes up to limit assigned runs of executor into work, in tx.
+func (s *Service) takeRuns(ctx context.Context, tx *sql.Tx, now time.Time, executor string, limit int, work *api.ExecutorWork) error {
+	if limit <= 0 {
+		return nil
+	}
+	rows, err := tx.QueryContext(ctx, s.q.runTake, s.sched, executor, limit)
+	if err != nil {
+		return fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+	}
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+		}
+		work.Runs = append(work.Runs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+	}
+	for _, r := range work.Runs {
+		if _, err := tx.ExecContext(ctx, s.q.runStart, nanos(now), s.sched, r.ID, r.Token); err != nil {
+			return fmt.Errorf("dispatch: starting run %s: %w", r.ID, err)
+		}
+	}
+	return nil
 }
 
 func scanRun(r scanner) (api.ExecutorRun, error) {
