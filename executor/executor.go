@@ -289,8 +289,14 @@ func (e *Executor) session(ctx context.Context, reg *api.ExecutorRegistration, r
 			stopPolls()
 		}
 	})
+	// sessionRuns counts this session's runs; the poll loop adds to it,
+	// so it is waited for only once the loop ended.
 	sessionRuns := &sync.WaitGroup{}
-	loops.Go(func() { e.poll(pollCtx, reg.ID, runs, sessionRuns) })
+	pollDone := make(chan struct{})
+	loops.Go(func() {
+		defer close(pollDone)
+		e.poll(pollCtx, reg.ID, runs, sessionRuns)
+	})
 
 	select {
 	case <-leaseLost:
@@ -301,6 +307,7 @@ func (e *Executor) session(ctx context.Context, reg *api.ExecutorRegistration, r
 	// The graceful stop: the polls end, the handlers get their grace
 	// while the heartbeats hold their lease, then are cancelled.
 	stopPolls()
+	<-pollDone
 	done := make(chan struct{})
 	go func() { sessionRuns.Wait(); close(done) }()
 	t := time.NewTimer(e.cfg.ShutdownTimeout)

@@ -126,10 +126,16 @@ func (s *Server) recoverRemote(ctx, runCtx context.Context, cancel context.Cance
 // ends first (a kill, the timeout, the node's stop) it asks the executor
 // to cancel the run and waits cancelGrace for its answer.
 func (s *Server) awaitRemote(runCtx context.Context, updates <-chan dispatch.Update, asg *dispatch.Assignment, a *attempt, group string) (*dispatch.Result, error) {
-	select {
-	case u := <-updates:
-		return resultOf(u, group)
-	case <-runCtx.Done():
+	// Updates of an earlier hand-over of the run carry its older token.
+	for waiting := true; waiting; {
+		select {
+		case u := <-updates:
+			if u.Token == asg.Token {
+				return resultOf(u, group)
+			}
+		case <-runCtx.Done():
+			waiting = false
+		}
 	}
 	rec, done := recordCtx(runCtx)
 	defer done()
@@ -138,15 +144,20 @@ func (s *Server) awaitRemote(runCtx context.Context, updates <-chan dispatch.Upd
 	}
 	t := time.NewTimer(cancelGrace)
 	defer t.Stop()
-	select {
-	case u := <-updates:
-		res, err := resultOf(u, group)
-		if err == nil && res.Outcome != "succeeded" {
-			err = errors.New(res.Error)
+	for {
+		select {
+		case u := <-updates:
+			if u.Token != asg.Token {
+				continue
+			}
+			res, err := resultOf(u, group)
+			if err == nil && res.Outcome != "succeeded" {
+				err = errors.New(res.Error)
+			}
+			return res, err
+		case <-t.C:
+			return nil, fmt.Errorf("executor %s did not confirm within %s that it stopped the run", asg.ExecutorID, cancelGrace)
 		}
-		return res, err
-	case <-t.C:
-		return nil, fmt.Errorf("executor %s did not confirm within %s that it stopped the run", asg.ExecutorID, cancelGrace)
 	}
 }
 

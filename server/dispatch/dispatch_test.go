@@ -246,21 +246,28 @@ func TestFencing(t *testing.T) {
 		if err := s.Report(ctx, e.ID, id, api.ExecutorResult{Token: a.Token, Outcome: "succeeded"}); !errors.Is(err, dispatch.ErrStale) {
 			t.Errorf("second Report: %v, want ErrStale", err)
 		}
-		u := await(t, updates)
+		u := await(t, updates, a.Token)
 		if u.State != dispatch.StateDone || u.Result.Outcome != "failed" || u.Result.Error != "boom" || u.Result.Output != "out" || u.ExecutorID != e.ID {
 			t.Errorf("update %+v, want the first result", u)
 		}
 	})
 }
 
-func await(t *testing.T, updates <-chan dispatch.Update) dispatch.Update {
+// await returns the next update of the hand-over with token, skipping
+// those of earlier hand-overs.
+func await(t *testing.T, updates <-chan dispatch.Update, token int64) dispatch.Update {
 	t.Helper()
-	select {
-	case u := <-updates:
-		return u
-	case <-time.After(10 * time.Second): // a bound, not a speed check
-		t.Fatal("no update within 10s")
-		return dispatch.Update{}
+	timeout := time.After(10 * time.Second) // a bound, not a speed check
+	for {
+		select {
+		case u := <-updates:
+			if u.Token == token {
+				return u
+			}
+		case <-timeout:
+			t.Fatal("no update within 10s")
+			return dispatch.Update{}
+		}
 	}
 }
 
@@ -287,7 +294,7 @@ func TestLostAndRehandover(t *testing.T) {
 			t.Fatalf("Take: %v", err)
 		}
 		// No heartbeat: the lease lapses after a second.
-		if u := await(t, updates); u.State != dispatch.StateLost || u.ExecutorID != lost.ID {
+		if u := await(t, updates, a.Token); u.State != dispatch.StateLost || u.ExecutorID != lost.ID {
 			t.Fatalf("update %+v, want lost with %s", u, lost.ID)
 		}
 		next := register(t, s, "lost", nil, "h")
@@ -320,7 +327,7 @@ func TestLostAndRehandover(t *testing.T) {
 		if err := s.Report(ctx, next.ID, id, api.ExecutorResult{Token: b.Token, Outcome: "succeeded"}); err != nil {
 			t.Fatalf("Report: %v", err)
 		}
-		if u := await(t, updates); u.State != dispatch.StateDone || u.ExecutorID != next.ID {
+		if u := await(t, updates, b.Token); u.State != dispatch.StateDone || u.ExecutorID != next.ID {
 			t.Errorf("update %+v, want done by %s", u, next.ID)
 		}
 	})

@@ -425,8 +425,10 @@ type Update struct {
 }
 
 // Await registers the caller as the waiter of a run handed over by this
-// node. The channel receives the run's end (once per hand-over); stop
-// unregisters.
+// node, until stop. The channel receives the run's end, possibly more
+// than once, and possibly that of an earlier hand-over of the run read
+// before it was handed over again: the waiter keeps the update whose
+// Token is its hand-over's.
 func (s *Service) Await(runID string) (updates <-chan Update, stop func()) {
 	ch := make(chan Update, 1)
 	s.mu.Lock()
@@ -554,16 +556,18 @@ func (s *Service) watchOnce(ctx context.Context, node string) error {
 	return nil
 }
 
-// deliver hands u to the run's waiter, if any, and unregisters it, so
-// that each end is delivered once.
+// deliver hands u to the run's waiter, if any and if it has room: an
+// update it has not taken yet is delivered again by the next pass, the
+// run's row being there until the waiter closes it.
 func (s *Service) deliver(runID string, u Update) {
 	s.mu.Lock()
 	ch, ok := s.waiters[runID]
-	if ok {
-		delete(s.waiters, runID)
-	}
 	s.mu.Unlock()
-	if ok {
-		ch <- u
+	if !ok {
+		return
+	}
+	select {
+	case ch <- u:
+	default:
 	}
 }
