@@ -123,7 +123,7 @@ func TestExecutorEndToEnd(t *testing.T) {
 		if len(e.Logs) != 1 || e.Logs[0].Message != "closing" || e.Logs[0].Attrs["customer"] != "acme" {
 			t.Errorf("logs %+v, want the handler's line", e.Logs)
 		}
-		r := <-got
+		r := receive(t, "the run", got)
 		if r.JobKey != (executor.JobKey{Group: "billing", Name: "close"}) || r.Attempt != 1 || r.Recovering || r.ExecutionID != id {
 			t.Errorf("run %+v", r)
 		}
@@ -188,7 +188,7 @@ func TestExecutorKillAndTimeout(t *testing.T) {
 			},
 		})
 		id := f.runOnce(t, executorJob("kill", "block", false), nil)
-		<-started
+		receive(t, "the handler to start", started)
 		// The node records the start once the executor is chosen, which
 		// may be after the handler started.
 		running(t, f.s, "billing", "kill")
@@ -200,7 +200,7 @@ func TestExecutorKillAndTimeout(t *testing.T) {
 			t.Errorf("execution %+v, want killed by alice", e)
 		}
 		id = f.runOnce(t, executorJob("timeout", "block", false, func(j *api.Job) { j.Timeout = "300ms" }), nil)
-		<-started
+		receive(t, "the handler to start", started)
 		if e := waitExecution(t, f.s, id); e.Outcome != "timed_out" {
 			t.Errorf("execution %+v, want timed_out", e)
 		}
@@ -214,11 +214,27 @@ func TestExecutorKillAndTimeout(t *testing.T) {
 	})
 }
 
+// receive returns the next value of ch, failing the test after
+// waitTimeout.
+func receive[T any](t *testing.T, what string, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(waitTimeout):
+		t.Fatalf("timed out waiting for %s", what)
+		var zero T
+		return zero
+	}
+}
+
 // rawExecutor is an executor spoken to with the bare protocol, so that a
 // test can make it stop heartbeating, as a stopped or dead process does.
+// It sends heartbeats until it took a run.
 type rawExecutor struct {
-	c  *apiclient.Client
-	id string
+	c         *apiclient.Client
+	id        string
+	stopBeats func()
 }
 
 func (f *executorFixture) rawExecutor(t *testing.T, handlers ...string) *rawExecutor {
@@ -231,13 +247,29 @@ func (f *executorFixture) rawExecutor(t *testing.T, handlers ...string) *rawExec
 	if err != nil {
 		t.Fatalf("RegisterExecutor: %v", err)
 	}
-	return &rawExecutor{c: c, id: reg.ID}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			_, _ = c.ExecutorHeartbeat(ctx, reg.ID, api.ExecutorHeartbeat{})
+		}
+	}()
+	x := &rawExecutor{c: c, id: reg.ID, stopBeats: sync.OnceFunc(func() { cancel(); <-done })}
+	t.Cleanup(x.stopBeats)
+	return x
 }
 
-// take polls until it gets one run.
+// take polls until it gets one run, and stops the heartbeats.
 func (x *rawExecutor) take(t *testing.T) api.ExecutorRun {
 	t.Helper()
 	work, err := x.c.PollExecutor(t.Context(), x.id, api.ExecutorPoll{Wait: "10s", Max: 1})
+	x.stopBeats()
 	if err != nil || len(work.Runs) != 1 {
 		t.Fatalf("PollExecutor: %+v, %v; want one run", work, err)
 	}
@@ -263,7 +295,7 @@ func TestExecutorLost(t *testing.T) {
 		id := f.runOnce(t, executorJob("recover", "work", true), nil)
 		run := lost.take(t)
 		// No heartbeat from here on: the lease lapses within a second.
-		r := <-recovered
+		r := receive(t, "the re-run", recovered)
 		if !r.Recovering || r.Attempt != 2 || r.ID != run.ID {
 			t.Errorf("re-run %+v, want attempt 2 of run %s, recovering", r, run.ID)
 		}

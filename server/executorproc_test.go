@@ -113,7 +113,7 @@ func TestExecutorProcess(t *testing.T) {
 		if err := proc.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
-		r := <-recovered
+		r := receive(t, "the re-run", recovered)
 		if !r.Recovering || r.Attempt != 2 {
 			t.Errorf("re-run %+v, want attempt 2, recovering", r)
 		}
