@@ -68,7 +68,7 @@ A token of role executor is what an executor process authenticates with
 call only the executor protocol's routes, and must belong to an admin.`,
 		Example: `  chime tokens create deploy-bot --role operator --expires-in 2160h
   chime tokens create billing-executor --role executor --group billing`,
-		Args:    cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(1),
 		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
 			if expiresIn < 0 {
 				return fmt.Errorf("--expires-in %v: want a positive duration, or none for a token that does not expire", expiresIn)

@@ -225,8 +225,9 @@ func CheckLabels(field string, labels map[string]string) error {
 		return invalid(field, "has %d labels; at most %d are allowed", len(labels), maxLabels)
 	}
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		if err := CheckName(field+"."+k, k); err != nil {
-			return invalid(field, "label name %q: %s", k, err.(*FieldError).Message)
+		var fe *FieldError
+		if err := CheckName(field+"."+k, k); errors.As(err, &fe) {
+			return invalid(field, "label name %q: %s", k, fe.Message)
 		}
 		if v := labels[k]; v != "" {
 			if err := CheckName(field+"."+k, v); err != nil {
