@@ -427,3 +427,45 @@ func unwrapAPI(err error) error {
 	}
 	return err
 }
+
+// TestExecutorJobValidation refuses executor jobs with a bad target,
+// naming the field, and stores nothing.
+func TestExecutorJobValidation(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, dbtest.SQLiteURL(t))
+	ctx := t.Context()
+	tests := []struct {
+		name  string
+		mod   func(j *api.Job)
+		field string
+	}{
+		{"NoTarget", func(j *api.Job) { j.Executor = nil }, "executor"},
+		{"EmptyGroup", func(j *api.Job) { j.Executor.Group = "" }, "executor.group"},
+		{"NoHandler", func(j *api.Job) { j.Executor.Handler = "" }, "executor.handler"},
+		{"UnknownRouting", func(j *api.Job) { j.Executor.Routing = "fastest" }, "executor.routing"},
+		{"ShardingBroadcast", func(j *api.Job) { j.Executor.Routing = api.RoutingShardingBroadcast }, "executor.routing"},
+		{"BadLabel", func(j *api.Job) { j.Executor.Labels = map[string]string{"region": "eu\n"} }, "executor.labels.region"},
+		{"HashKeyWithoutHash", func(j *api.Job) { j.Executor.HashKey = "customer" }, "executor.hash_key"},
+		{"TargetOnHTTPJob", func(j *api.Job) { j.Type, j.HTTP = "http", []byte(`{"url":"http://127.0.0.1/"}`) }, "executor"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			j := executorJob("bad-"+strings.ToLower(tc.name), "h", false, tc.mod)
+			_, err := s.CreateJob(ctx, "admin", j)
+			wantAPIError(t, err, api.CodeInvalidArgument, tc.field)
+			if _, err := s.GetJob(ctx, j.Group, j.Name); err == nil {
+				t.Errorf("the refused job %s was stored", j.Name)
+			}
+		})
+	}
+	j := executorJob("good", "h", false, func(j *api.Job) {
+		j.Executor.Routing, j.Executor.HashKey = api.RoutingConsistentHash, "customer"
+	})
+	if _, err := s.CreateJob(ctx, "admin", j); err != nil {
+		t.Fatalf("CreateJob: %v", err)
+	}
+	got, err := s.GetJob(ctx, j.Group, j.Name)
+	if err != nil || got.Executor == nil || got.Executor.HashKey != "customer" || got.Executor.Routing != api.RoutingConsistentHash {
+		t.Errorf("GetJob: %+v, %v; want the executor target back", got, err)
+	}
+}
