@@ -405,3 +405,36 @@ func TestCheckTarget(t *testing.T) {
 		t.Errorf("CheckTarget of a good target: %v", err)
 	}
 }
+
+// TestForgetNode withdraws the runs of a lost node: its executor's next
+// heartbeat says to cancel them, and their results are refused; a later
+// incarnation's runs stay.
+func TestForgetNode(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, nil, func(t *testing.T, s *dispatch.Service) {
+		ctx := t.Context()
+		e := register(t, s, "forget", nil, "h")
+		old, err := handover(t, s, api.ExecutorTarget{Group: "forget", Handler: "h"}, nil)
+		if err != nil {
+			t.Fatalf("Handover: %v", err)
+		}
+		if _, err := s.Take(ctx, e.ID, 10, 0); err != nil {
+			t.Fatalf("Take: %v", err)
+		}
+		n, err := s.ForgetNode(ctx, "node-a", time.Now().Add(time.Hour))
+		if err != nil || n != 1 {
+			t.Fatalf("ForgetNode: %d, %v; want 1", n, err)
+		}
+		ref := api.ExecutorRunRef{ID: old.RunID, Token: old.Token}
+		cancels, err := s.Heartbeat(ctx, e.ID, []api.ExecutorRunRef{ref})
+		if err != nil || len(cancels) != 1 || cancels[0] != ref {
+			t.Errorf("Heartbeat: %+v, %v; want the forgotten run cancelled", cancels, err)
+		}
+		if err := s.Report(ctx, e.ID, old.RunID, api.ExecutorResult{Token: old.Token, Outcome: "succeeded"}); !errors.Is(err, dispatch.ErrStale) {
+			t.Errorf("Report of a forgotten run: %v, want ErrStale", err)
+		}
+		if n, err := s.ForgetNode(ctx, "node-a", time.Unix(0, 0)); err != nil || n != 0 {
+			t.Errorf("ForgetNode before any run: %d, %v; want 0", n, err)
+		}
+	})
+}

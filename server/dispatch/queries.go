@@ -20,7 +20,7 @@ type queries struct {
 	runInsert, runRehandover, runToken            string
 	runTake, runStart, cancelsUntold, cancelTold  string
 	runReport, runCancel, runLose, runDelete      string
-	watch                                         string
+	runsForgetNode, watch                         string
 }
 
 func renderQueries(render func(string) string) queries {
@@ -72,7 +72,8 @@ func renderQueries(render func(string) string) queries {
 			WHERE sched_name = ? AND id = ? AND token = ? AND state IN ('assigned', 'running')`),
 		runLose: render(`UPDATE {p}dispatch_runs SET state = 'lost', finished = ?
 			WHERE sched_name = ? AND id = ? AND token = ? AND state IN ` + active),
-		runDelete: render(`DELETE FROM {p}dispatch_runs WHERE sched_name = ? AND id = ?`),
+		runDelete:      render(`DELETE FROM {p}dispatch_runs WHERE sched_name = ? AND id = ?`),
+		runsForgetNode: render(`DELETE FROM {p}dispatch_runs WHERE sched_name = ? AND node_id = ? AND assigned < ?`),
 		// Every run of this node, with its executor's lease: the results
 		// and the lapsed leases in one read.
 		watch: render(`SELECT r.id, r.token, r.state, r.outcome, r.error_message, r.output, r.logs, r.executor_id,

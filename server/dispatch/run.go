@@ -414,6 +414,24 @@ func (s *Service) Close(ctx context.Context, runID string) error {
 	return nil
 }
 
+// ForgetNode forgets the runs a lost node handed over before before
+// (the bound spares those of a later incarnation of the node): nobody
+// waits for their ends any more, and the cluster recovers their firings
+// as any of the node's. Their executors learn from their next heartbeat
+// that the runs are no longer theirs and cancel them, and their results
+// are refused. It returns how many runs it forgot.
+func (s *Service) ForgetNode(ctx context.Context, node string, before time.Time) (int, error) {
+	res, err := s.db.ExecContext(ctx, s.q.runsForgetNode, s.sched, node, nanos(before))
+	if err != nil {
+		return 0, fmt.Errorf("dispatch: forgetting the runs of node %s: %w", node, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("dispatch: forgetting the runs of node %s: %w", node, err)
+	}
+	return int(n), nil
+}
+
 // Update tells a waiting runner how its run ended: with a result, or
 // lost with its executor.
 type Update struct {
