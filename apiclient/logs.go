@@ -72,7 +72,7 @@ func (c *Client) FollowExecutionLogs(ctx context.Context, id string, after int64
 }
 
 // streamStop is an error that ends FollowExecutionLogs rather than a
-// reconnect: an error answer, an "error" event, or line's error.
+// reconnect: an error answer, a "failure" event, or line's error.
 type streamStop struct{ err error }
 
 func (e *streamStop) Error() string { return e.err.Error() }
@@ -124,7 +124,7 @@ func (c *Client) followOnce(ctx context.Context, id string, after *int64, line f
 				return &streamStop{fmt.Errorf("GET %s: decoding the end: %w", p, err)}
 			}
 			return &streamEnd{&end}
-		case "error":
+		case "failure":
 			var apiErr api.Error
 			if err := json.Unmarshal([]byte(data), &apiErr); err != nil || apiErr.Code == "" {
 				return fmt.Errorf("GET %s: the stream reported an error: %s", p, data)

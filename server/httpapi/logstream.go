@@ -89,7 +89,7 @@ func (h *handler) streamLogs(w http.ResponseWriter, r *http.Request, _ *call) er
 				// The stream has started: the client learns of the error
 				// as an event, and may reconnect after the last line.
 				var b strings.Builder
-				writeEvent(&b, "error", "", h.errorBody(r, err))
+				writeEvent(&b, "failure", "", h.errorBody(r, err))
 				_ = writeStream(rc, w, b.String())
 			}
 			return nil
@@ -137,7 +137,7 @@ func writeStream(rc *http.ResponseController, w http.ResponseWriter, s string) e
 	return rc.Flush()
 }
 
-// errorBody is the api.Error a stream's "error" event carries; an
+// errorBody is the api.Error a stream's "failure" event carries; an
 // internal error is logged, as the API logs those it answers.
 func (h *handler) errorBody(r *http.Request, err error) *api.Error {
 	var apiErr *api.Error
