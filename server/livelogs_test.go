@@ -230,3 +230,77 @@ func TestHistoryTailNumbersLinesAsTheLiveLog(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveLogStreamEndsWhenTheServerStops serves a node on a listener of
+// the test's and holds a stream of a running execution open while the
+// node stops: the stream ends at once, so that the HTTP server's shutdown
+// does not wait for it, and Serve returns without an error once the job,
+// released, has ended.
+func TestLiveLogStreamEndsWhenTheServerStops(t *testing.T) {
+	t.Parallel()
+	step := &stepper{step: make(chan struct{})}
+	s := newServer(t, dbtest.SQLiteURL(t))
+	if err := s.RegisterJobType("step", step); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	waitFor(t, "the server to be ready", func() bool { return s.Ready(t.Context()) == nil })
+	if _, _, err := s.BootstrapAdmin(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.auth.CreateToken(t.Context(), "admin", api.Token{Name: "viewer", Role: api.RoleViewer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateJob(t.Context(), "alice", api.Job{Group: "g", Name: "steps", Type: "step"}); err != nil {
+		t.Fatal(err)
+	}
+	acc, err := s.RunJob(t.Context(), "alice", "g", "steps", api.RunRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := acc.ExecutionIDs[0]
+	waitFor(t, "the execution to run", func() bool {
+		e, err := s.GetExecution(t.Context(), id)
+		return err == nil && e.Outcome == "running"
+	})
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+ln.Addr().String()+"/api/v1/executions/"+id+"/logs/stream", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tok.Secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET stream: %v", err)
+	}
+	defer resp.Body.Close()
+	events := readEvents(resp.Body)
+	wantLine(t, nextEvent(t, events), 1, "first")
+
+	stop()
+	select {
+	case e, ok := <-events:
+		if ok {
+			t.Fatalf("event %+v while the server stops; want the stream closed", e)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("the stream did not end when the server stopped")
+	}
+	step.step <- struct{}{}
+	step.step <- struct{}{}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve = %v, want a clean stop", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("Serve did not return")
+	}
+}

@@ -186,10 +186,14 @@ func (b *Buffer) Stop(ctx context.Context) error {
 	return b.Flush(fctx)
 }
 
+// logEvery spaces the warnings while the database refuses batches.
+const logEvery = 30 * time.Second
+
 func (b *Buffer) loop() {
 	defer close(b.done)
 	t := time.NewTicker(b.interval)
 	defer t.Stop()
+	var failingSince, lastLog time.Time
 	for {
 		select {
 		case <-b.stop:
@@ -199,8 +203,18 @@ func (b *Buffer) loop() {
 		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 		err := b.Flush(ctx)
 		cancel()
-		if err != nil && !errors.Is(err, context.Canceled) {
-			b.logger.Warn("cannot append the live log lines of running executions; retrying", "error", err)
+		switch {
+		case err == nil && !failingSince.IsZero():
+			b.logger.Info("appending live log lines again", "outage", time.Since(failingSince).Round(time.Millisecond))
+			failingSince = time.Time{}
+		case err != nil && !errors.Is(err, context.Canceled):
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			}
+			if time.Since(lastLog) >= logEvery {
+				b.logger.Warn("cannot append the live log lines of running executions; retrying", "error", err)
+				lastLog = time.Now()
+			}
 		}
 	}
 }
