@@ -195,7 +195,10 @@ function liveLog(path, onEnd) {
     es.addEventListener('line', ev => {
       const l = JSON.parse(ev.data);
       rows.append(h('tr', { 'data-testid': 'log-line', 'data-seq': l.seq }, logColumns.map(c => h('td', null, c.value(l)))));
-      replace(status, 'Live: lines appear as the job logs them.');
+      if (!rows.dataset.live) { // once: the status is announced when it changes
+        rows.dataset.live = 'yes';
+        replace(status, 'Live: lines appear as the job logs them.');
+      }
     });
     es.addEventListener('end', ev => {
       close();
