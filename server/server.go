@@ -50,25 +50,28 @@ type Server struct {
 	sched   *chime.Scheduler
 	history *history.History
 	pruner  *history.Pruner
-	live    *livelog.Log
-	liveBuf *livelog.Buffer
-	// stopping is closed when the HTTP server shuts down, which ends the
-	// long-lived responses (log streams) that Shutdown would wait for.
+	auth    *auth.Service
+	secrets *secret.Service
+	alerts  *alerter
+	metrics *metrics
+	state   *stateStore
+	handler http.Handler
+	http    *httpjob.Runner
+	egress  *egress.Policy
+	shell   *shelljob.Runner
+	local   *localRuns
+	writes  *writeQueue
+	deadMan *alert.DeadManChecker
+	version string // of chime, as buildVersion reads it
+
+	// live holds the log lines of running executions, which liveBuf
+	// appends for this node's (see livelogs.go). stopping is closed when
+	// the HTTP server shuts down, which ends the long-lived responses (log
+	// streams) that Shutdown would wait for.
+	live         *livelog.Log
+	liveBuf      *livelog.Buffer
 	stopping     chan struct{}
 	stoppingOnce sync.Once
-	auth         *auth.Service
-	secrets      *secret.Service
-	alerts       *alerter
-	metrics      *metrics
-	state        *stateStore
-	handler      http.Handler
-	http         *httpjob.Runner
-	egress       *egress.Policy
-	shell        *shelljob.Runner
-	local        *localRuns
-	writes       *writeQueue
-	deadMan      *alert.DeadManChecker
-	version      string // of chime, as buildVersion reads it
 
 	mu        sync.Mutex
 	goTypes   map[string]chime.Job
@@ -103,16 +106,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.Alert.Egress = policy
 	}
 	s := &Server{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		goTypes:  make(map[string]chime.Job),
-		local:    newLocalRuns(),
+		cfg:     cfg,
+		log:     cfg.Logger,
+		goTypes: make(map[string]chime.Job),
+		local:   newLocalRuns(),
+		writes:  newWriteQueue(),
+		http:    &httpjob.Runner{Egress: policy},
+		egress:  policy,
+		shell:   &shelljob.Runner{},
+		swept:   make(map[lostKey]bool),
+
 		stopping: make(chan struct{}),
-		writes:   newWriteQueue(),
-		http:     &httpjob.Runner{Egress: policy},
-		egress:   policy,
-		shell:    &shelljob.Runner{},
-		swept:    make(map[lostKey]bool),
 
 		listBatch:   listScanBatch,
 		listMaxScan: maxListScan,
