@@ -265,6 +265,34 @@ type LogLine struct {
 	Attrs   map[string]any `json:"attrs,omitempty"`
 }
 
+// LiveLogLine is one log line of an execution as the stream of GET
+// /api/v1/executions/{id}/logs/stream sends it: the data of a "line"
+// event, whose id is Seq.
+type LiveLogLine struct {
+	// Seq numbers the execution's lines from 1, in the order they were
+	// logged. A client that reconnects sends the last it got as the
+	// Last-Event-ID header, and the stream goes on after it.
+	Seq int64 `json:"seq"`
+	LogLine
+}
+
+// LiveLogEnd is the data of a log stream's last event, "end": how the
+// execution ended. The stream closes after it.
+type LiveLogEnd struct {
+	// Outcome is how the execution ended: succeeded, failed, timed_out,
+	// cancelled, skipped, node_lost or killed.
+	Outcome      string     `json:"outcome"`
+	Error        string     `json:"error,omitempty"`
+	FinishedTime *time.Time `json:"finished_time,omitempty"`
+}
+
+// LiveLogs is one read of an execution's log lines after a seq: the lines,
+// in order, and End once the execution has ended and no line is left.
+type LiveLogs struct {
+	Lines []LiveLogLine `json:"lines"`
+	End   *LiveLogEnd   `json:"end,omitempty"`
+}
+
 // ExecutionList is a page of executions, newest first.
 type ExecutionList struct {
 	Executions []Execution `json:"executions"`

@@ -457,7 +457,7 @@ var clientMethods = map[string]string{
 	"pauseJob": "PauseJob", "resumeJob": "ResumeJob", "runJob": "RunJob", "backfillJob": "Backfill",
 	"upcomingFireTimes": "Upcoming", "explainJob": "Explain",
 	"listExecutions": "ListExecutions", "getExecution": "GetExecution", "executionAttempts": "Attempts", "retryExecution": "RetryExecution",
-	"killExecution": "KillExecution",
+	"killExecution": "KillExecution", "streamExecutionLogs": "FollowExecutionLogs",
 	"listCalendars": "ListCalendars", "getCalendar": "GetCalendar", "putCalendar": "PutCalendar", "deleteCalendar": "DeleteCalendar",
 	"listNodes": "Nodes", "explainCron": "ExplainCron",
 	"importCalendar": "ImportCalendar", "activity": "Activity", "upcomingFirings": "UpcomingFirings",

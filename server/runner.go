@@ -126,6 +126,7 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 	s.metrics.running.Inc()
 	out := jobs.NewCapture(s.cfg.MaxOutputBytes)
 	logs := newLogRecorder(a.log.Handler(), maxLogLines)
+	endLive := s.streamLive(a.id, logs) // see livelogs.go
 	runErr := err
 	if runErr == nil {
 		runErr = s.runJob(runCtx, typ, p, jc, a, out, logs)
@@ -136,6 +137,7 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 		Outcome: outcome, FinishedTime: s.now(), Error: msg,
 		Output: out.String(), OutputTruncated: out.Truncated(), Logs: logs.lines(),
 	})
+	endLive(ctx)
 	return runErr
 }
 
