@@ -70,7 +70,7 @@ func (l lastSuccesses) LastSuccess(_ context.Context, group, name string) (time.
 // once; the caller passes its events to Notifier.Notify.
 func ExampleDeadManChecker() {
 	lastRun := time.Date(2025, 3, 1, 2, 0, 0, 0, time.UTC)
-	checker := alert.NewDeadManChecker(lastSuccesses{{Group: "etl", Name: "nightly"}: lastRun})
+	checker := alert.NewDeadManChecker(lastSuccesses{{Group: "etl", Name: "nightly"}: lastRun}, nil)
 	watches := []alert.DeadManWatch{{JobGroup: "etl", JobName: "nightly", Window: 25 * time.Hour}}
 
 	for _, now := range []time.Time{
