@@ -61,6 +61,9 @@ type Server struct {
 	local   *localRuns
 	writes  *writeQueue
 	deadMan *alert.DeadManChecker
+	// alertState is the alert state the nodes share: dead-man records,
+	// failing jobs and claimed alerts.
+	alertState *alertState
 	version string // of chime, as buildVersion reads it
 
 	mu        sync.Mutex
@@ -136,7 +139,6 @@ func (s *Server) init(ctx context.Context) error {
 	}
 	s.history = h
 	s.version = buildVersion()
-	s.deadMan = alert.NewDeadManChecker(h)
 	s.pruner, err = history.NewPruner(h, &history.PrunerOptions{
 		MaxAge:     cfg.Retention.MaxAge,
 		KeepPerJob: cfg.Retention.PerJob,
@@ -148,6 +150,8 @@ func (s *Server) init(ctx context.Context) error {
 	if s.state, err = newStateStore(ctx, s.store); err != nil {
 		return err
 	}
+	s.alertState = newAlertState(s.state)
+	s.deadMan = alert.NewDeadManChecker(h, s.alertState)
 	s.metrics = newMetrics(!cfg.DisableJobMetrics)
 	// A node without shell jobs still registers the type, so that it can
 	// store and show such jobs, but never claims their firings: the nodes

@@ -66,8 +66,8 @@ type Recipients struct {
 	PagerDuty []PagerDutyTarget
 }
 
-// empty reports whether r names no recipient at all.
-func (r Recipients) empty() bool {
+// Empty reports whether r names no recipient at all.
+func (r Recipients) Empty() bool {
 	return len(r.Emails) == 0 && len(r.Webhooks) == 0 && len(r.Slack) == 0 && len(r.Teams) == 0 && len(r.PagerDuty) == 0
 }
 
