@@ -352,6 +352,15 @@ func (s *Server) checkDeadMenOnce(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// roundForHumans rounds d to the second, or under a minute to the
+// millisecond.
+func roundForHumans(d time.Duration) time.Duration {
+	if d < time.Minute {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Second)
+}
+
 // alertedJob is a job and its plan.
 type alertedJob struct {
 	key  alert.JobKey
@@ -384,7 +393,7 @@ func (s *Server) checkRunningLong(ctx context.Context, now time.Time, j alertedJ
 			Kind: alert.KindRunningLong, JobGroup: e.JobGroup, JobName: e.JobName, ExecutionID: e.ID, Attempt: e.Attempt,
 			ScheduledTime: e.ScheduledTime, NodeID: e.NodeID, At: now,
 			Detail: fmt.Sprintf("Running for %s since %s; the job alerts after %s.",
-				ran.Round(time.Second), e.StartedTime.UTC().Format(time.RFC3339), j.plan.runningLong),
+				roundForHumans(ran), e.StartedTime.UTC().Format(time.RFC3339), j.plan.runningLong),
 		})
 	}
 	return nil
