@@ -64,7 +64,7 @@ type Server struct {
 	// alertState is the alert state the nodes share: dead-man records,
 	// failing jobs and claimed alerts.
 	alertState *alertState
-	version string // of chime, as buildVersion reads it
+	version    string // of chime, as buildVersion reads it
 
 	mu        sync.Mutex
 	goTypes   map[string]chime.Job
