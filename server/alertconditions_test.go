@@ -390,3 +390,62 @@ func TestAlertConditionsValidation(t *testing.T) {
 		t.Error("a refused job was stored")
 	}
 }
+
+// TestDefaultChannelsFromTheSettings sets Slack, Teams and PagerDuty
+// defaults through the API and checks that a failing job without
+// recipients of its own alerts all three.
+func TestDefaultChannelsFromTheSettings(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pd := newPagerDutyReceiver(t)
+	chat := make(chan string, 10) // the paths of the Slack and Teams posts
+	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if _, ok := body["blocks"]; ok && r.URL.Path == "/slack" {
+			chat <- "slack"
+		}
+		if body["type"] == "message" && r.URL.Path == "/teams" {
+			chat <- "teams"
+		}
+	}))
+	t.Cleanup(hooks.Close)
+	s := newServer(t, dbtest.SQLiteURL(t), func(c *Config) { c.Alert.PagerDutyURL = pd.URL })
+	start(t, s)
+
+	err := s.PutAlertSettings(ctx, "admin", api.AlertSettings{DefaultPagerDuty: []api.PagerDutyTarget{{RoutingKey: "k", Severity: "loud"}}})
+	wantAPIError(t, err, api.CodeInvalidArgument, "default_pagerduty[0].severity")
+	err = s.PutAlertSettings(ctx, "admin", api.AlertSettings{DefaultSlack: []string{"slack.example.com"}})
+	wantAPIError(t, err, api.CodeInvalidArgument, "default_slack[0]")
+	if err := s.PutAlertSettings(ctx, "admin", api.AlertSettings{
+		DefaultSlack: []string{hooks.URL + "/slack"}, DefaultTeams: []string{hooks.URL + "/teams"},
+		DefaultPagerDuty: []api.PagerDutyTarget{{RoutingKey: "default-key"}},
+	}); err != nil {
+		t.Fatalf("PutAlertSettings: %v", err)
+	}
+	got, err := s.AlertSettings(ctx)
+	if err != nil || len(got.DefaultSlack) != 1 || len(got.DefaultTeams) != 1 || len(got.DefaultPagerDuty) != 1 ||
+		got.DefaultPagerDuty[0].RoutingKey != "default-key" {
+		t.Fatalf("AlertSettings = %+v, %v; want the defaults just set", got, err)
+	}
+	if _, err := s.CreateJob(ctx, "alice", api.Job{Group: "g", Name: "down", Type: "http",
+		HTTP: httpSpec(t, map[string]any{"url": newEndpoint(t, 500).URL})}); err != nil {
+		t.Fatalf("CreateJob: %v", err)
+	}
+	runAndWait(t, s, "g", "down")
+	if ev := pd.next(t); ev.RoutingKey != "default-key" || ev.EventAction != "trigger" || ev.Payload.Severity != "error" {
+		t.Errorf("PagerDuty event %+v, want a trigger with the default key and severity error", ev)
+	}
+	seen := map[string]bool{}
+	for len(seen) < 2 {
+		select {
+		case c := <-chat:
+			seen[c] = true
+		case <-time.After(waitTimeout):
+			t.Fatalf("chat posts %v, want slack and teams", seen)
+		}
+	}
+}
