@@ -43,6 +43,8 @@ func (t PagerDutyTarget) problems() []error {
 		errs = append(errs, errors.New("routing_key: required"))
 	} else if strings.ContainsAny(t.RoutingKey, "\r\n\x00") {
 		errs = append(errs, errors.New("routing_key: holds a line break or NUL"))
+	} else if !strings.Contains(t.RoutingKey, "{{") && strings.ContainsAny(t.RoutingKey, " \t") {
+		errs = append(errs, errors.New("routing_key: holds a space; an integration key is one word"))
 	}
 	switch t.Severity {
 	case "", SeverityCritical, SeverityError, SeverityWarning, SeverityInfo:

@@ -290,11 +290,14 @@ func TestChannelValidation(t *testing.T) {
 	err := alert.Recipients{
 		Slack:     []string{"ftp://hooks.slack.com/x"},
 		Teams:     []string{"https:///x"},
-		PagerDuty: []alert.PagerDutyTarget{{Severity: "fatal"}},
+		PagerDuty: []alert.PagerDutyTarget{{Severity: "fatal"}, {RoutingKey: "KEY loud"}, {RoutingKey: `{{secret "pd key"}}`}},
 	}.Validate()
 	if miss := missing(errString(err), "Slack[0]", "scheme must be http or https", "Teams[0]", "no host",
-		"PagerDuty[0].routing_key: required", `PagerDuty[0].severity: "fatal" is not one of`); len(miss) > 0 {
+		"PagerDuty[0].routing_key: required", `PagerDuty[0].severity: "fatal" is not one of`, "PagerDuty[1].routing_key: holds a space"); len(miss) > 0 {
 		t.Errorf("error %q lacks %q", err, miss)
+	}
+	if strings.Contains(errString(err), "PagerDuty[2]") {
+		t.Errorf("error %q refuses a {{secret}} reference", err)
 	}
 	_, err = alert.New(alert.Config{PagerDutyURL: "nope", DefaultSlack: []string{"x"},
 		DefaultPagerDuty: []alert.PagerDutyTarget{{RoutingKey: "k", Severity: "loud"}}})
