@@ -105,7 +105,11 @@ func (s *Server) secretUsers(ctx context.Context) (map[string][]string, error) {
 		}
 	}
 	if st, err := s.alerts.settings(ctx); err == nil {
-		for _, u := range st.DefaultWebhooks {
+		texts := slices.Concat(st.DefaultWebhooks, st.DefaultSlack, st.DefaultTeams)
+		for _, t := range st.DefaultPagerDuty {
+			texts = append(texts, t.RoutingKey)
+		}
+		for _, u := range texts {
 			names, _ := jobs.SecretNames("default_webhooks", u)
 			for _, name := range names {
 				if !slices.Contains(out[name], alertsSecretUser) {
