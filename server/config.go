@@ -92,9 +92,9 @@ type Config struct {
 	// false: they are on.
 	DisableJobMetrics bool
 	// DeadManInterval is how often every node checks the jobs with a
-	// dead-man window or a running-longer-than limit (each alert is
-	// claimed in the database by one node)
-	// for silence. Defaults to 1 minute.
+	// dead-man window for silence and those with a running-longer-than
+	// limit for long runs; each alert is claimed in the database by one
+	// node. Defaults to 1 minute.
 	DeadManInterval time.Duration
 	// MaxBodyBytes bounds an API request body. Defaults to 1 MiB.
 	MaxBodyBytes int64
