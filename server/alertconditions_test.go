@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -447,5 +448,25 @@ func TestDefaultChannelsFromTheSettings(t *testing.T) {
 		case <-time.After(waitTimeout):
 			t.Fatalf("chat posts %v, want slack and teams", seen)
 		}
+	}
+}
+
+func TestConfiguredChatDefaultsAreChecked(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		cfg   alert.Config
+		field string
+	}{
+		{"slack", alert.Config{DefaultSlack: []string{"hooks.slack.com/x"}}, "Alert.DefaultSlack[0]"},
+		{"pagerduty", alert.Config{DefaultPagerDuty: []alert.PagerDutyTarget{{Severity: "error"}}}, "Alert.DefaultPagerDuty[0].routing_key"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := New(t.Context(), Config{DatabaseURL: dbtest.SQLiteURL(t), Logger: quietLogger, Alert: tt.cfg})
+			if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tt.field) {
+				t.Errorf("New = %v, want ErrInvalidConfig naming %s", err, tt.field)
+			}
+		})
 	}
 }

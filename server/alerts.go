@@ -65,6 +65,12 @@ type alerter struct {
 }
 
 func newAlerter(cfg alert.Config, state *stateStore, log *slog.Logger) (*alerter, error) {
+	// The notifier below never sees the default recipients, so the chat
+	// and PagerDuty ones are checked here.
+	chat := alert.Recipients{Slack: cfg.DefaultSlack, Teams: cfg.DefaultTeams, PagerDuty: cfg.DefaultPagerDuty}
+	if err := chat.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: Alert.Default%w", ErrInvalidConfig, err)
+	}
 	a := &alerter{
 		state: state,
 		log:   log,
@@ -351,7 +357,7 @@ func (s *Server) TestAlert(ctx context.Context, actor string) error {
 		return err
 	}
 	if st.recipients().Empty() {
-		return invalidf("", "no default e-mail address or webhook is set: set them with PUT %s/alerts first", api.Version)
+		return invalidf("", "no default e-mail address, webhook, Slack, Teams or PagerDuty recipient is set: set them with PUT %s/alerts first", api.Version)
 	}
 	s.alerts.notify(ctx, nil, alert.Event{
 		Kind: testAlertKind, JobGroup: "chime", JobName: "alert-test", NodeID: s.NodeID(), At: s.now(),
