@@ -168,15 +168,44 @@ const (
 	OverlapCancel Overlap = "cancel"
 )
 
-// JobAlerts are a job's own alert settings.
+// JobAlerts are a job's own alert settings: where its alerts go, and the
+// conditions that raise them besides a final failure, a timeout, a
+// misfire and a lost node.
 type JobAlerts struct {
-	// Emails and Webhooks replace the global default recipients when set.
+	// Emails, Webhooks, Slack, Teams and PagerDuty replace the global
+	// default recipients of their channel when set, each list on its own.
 	Emails   []string `json:"emails,omitempty"`
 	Webhooks []string `json:"webhooks,omitempty"`
+	// Slack are Slack incoming webhook URLs.
+	Slack []string `json:"slack,omitempty"`
+	// Teams are Microsoft Teams incoming webhook (Workflows) URLs.
+	Teams []string `json:"teams,omitempty"`
+	// PagerDuty are PagerDuty services, reached through the Events API v2.
+	// Their routing keys are secrets: viewers read them masked.
+	PagerDuty []PagerDutyTarget `json:"pagerduty,omitempty"`
 	// DeadMan alerts when the job has not succeeded for this long.
 	DeadMan string `json:"dead_man,omitempty"`
+	// AfterFailures, when above 1, alerts about failures only on the
+	// AfterFailures-th consecutive failed (or timed out) execution, as the
+	// history counts them; 0 or 1 alerts on every final failure.
+	AfterFailures int `json:"after_failures,omitempty"`
+	// RunningLongerThan alerts once about an execution still running this
+	// long after it started, like "10m".
+	RunningLongerThan string `json:"running_longer_than,omitempty"`
+	// Recovered alerts when the job first succeeds after an alert about
+	// its failure; to PagerDuty it resolves the incident.
+	Recovered bool `json:"recovered,omitempty"`
 	// Disabled turns the job's alerts off.
 	Disabled bool `json:"disabled,omitempty"`
+}
+
+// PagerDutyTarget is a PagerDuty service that receives alerts.
+type PagerDutyTarget struct {
+	// RoutingKey is the integration key of the service's Events API v2
+	// integration, or a {{secret "name"}} reference to it. Required.
+	RoutingKey string `json:"routing_key"`
+	// Severity is critical, error, warning or info. Defaults to error.
+	Severity string `json:"severity,omitempty"`
 }
 
 // JobStatus is what the server knows of a job's recent runs.
@@ -498,6 +527,11 @@ type Session struct {
 type AlertSettings struct {
 	DefaultEmails   []string `json:"default_emails,omitempty"`
 	DefaultWebhooks []string `json:"default_webhooks,omitempty"`
+	// DefaultSlack, DefaultTeams and DefaultPagerDuty receive the alerts
+	// of jobs that name none of their own on that channel.
+	DefaultSlack     []string          `json:"default_slack,omitempty"`
+	DefaultTeams     []string          `json:"default_teams,omitempty"`
+	DefaultPagerDuty []PagerDutyTarget `json:"default_pagerduty,omitempty"`
 	// RateLimit is the least time between two alerts of one kind for one
 	// job, like "10m".
 	RateLimit string `json:"rate_limit,omitempty"`

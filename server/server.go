@@ -62,7 +62,10 @@ type Server struct {
 	local   *localRuns
 	writes  *writeQueue
 	deadMan *alert.DeadManChecker
-	version string // of chime, as buildVersion reads it
+	// alertState is the alert state the nodes share: dead-man records,
+	// failing jobs and claimed alerts.
+	alertState *alertState
+	version    string // of chime, as buildVersion reads it
 
 	// live holds the log lines of running executions, which liveBuf
 	// appends for this node's (see livelogs.go). stopping is closed when
@@ -152,7 +155,6 @@ func (s *Server) init(ctx context.Context) error {
 	}
 	s.liveBuf = livelog.NewBuffer(s.live, &livelog.BufferOptions{Logger: cfg.Logger})
 	s.version = buildVersion()
-	s.deadMan = alert.NewDeadManChecker(h)
 	s.pruner, err = history.NewPruner(h, &history.PrunerOptions{
 		MaxAge:     cfg.Retention.MaxAge,
 		KeepPerJob: cfg.Retention.PerJob,
@@ -164,6 +166,8 @@ func (s *Server) init(ctx context.Context) error {
 	if s.state, err = newStateStore(ctx, s.store); err != nil {
 		return err
 	}
+	s.alertState = newAlertState(s.state)
+	s.deadMan = alert.NewDeadManChecker(h, s.alertState)
 	s.metrics = newMetrics(!cfg.DisableJobMetrics)
 	// A node without shell jobs still registers the type, so that it can
 	// store and show such jobs, but never claims their firings: the nodes
