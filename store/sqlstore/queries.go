@@ -24,10 +24,11 @@ const (
 
 // jobBusyOfTrigger is true when the job of trigger row t disallows
 // concurrent execution and has an EXECUTING or RECOVERABLE execution: its
-// triggers must stay BLOCKED.
+// triggers must stay BLOCKED. The executions are read by job whatever the
+// statistics say (see hintedIndexes).
 const jobBusyOfTrigger = `EXISTS (SELECT 1 FROM {p}jobs j WHERE j.sched_name = t.sched_name ` +
 	`AND j.job_group = t.job_group AND j.job_name = t.job_name AND j.disallow_concurrent = TRUE ` +
-	`AND EXISTS (SELECT 1 FROM {p}executions e WHERE e.sched_name = t.sched_name ` +
+	`AND EXISTS (SELECT 1 FROM {p}executions e{use:executions_by_job} WHERE e.sched_name = t.sched_name ` +
 	`AND e.job_group = t.job_group AND e.job_name = t.job_name AND e.state IN ('EXECUTING', 'RECOVERABLE')))`
 
 // notAwaitingRun is false for a fixed-delay trigger that fired and waits
