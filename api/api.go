@@ -171,15 +171,44 @@ const (
 	OverlapCancel Overlap = "cancel"
 )
 
-// JobAlerts are a job's own alert settings.
+// JobAlerts are a job's own alert settings: where its alerts go, and the
+// conditions that raise them besides a final failure, a timeout, a
+// misfire and a lost node.
 type JobAlerts struct {
-	// Emails and Webhooks replace the global default recipients when set.
+	// Emails, Webhooks, Slack, Teams and PagerDuty replace the global
+	// default recipients of their channel when set, each list on its own.
 	Emails   []string `json:"emails,omitempty"`
 	Webhooks []string `json:"webhooks,omitempty"`
+	// Slack are Slack incoming webhook URLs.
+	Slack []string `json:"slack,omitempty"`
+	// Teams are Microsoft Teams incoming webhook (Workflows) URLs.
+	Teams []string `json:"teams,omitempty"`
+	// PagerDuty are PagerDuty services, reached through the Events API v2.
+	// Their routing keys are secrets: viewers read them masked.
+	PagerDuty []PagerDutyTarget `json:"pagerduty,omitempty"`
 	// DeadMan alerts when the job has not succeeded for this long.
 	DeadMan string `json:"dead_man,omitempty"`
+	// AfterFailures, when above 1, alerts about failures only on the
+	// AfterFailures-th consecutive failed (or timed out) execution, as the
+	// history counts them; 0 or 1 alerts on every final failure.
+	AfterFailures int `json:"after_failures,omitempty"`
+	// RunningLongerThan alerts once about an execution still running this
+	// long after it started, like "10m".
+	RunningLongerThan string `json:"running_longer_than,omitempty"`
+	// Recovered alerts when the job first succeeds after an alert about
+	// its failure; to PagerDuty it resolves the incident.
+	Recovered bool `json:"recovered,omitempty"`
 	// Disabled turns the job's alerts off.
 	Disabled bool `json:"disabled,omitempty"`
+}
+
+// PagerDutyTarget is a PagerDuty service that receives alerts.
+type PagerDutyTarget struct {
+	// RoutingKey is the integration key of the service's Events API v2
+	// integration, or a {{secret "name"}} reference to it. Required.
+	RoutingKey string `json:"routing_key"`
+	// Severity is critical, error, warning or info. Defaults to error.
+	Severity string `json:"severity,omitempty"`
 }
 
 // JobStatus is what the server knows of a job's recent runs.
@@ -271,6 +300,34 @@ type LogLine struct {
 	Level   string         `json:"level"`
 	Message string         `json:"message"`
 	Attrs   map[string]any `json:"attrs,omitempty"`
+}
+
+// LiveLogLine is one log line of an execution as the stream of GET
+// /api/v1/executions/{id}/logs/stream sends it: the data of a "line"
+// event, whose id is Seq.
+type LiveLogLine struct {
+	// Seq numbers the execution's lines from 1, in the order they were
+	// logged. A client that reconnects sends the last it got as the
+	// Last-Event-ID header, and the stream goes on after it.
+	Seq int64 `json:"seq"`
+	LogLine
+}
+
+// LiveLogEnd is the data of a log stream's last event, "end": how the
+// execution ended. The stream closes after it.
+type LiveLogEnd struct {
+	// Outcome is how the execution ended: succeeded, failed, timed_out,
+	// cancelled, skipped, node_lost or killed.
+	Outcome      string     `json:"outcome"`
+	Error        string     `json:"error,omitempty"`
+	FinishedTime *time.Time `json:"finished_time,omitempty"`
+}
+
+// LiveLogs is one read of an execution's log lines after a seq: the lines,
+// in order, and End once the execution has ended and no line is left.
+type LiveLogs struct {
+	Lines []LiveLogLine `json:"lines"`
+	End   *LiveLogEnd   `json:"end,omitempty"`
 }
 
 // ExecutionList is a page of executions, newest first.
@@ -489,6 +546,11 @@ type Session struct {
 type AlertSettings struct {
 	DefaultEmails   []string `json:"default_emails,omitempty"`
 	DefaultWebhooks []string `json:"default_webhooks,omitempty"`
+	// DefaultSlack, DefaultTeams and DefaultPagerDuty receive the alerts
+	// of jobs that name none of their own on that channel.
+	DefaultSlack     []string          `json:"default_slack,omitempty"`
+	DefaultTeams     []string          `json:"default_teams,omitempty"`
+	DefaultPagerDuty []PagerDutyTarget `json:"default_pagerduty,omitempty"`
 	// RateLimit is the least time between two alerts of one kind for one
 	// job, like "10m".
 	RateLimit string `json:"rate_limit,omitempty"`

@@ -457,7 +457,7 @@ var clientMethods = map[string]string{
 	"pauseJob": "PauseJob", "resumeJob": "ResumeJob", "runJob": "RunJob", "backfillJob": "Backfill",
 	"upcomingFireTimes": "Upcoming", "explainJob": "Explain",
 	"listExecutions": "ListExecutions", "getExecution": "GetExecution", "executionAttempts": "Attempts", "retryExecution": "RetryExecution",
-	"killExecution":    "KillExecution",
+	"killExecution": "KillExecution", "streamExecutionLogs": "FollowExecutionLogs",
 	"registerExecutor": "RegisterExecutor", "listExecutors": "ListExecutors", "executorHeartbeat": "ExecutorHeartbeat",
 	"pollExecutor": "PollExecutor", "reportExecutorResult": "ReportExecutorResult",
 	"listCalendars": "ListCalendars", "getCalendar": "GetCalendar", "putCalendar": "PutCalendar", "deleteCalendar": "DeleteCalendar",

@@ -26,9 +26,20 @@ const settingsCacheTTL = 5 * time.Second
 
 // storedAlertSettings are the alert settings set through the API.
 type storedAlertSettings struct {
-	DefaultEmails   []string      `json:"default_emails,omitempty"`
-	DefaultWebhooks []string      `json:"default_webhooks,omitempty"`
-	RateLimit       time.Duration `json:"rate_limit,omitempty"`
+	DefaultEmails    []string                `json:"default_emails,omitempty"`
+	DefaultWebhooks  []string                `json:"default_webhooks,omitempty"`
+	DefaultSlack     []string                `json:"default_slack,omitempty"`
+	DefaultTeams     []string                `json:"default_teams,omitempty"`
+	DefaultPagerDuty []alert.PagerDutyTarget `json:"default_pagerduty,omitempty"`
+	RateLimit        time.Duration           `json:"rate_limit,omitempty"`
+}
+
+// recipients are the default recipients of st.
+func (st storedAlertSettings) recipients() alert.Recipients {
+	return alert.Recipients{
+		Emails: st.DefaultEmails, Webhooks: st.DefaultWebhooks,
+		Slack: st.DefaultSlack, Teams: st.DefaultTeams, PagerDuty: st.DefaultPagerDuty,
+	}
 }
 
 // alerter sends the server's alerts through an alert.Notifier, with the
@@ -54,19 +65,28 @@ type alerter struct {
 }
 
 func newAlerter(cfg alert.Config, state *stateStore, log *slog.Logger) (*alerter, error) {
+	// The notifier below never sees the default recipients, so the chat
+	// and PagerDuty ones are checked here.
+	chat := alert.Recipients{Slack: cfg.DefaultSlack, Teams: cfg.DefaultTeams, PagerDuty: cfg.DefaultPagerDuty}
+	if err := chat.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: Alert.Default%w", ErrInvalidConfig, err)
+	}
 	a := &alerter{
 		state: state,
 		log:   log,
 		defaults: storedAlertSettings{
-			DefaultEmails:   cfg.DefaultEmails,
-			DefaultWebhooks: cfg.DefaultWebhooks,
-			RateLimit:       cfg.RateLimit.Per,
+			DefaultEmails:    cfg.DefaultEmails,
+			DefaultWebhooks:  cfg.DefaultWebhooks,
+			DefaultSlack:     cfg.DefaultSlack,
+			DefaultTeams:     cfg.DefaultTeams,
+			DefaultPagerDuty: cfg.DefaultPagerDuty,
+			RateLimit:        cfg.RateLimit.Per,
 		},
 	}
 	// The server resolves default recipients itself, from the settings
 	// stored through the API or else these, and hands every event its
 	// recipients.
-	cfg.DefaultEmails, cfg.DefaultWebhooks = nil, nil
+	cfg.DefaultEmails, cfg.DefaultWebhooks, cfg.DefaultSlack, cfg.DefaultTeams, cfg.DefaultPagerDuty = nil, nil, nil, nil, nil
 	if cfg.Logger == nil {
 		cfg.Logger = log
 	}
@@ -146,18 +166,30 @@ func (a *alerter) notify(ctx context.Context, p *plan, ev alert.Event) {
 	if err != nil {
 		a.log.Warn("cannot read the alert settings; using the configured ones", "error", err)
 	}
-	ev.Recipients = alert.Recipients{Emails: own.Emails, Webhooks: own.Webhooks}
-	if len(ev.Recipients.Emails) == 0 {
-		ev.Recipients.Emails = st.DefaultEmails
-	}
-	if len(ev.Recipients.Webhooks) == 0 {
-		ev.Recipients.Webhooks = st.DefaultWebhooks
-	}
-	if len(ev.Recipients.Emails) == 0 && len(ev.Recipients.Webhooks) == 0 {
+	ev.Recipients = withDefaults(own, st.recipients())
+	if ev.Recipients.Empty() {
 		a.log.Debug("alert has no recipient", "kind", string(ev.Kind), "job", ev.JobKey().String())
 		return
 	}
 	a.notifier(st.RateLimit).Notify(ev)
+}
+
+// withDefaults returns own with each empty list replaced by def's.
+func withDefaults(own, def alert.Recipients) alert.Recipients {
+	pick := func(own, def []string) []string {
+		if len(own) == 0 {
+			return def
+		}
+		return own
+	}
+	r := alert.Recipients{
+		Emails: pick(own.Emails, def.Emails), Webhooks: pick(own.Webhooks, def.Webhooks),
+		Slack: pick(own.Slack, def.Slack), Teams: pick(own.Teams, def.Teams), PagerDuty: own.PagerDuty,
+	}
+	if len(r.PagerDuty) == 0 {
+		r.PagerDuty = def.PagerDuty
+	}
+	return r
 }
 
 // notifier returns the notifier for the rate limit per, replacing the
@@ -220,7 +252,12 @@ func (s *Server) AlertSettings(ctx context.Context) (*api.AlertSettings, error) 
 	out := &api.AlertSettings{
 		DefaultEmails:   st.DefaultEmails,
 		DefaultWebhooks: st.DefaultWebhooks,
+		DefaultSlack:    st.DefaultSlack,
+		DefaultTeams:    st.DefaultTeams,
 		RateLimit:       formatDuration(st.RateLimit),
+	}
+	for _, t := range st.DefaultPagerDuty {
+		out.DefaultPagerDuty = append(out.DefaultPagerDuty, api.PagerDutyTarget{RoutingKey: t.RoutingKey, Severity: t.Severity})
 	}
 	if out.RateLimit == "" {
 		out.RateLimit = formatDuration(10 * time.Minute) // the alert package's default
@@ -237,23 +274,38 @@ func (s *Server) PutAlertSettings(ctx context.Context, actor string, in api.Aler
 	if err := (alert.Recipients{Webhooks: in.DefaultWebhooks}).Validate(); err != nil {
 		return invalidf("default_webhooks", "%v", err)
 	}
-	if err := s.checkWebhooksEgress("default_webhooks", in.DefaultWebhooks); err != nil {
-		return err
-	}
 	refs := make(map[string]string)
-	for i, u := range in.DefaultWebhooks {
-		field := fmt.Sprintf("default_webhooks[%d]", i)
-		if strings.Contains(u, secret.Mask) {
-			return invalidf(field, "holds %q, a mask, not a value: write the real URL or, better, {{secret \"name\"}}", secret.Mask)
+	for _, list := range []struct {
+		field string
+		urls  []string
+	}{{"default_webhooks", in.DefaultWebhooks}, {"default_slack", in.DefaultSlack}, {"default_teams", in.DefaultTeams}} {
+		if err := checkAlertURLs(list.field, list.urls); err != nil {
+			return err
 		}
-		names, err := jobs.SecretNames(field, u)
-		if err != nil {
-			return fieldErr("", err)
+		if err := s.checkWebhooksEgress(list.field, list.urls); err != nil {
+			return err
 		}
-		for _, name := range names {
-			if _, ok := refs[name]; !ok {
-				refs[name] = field
+		for i, u := range list.urls {
+			field := fmt.Sprintf("%s[%d]", list.field, i)
+			if strings.Contains(u, secret.Mask) {
+				return invalidf(field, "holds %q, a mask, not a value: write the real URL or, better, {{secret \"name\"}}", secret.Mask)
 			}
+			if err := addSecretRefs(refs, field, u); err != nil {
+				return err
+			}
+		}
+	}
+	pd, aerr := pagerDutyTargets("default_pagerduty", in.DefaultPagerDuty)
+	if aerr != nil {
+		return aerr
+	}
+	for i, t := range pd {
+		field := fmt.Sprintf("default_pagerduty[%d].routing_key", i)
+		if strings.Contains(t.RoutingKey, secret.Mask) {
+			return invalidf(field, "holds %q, a mask, not a value: write the real key or, better, {{secret \"name\"}}", secret.Mask)
+		}
+		if err := addSecretRefs(refs, field, t.RoutingKey); err != nil {
+			return err
 		}
 	}
 	if err := s.checkSecretsExist(ctx, refs); err != nil {
@@ -263,14 +315,34 @@ func (s *Server) PutAlertSettings(ctx context.Context, actor string, in api.Aler
 	if aerr != nil {
 		return aerr
 	}
-	st := storedAlertSettings{DefaultEmails: in.DefaultEmails, DefaultWebhooks: in.DefaultWebhooks, RateLimit: rate}
+	st := storedAlertSettings{
+		DefaultEmails: in.DefaultEmails, DefaultWebhooks: in.DefaultWebhooks,
+		DefaultSlack: in.DefaultSlack, DefaultTeams: in.DefaultTeams, DefaultPagerDuty: pd, RateLimit: rate,
+	}
 	if err := s.state.setSetting(ctx, alertSettingsName, st); err != nil {
 		return err
 	}
 	s.alerts.forget()
 	s.audit(ctx, actor, auditAlertsUpdate, "alerts", map[string]any{
-		"default_emails": len(in.DefaultEmails), "default_webhooks": len(in.DefaultWebhooks), "rate_limit": in.RateLimit,
+		"default_emails": len(in.DefaultEmails), "default_webhooks": len(in.DefaultWebhooks),
+		"default_slack": len(in.DefaultSlack), "default_teams": len(in.DefaultTeams), "default_pagerduty": len(pd),
+		"rate_limit": in.RateLimit,
 	})
+	return nil
+}
+
+// addSecretRefs adds the secrets text refers to, in field, to refs
+// (secret name → the first field naming it).
+func addSecretRefs(refs map[string]string, field, text string) *api.Error {
+	names, err := jobs.SecretNames(field, text)
+	if err != nil {
+		return fieldErr("", err)
+	}
+	for _, name := range names {
+		if _, ok := refs[name]; !ok {
+			refs[name] = field
+		}
+	}
 	return nil
 }
 
@@ -284,8 +356,8 @@ func (s *Server) TestAlert(ctx context.Context, actor string) error {
 	if err != nil {
 		return err
 	}
-	if len(st.DefaultEmails) == 0 && len(st.DefaultWebhooks) == 0 {
-		return invalidf("", "no default e-mail address or webhook is set: set them with PUT %s/alerts first", api.Version)
+	if st.recipients().Empty() {
+		return invalidf("", "no default e-mail address, webhook, Slack, Teams or PagerDuty recipient is set: set them with PUT %s/alerts first", api.Version)
 	}
 	s.alerts.notify(ctx, nil, alert.Event{
 		Kind: testAlertKind, JobGroup: "chime", JobName: "alert-test", NodeID: s.NodeID(), At: s.now(),

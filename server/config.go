@@ -66,8 +66,8 @@ type Config struct {
 	// Alert configures alert delivery: SMTP, default recipients,
 	// templates and rate limit. Defaults to alert.Config's defaults: no
 	// e-mail, no default recipients. Recipients set through the API
-	// (AlertSettings) take precedence over DefaultEmails and
-	// DefaultWebhooks.
+	// (AlertSettings) take precedence over DefaultEmails,
+	// DefaultWebhooks, DefaultSlack, DefaultTeams and DefaultPagerDuty.
 	Alert alert.Config
 	// AdminPassword is the password BootstrapAdmin gives the first admin
 	// when the database has no user: at least auth.MinPasswordLength
@@ -92,8 +92,10 @@ type Config struct {
 	// the jobs: up to seven per job that ran on the node. Defaults to
 	// false: they are on.
 	DisableJobMetrics bool
-	// DeadManInterval is how often jobs with a dead-man window are checked
-	// for silence. Defaults to 1 minute.
+	// DeadManInterval is how often every node checks the jobs with a
+	// dead-man window for silence and those with a running-longer-than
+	// limit for long runs; each alert is claimed in the database by one
+	// node. Defaults to 1 minute.
 	DeadManInterval time.Duration
 	// MaxBodyBytes bounds an API request body. Defaults to 1 MiB.
 	MaxBodyBytes int64

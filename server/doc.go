@@ -18,6 +18,9 @@
 // The server is a layer on the library's public API: a chime.Scheduler on a
 // sqlstore.Store, package server/history for the execution history,
 // decisions and audit log, server/alert for e-mail and webhook alerts,
+// server/livelog for the log lines of running executions, which any
+// node's API streams while they run (GET
+// /api/v1/executions/{id}/logs/stream; see livelogs.go),
 // server/auth for users and tokens, server/secret for the secrets jobs
 // insert with {{secret "name"}} (encrypted with Config.SecretKey, read
 // when a job fires, masked in its recorded output) and server/httpapi for

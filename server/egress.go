@@ -19,9 +19,14 @@ func newEgressPolicy(cfg Config) (*egress.Policy, error) {
 		}
 		return nil, fmt.Errorf("%w: Egress: %w", ErrInvalidConfig, err)
 	}
-	for i, u := range cfg.Alert.DefaultWebhooks {
-		if err := p.CheckURL(u); err != nil {
-			return nil, fmt.Errorf("%w: Alert.DefaultWebhooks[%d]: %w", ErrInvalidConfig, i, err)
+	for _, list := range []struct {
+		field string
+		urls  []string
+	}{{"DefaultWebhooks", cfg.Alert.DefaultWebhooks}, {"DefaultSlack", cfg.Alert.DefaultSlack}, {"DefaultTeams", cfg.Alert.DefaultTeams}} {
+		for i, u := range list.urls {
+			if err := p.CheckURL(u); err != nil {
+				return nil, fmt.Errorf("%w: Alert.%s[%d]: %w", ErrInvalidConfig, list.field, i, err)
+			}
 		}
 	}
 	return p, nil
@@ -37,7 +42,13 @@ func (s *Server) checkPlanEgress(p *plan) *api.Error {
 			return invalidf("http.url", "%v", err)
 		}
 	}
-	return s.checkWebhooksEgress("alerts.webhooks", p.recipients.Webhooks)
+	if err := s.checkWebhooksEgress("alerts.webhooks", p.recipients.Webhooks); err != nil {
+		return err
+	}
+	if err := s.checkWebhooksEgress("alerts.slack", p.recipients.Slack); err != nil {
+		return err
+	}
+	return s.checkWebhooksEgress("alerts.teams", p.recipients.Teams)
 }
 
 // checkWebhooksEgress refuses webhook URLs whose host the egress policy

@@ -113,6 +113,13 @@ type plan struct {
 	retry    retryPolicy
 	overlap  api.Overlap
 	deadMan  time.Duration
+	// afterFailures (above 1) holds failure alerts back until that many
+	// consecutive failures; runningLong alerts about an execution still
+	// running that long; recovered alerts on the first success after a
+	// failure alert.
+	afterFailures int
+	runningLong   time.Duration
+	recovered     bool
 	// recipients are the job's own alert recipients; alertsOff turns its
 	// alerts off.
 	recipients alert.Recipients
@@ -297,21 +304,83 @@ func compilePlan(typ string, st jobSettings, shellEnabled, goType bool) (*plan, 
 	}
 	p.retry = r
 	if a := st.Alerts; a != nil {
-		if err := (alert.Recipients{Emails: a.Emails}).Validate(); err != nil {
-			return nil, invalidf("alerts.emails", "%v", err)
-		}
-		if err := (alert.Recipients{Webhooks: a.Webhooks}).Validate(); err != nil {
-			return nil, invalidf("alerts.webhooks", "%v", err)
-		}
-		d, err := parseDuration("alerts.dead_man", a.DeadMan)
-		if err != nil {
+		if err := compileAlerts(p, a); err != nil {
 			return nil, err
 		}
-		p.deadMan = d
-		p.recipients = alert.Recipients{Emails: a.Emails, Webhooks: a.Webhooks}
-		p.alertsOff = a.Disabled
 	}
 	return p, nil
+}
+
+// compileAlerts checks a job's alert settings and sets them on p.
+func compileAlerts(p *plan, a *api.JobAlerts) *api.Error {
+	if err := (alert.Recipients{Emails: a.Emails}).Validate(); err != nil {
+		return invalidf("alerts.emails", "%v", err)
+	}
+	for _, list := range []struct {
+		field string
+		urls  []string
+	}{{"alerts.webhooks", a.Webhooks}, {"alerts.slack", a.Slack}, {"alerts.teams", a.Teams}} {
+		if err := checkAlertURLs(list.field, list.urls); err != nil {
+			return err
+		}
+	}
+	targets, err := pagerDutyTargets("alerts.pagerduty", a.PagerDuty)
+	if err != nil {
+		return err
+	}
+	d, err := parseDuration("alerts.dead_man", a.DeadMan)
+	if err != nil {
+		return err
+	}
+	if a.AfterFailures < 0 {
+		return invalidf("alerts.after_failures", "%d is less than 1: count the consecutive failures to alert on, or leave it out", a.AfterFailures)
+	}
+	long, err := parseDuration("alerts.running_longer_than", a.RunningLongerThan)
+	if err != nil {
+		return err
+	}
+	if a.RunningLongerThan != "" && long == 0 {
+		return invalidf("alerts.running_longer_than", "%q is not positive", a.RunningLongerThan)
+	}
+	p.deadMan = d
+	p.afterFailures = a.AfterFailures
+	p.runningLong = long
+	p.recovered = a.Recovered
+	p.recipients = alert.Recipients{Emails: a.Emails, Webhooks: a.Webhooks, Slack: a.Slack, Teams: a.Teams, PagerDuty: targets}
+	p.alertsOff = a.Disabled
+	return nil
+}
+
+// checkAlertURLs refuses a webhook URL that cannot be used, naming it as
+// field[i].
+func checkAlertURLs(field string, urls []string) *api.Error {
+	for i, u := range urls {
+		if err := (alert.Recipients{Webhooks: []string{u}}).Validate(); err != nil {
+			_, msg, _ := strings.Cut(err.Error(), ": ")
+			return invalidf(fmt.Sprintf("%s[%d]", field, i), "%s", msg)
+		}
+	}
+	return nil
+}
+
+// pagerDutyTargets checks PagerDuty targets and translates them, naming a
+// bad one as field[i].routing_key or field[i].severity.
+func pagerDutyTargets(field string, in []api.PagerDutyTarget) ([]alert.PagerDutyTarget, *api.Error) {
+	out := make([]alert.PagerDutyTarget, 0, len(in))
+	for i, t := range in {
+		at := alert.PagerDutyTarget{RoutingKey: t.RoutingKey, Severity: t.Severity}
+		if err := at.Validate(); err != nil {
+			// The first problem, "routing_key: required" or "severity: …".
+			first, _, _ := strings.Cut(err.Error(), "\n")
+			name, msg, _ := strings.Cut(first, ": ")
+			return nil, invalidf(fmt.Sprintf("%s[%d].%s", field, i, name), "%s", msg)
+		}
+		out = append(out, at)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
 }
 
 // jobWrite is an api.Job translated for the scheduler.

@@ -28,6 +28,9 @@ type recorded struct {
 	limit   int
 	lines   []history.LogLine
 	dropped int
+	// tee, when set, gets each line kept with its number (from 1), in
+	// the order the lines are kept.
+	tee func(seq int64, l history.LogLine)
 }
 
 // newLogRecorder returns a handler passing records to next and keeping at
@@ -106,6 +109,17 @@ func (r *recorded) add(l history.LogLine) {
 		return
 	}
 	r.lines = append(r.lines, l)
+	if r.tee != nil {
+		r.tee(int64(len(r.lines)), l)
+	}
+}
+
+// teeTo sets the function that gets each line kept from now on, with its
+// number; it must not block.
+func (r *recorded) teeTo(tee func(seq int64, l history.LogLine)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tee = tee
 }
 
 func (r *recorded) snapshot() []history.LogLine {

@@ -285,9 +285,11 @@ func (s *Server) misfired(ctx context.Context, t chime.TriggerInfo) {
 	})
 }
 
-// checkDeadMen runs the dead-man's switches every Config.DeadManInterval
-// on the leader, until ctx ends. On every node, it drops the per-job
-// metrics of deleted jobs at the same pace.
+// checkDeadMen runs the dead-man's switches and the running-longer-than
+// checks every Config.DeadManInterval, until ctx ends. Every node runs
+// them: their state is in the database, and each alert is claimed there
+// by one node. On every node, it drops the per-job metrics of deleted
+// jobs at the same pace.
 func (s *Server) checkDeadMen(ctx context.Context) {
 	t := time.NewTicker(s.cfg.DeadManInterval)
 	defer t.Stop()
@@ -306,18 +308,23 @@ func (s *Server) checkDeadMen(ctx context.Context) {
 	}
 }
 
-// checkDeadMenOnce is one pass of checkDeadMen.
+// claimRetention is how long a claimed running-longer-than alert is
+// remembered: an execution still running after that alerts again.
+const claimRetention = 30 * 24 * time.Hour
+
+// checkDeadMenOnce is one pass of checkDeadMen: the dead-man's switches,
+// then the executions running longer than their job allows.
 func (s *Server) checkDeadMenOnce(ctx context.Context) error {
-	view, err := s.sched.Cluster(ctx)
-	if err != nil || view.Leader() != s.NodeID() {
-		return err
-	}
-	now := view.At
+	now := s.now()
 	details, err := s.sched.Jobs(ctx, "")
 	if err != nil {
 		return fmt.Errorf("server: listing jobs: %w", err)
 	}
-	var watches []alert.DeadManWatch
+	var (
+		watches []alert.DeadManWatch
+		long    []alertedJob
+		errs    []error
+	)
 	plans := make(map[alert.JobKey]*plan)
 	for i := range details {
 		d := &details[i]
@@ -326,15 +333,75 @@ func (s *Server) checkDeadMenOnce(ctx context.Context) error {
 			continue
 		}
 		p, perr := compilePlan(d.Type, st, true, true)
-		if perr != nil || p.deadMan <= 0 || p.alertsOff {
+		if perr != nil || p.alertsOff {
 			continue
 		}
-		watches = append(watches, alert.DeadManWatch{JobGroup: d.Key.Group, JobName: d.Key.Name, Window: p.deadMan})
-		plans[alert.JobKey{Group: d.Key.Group, Name: d.Key.Name}] = p
+		key := alert.JobKey{Group: d.Key.Group, Name: d.Key.Name}
+		plans[key] = p
+		if p.deadMan > 0 {
+			watches = append(watches, alert.DeadManWatch{JobGroup: d.Key.Group, JobName: d.Key.Name, Window: p.deadMan})
+		}
+		if p.runningLong > 0 {
+			long = append(long, alertedJob{key: key, plan: p})
+		}
 	}
 	events, err := s.deadMan.Check(ctx, now, watches)
+	errs = append(errs, err)
 	for _, ev := range events {
 		s.alerts.notify(ctx, plans[ev.JobKey()], ev)
 	}
-	return err
+	for _, j := range long {
+		errs = append(errs, s.checkRunningLong(ctx, now, j))
+	}
+	if len(long) > 0 {
+		errs = append(errs, s.alertState.pruneClaims(ctx, now.Add(-claimRetention)))
+	}
+	return errors.Join(errs...)
+}
+
+// roundForHumans rounds d to the second, or under a minute to the
+// millisecond.
+func roundForHumans(d time.Duration) time.Duration {
+	if d < time.Minute {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Second)
+}
+
+// alertedJob is a job and its plan.
+type alertedJob struct {
+	key  alert.JobKey
+	plan *plan
+}
+
+// checkRunningLong raises one KindRunningLong alert, cluster-wide, for
+// each execution of j that is still running at now and started more than
+// its running_longer_than ago.
+func (s *Server) checkRunningLong(ctx context.Context, now time.Time, j alertedJob) error {
+	page, err := s.history.List(ctx, &history.Query{
+		JobGroup: j.key.Group, JobName: j.key.Name, Outcome: []history.Outcome{history.OutcomeRunning}, Limit: history.MaxLimit,
+	})
+	if err != nil {
+		return fmt.Errorf("server: listing the running executions of job %s: %w", j.key, err)
+	}
+	for _, e := range page.Executions {
+		ran := now.Sub(e.StartedTime)
+		if ran < j.plan.runningLong {
+			continue
+		}
+		won, err := s.alertState.claim(ctx, "running_long/"+e.ID, now)
+		if err != nil {
+			return err
+		}
+		if !won {
+			continue // alerted before, by this node or another
+		}
+		s.alerts.notify(ctx, j.plan, alert.Event{
+			Kind: alert.KindRunningLong, JobGroup: e.JobGroup, JobName: e.JobName, ExecutionID: e.ID, Attempt: e.Attempt,
+			ScheduledTime: e.ScheduledTime, NodeID: e.NodeID, At: now,
+			Detail: fmt.Sprintf("Running for %s since %s; the job alerts after %s.",
+				roundForHumans(ran), e.StartedTime.UTC().Format(time.RFC3339), j.plan.runningLong),
+		})
+	}
+	return nil
 }

@@ -133,6 +133,7 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 	s.metrics.running.Inc()
 	out := jobs.NewCapture(s.cfg.MaxOutputBytes)
 	logs := newLogRecorder(a.log.Handler(), maxLogLines)
+	endLive := s.streamLive(a.id, logs) // see livelogs.go
 	runErr := err
 	if runErr == nil {
 		runErr = s.runJob(runCtx, typ, p, jc, a, out, logs)
@@ -143,6 +144,7 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 		Outcome: outcome, FinishedTime: s.now(), Error: msg,
 		Output: out.String(), OutputTruncated: out.Truncated(), Logs: logs.lines(),
 	})
+	endLive(ctx)
 	return runErr
 }
 
@@ -409,8 +411,13 @@ func outcomeOf(ctx context.Context, err error, timeout time.Duration) (history.O
 }
 
 // afterAttempt schedules a retry of a failed attempt, or, when none is
-// left, records that and raises the alert.
+// left, records that and raises the alert its job's conditions allow; it
+// raises the recovery alert of a success that ends an alerted failure.
 func (s *Server) afterAttempt(ctx context.Context, a *attempt, p *plan, outcome history.Outcome, msg string) {
+	if outcome == history.OutcomeSucceeded {
+		s.afterSuccess(ctx, a, p)
+		return
+	}
 	switch outcome {
 	case history.OutcomeFailed, history.OutcomeTimedOut, history.OutcomeNoExecutor, history.OutcomeExecutorLost:
 	default:
@@ -437,9 +444,99 @@ func (s *Server) afterAttempt(ctx context.Context, a *attempt, p *plan, outcome 
 	if outcome == history.OutcomeTimedOut {
 		kind = alert.KindTimeout
 	}
-	s.alerts.notify(ctx, p, alert.Event{
+	ev := alert.Event{
 		Kind: kind, JobGroup: a.job.Group, JobName: a.job.Name, ExecutionID: a.id, Attempt: a.number,
 		ScheduledTime: a.scheduled, NodeID: s.NodeID(), Error: msg,
+	}
+	if s.failureAlertDue(ctx, a, p, &ev) {
+		s.alerts.notify(ctx, p, ev)
+	}
+}
+
+// failureAlertDue reports whether the final failure of a raises an
+// alert under its job's conditions. With after_failures N above 1, the
+// history must hold N consecutive failed firings of the job, and of the
+// nodes that see N or more in one streak only the first to mark the job
+// failing alerts. With recovered set, the alert marks the job failing,
+// so that its next success sends the recovery alert. When the history or
+// the mark cannot be read or written, it alerts: a needless alert beats
+// a lost one.
+func (s *Server) failureAlertDue(ctx context.Context, a *attempt, p *plan, ev *alert.Event) bool {
+	if p == nil || p.alertsOff || (p.afterFailures <= 1 && !p.recovered) {
+		return true
+	}
+	if p.afterFailures > 1 {
+		n, err := s.consecutiveFailures(ctx, a.job.Group, a.job.Name, p.afterFailures)
+		if err != nil {
+			a.log.Warn("cannot count the job's consecutive failures; alerting", "error", err)
+			return true
+		}
+		if n < p.afterFailures {
+			a.log.Debug("failure alert held back", "consecutive_failures", n, "after_failures", p.afterFailures)
+			return false
+		}
+		ev.Detail = fmt.Sprintf("%d consecutive failed runs (the job alerts after %d).", n, p.afterFailures)
+	}
+	first, err := s.alertState.markFailing(ctx, a.job.Group, a.job.Name, s.now())
+	if err != nil {
+		a.log.Warn("cannot mark the job failing; alerting", "error", err)
+		return true
+	}
+	// Without after_failures every failure alerts, as always; with it,
+	// only the first of the streak to reach N.
+	return first || p.afterFailures <= 1
+}
+
+// consecutiveFailures counts the job's most recent firings that failed
+// (failed, timed out or lost with their node), newest first, up to a
+// success and at most limit: the attempts of one firing count once.
+// Executions still running, and those skipped, cancelled or killed, are
+// passed over.
+func (s *Server) consecutiveFailures(ctx context.Context, group, name string, limit int) (int, error) {
+	firings := make(map[string]bool)
+	q := &history.Query{JobGroup: group, JobName: name, Limit: 100}
+	for range 20 { // 2000 executions at most: a streak that long is long enough
+		page, err := s.history.List(ctx, q)
+		if err != nil {
+			return 0, err
+		}
+		for _, e := range page.Executions {
+			switch e.Outcome {
+			case history.OutcomeSucceeded:
+				return len(firings), nil
+			case history.OutcomeFailed, history.OutcomeTimedOut, history.OutcomeNodeLost:
+				firings[e.FirstID] = true
+				if len(firings) >= limit {
+					return len(firings), nil
+				}
+			}
+		}
+		if page.Next == "" {
+			break
+		}
+		q.Cursor = page.Next
+	}
+	return len(firings), nil
+}
+
+// afterSuccess clears the failing mark of a job with after_failures or
+// recovered set; with recovered, the node that clears it sends the
+// recovery alert.
+func (s *Server) afterSuccess(ctx context.Context, a *attempt, p *plan) {
+	if p == nil || (p.afterFailures <= 1 && !p.recovered) {
+		return
+	}
+	cleared, err := s.alertState.clearFailing(ctx, a.job.Group, a.job.Name)
+	if err != nil {
+		a.log.Warn("cannot clear the job's failing mark", "error", err)
+		return
+	}
+	if !cleared || !p.recovered {
+		return
+	}
+	s.alerts.notify(ctx, p, alert.Event{
+		Kind: alert.KindRecovered, JobGroup: a.job.Group, JobName: a.job.Name, ExecutionID: a.id, Attempt: a.number,
+		ScheduledTime: a.scheduled, NodeID: s.NodeID(), Detail: "The job succeeded after an alert about its failure.",
 	})
 }
 

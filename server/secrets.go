@@ -105,7 +105,11 @@ func (s *Server) secretUsers(ctx context.Context) (map[string][]string, error) {
 		}
 	}
 	if st, err := s.alerts.settings(ctx); err == nil {
-		for _, u := range st.DefaultWebhooks {
+		texts := slices.Concat(st.DefaultWebhooks, st.DefaultSlack, st.DefaultTeams)
+		for _, t := range st.DefaultPagerDuty {
+			texts = append(texts, t.RoutingKey)
+		}
+		for _, u := range texts {
 			names, _ := jobs.SecretNames("default_webhooks", u)
 			for _, name := range names {
 				if !slices.Contains(out[name], alertsSecretUser) {
@@ -158,9 +162,18 @@ func secretRefs(st jobSettings) (map[string]string, error) {
 			}
 		}
 	}
-	if st.Alerts != nil {
-		for i, u := range st.Alerts.Webhooks {
+	if a := st.Alerts; a != nil {
+		for i, u := range a.Webhooks {
 			add("alerts.webhooks["+strconv.Itoa(i)+"]", u)
+		}
+		for i, u := range a.Slack {
+			add("alerts.slack["+strconv.Itoa(i)+"]", u)
+		}
+		for i, u := range a.Teams {
+			add("alerts.teams["+strconv.Itoa(i)+"]", u)
+		}
+		for i, t := range a.PagerDuty {
+			add("alerts.pagerduty["+strconv.Itoa(i)+"].routing_key", t.RoutingKey)
 		}
 	}
 	return refs, firstErr
@@ -239,10 +252,20 @@ func checkNotMasked(st jobSettings) error {
 			}
 		}
 	}
-	if st.Alerts != nil {
-		for i, u := range st.Alerts.Webhooks {
-			if strings.Contains(u, secret.Mask) {
-				return masked("alerts.webhooks[" + strconv.Itoa(i) + "]")
+	if a := st.Alerts; a != nil {
+		for _, list := range []struct {
+			field string
+			urls  []string
+		}{{"alerts.webhooks", a.Webhooks}, {"alerts.slack", a.Slack}, {"alerts.teams", a.Teams}} {
+			for i, u := range list.urls {
+				if strings.Contains(u, secret.Mask) {
+					return masked(list.field + "[" + strconv.Itoa(i) + "]")
+				}
+			}
+		}
+		for i, t := range a.PagerDuty {
+			if strings.Contains(t.RoutingKey, secret.Mask) {
+				return masked("alerts.pagerduty[" + strconv.Itoa(i) + "].routing_key")
 			}
 		}
 	}
@@ -315,7 +338,8 @@ func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
 // expandWebhook is the alert notifier's Expand: it expands the {{secret}}
-// references of a webhook URL or header value before each delivery.
+// references of a webhook URL, header value or PagerDuty routing key
+// before each delivery.
 func (s *Server) expandWebhook(ctx context.Context, field, text string) (string, error) {
 	if !strings.Contains(text, "{{") {
 		return text, nil

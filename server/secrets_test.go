@@ -310,3 +310,29 @@ func TestShellJobReadsASecretFromItsEnvironment(t *testing.T) {
 		t.Errorf("execution = %s, output %q; want it failed, the secret read (length 22) and masked", e.Outcome, e.Output)
 	}
 }
+
+// TestPagerDutyRoutingKeyFromASecret sends a failing job's alert to
+// PagerDuty with a routing key kept as a secret, which cannot be deleted
+// while the job refers to it.
+func TestPagerDutyRoutingKeyFromASecret(t *testing.T) {
+	t.Parallel()
+	pd := newPagerDutyReceiver(t)
+	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db", withKey(secret.GenerateKey()), func(c *Config) { c.Alert.PagerDutyURL = pd.URL })
+	start(t, s)
+	ctx := t.Context()
+	if _, _, err := s.PutSecret(ctx, "admin", "pd-key", "0123456789abcdef0123456789abcdef"); err != nil {
+		t.Fatal(err)
+	}
+	j := api.Job{Group: "g", Name: "paged", Type: "http", HTTP: httpSpec(t, map[string]any{"url": newEchoEndpoint(t, http.StatusInternalServerError).URL}),
+		Alerts: &api.JobAlerts{PagerDuty: []api.PagerDutyTarget{{RoutingKey: `{{secret "pd-key"}}`}}}}
+	if _, err := s.CreateJob(ctx, "otto", j); err != nil {
+		t.Fatalf("CreateJob: %v", err)
+	}
+	if _, err := s.RunJob(ctx, "otto", "g", "paged", api.RunRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := pd.next(t); ev.RoutingKey != "0123456789abcdef0123456789abcdef" {
+		t.Errorf("PagerDuty got routing key %q, want the secret's value", ev.RoutingKey)
+	}
+	wantAPIError(t, s.DeleteSecret(ctx, "admin", "pd-key"), api.CodeConflict, "")
+}

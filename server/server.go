@@ -24,6 +24,7 @@ import (
 	"github.com/chime-scheduler/chime/server/history"
 	"github.com/chime-scheduler/chime/server/httpapi"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
+	"github.com/chime-scheduler/chime/server/livelog"
 	"github.com/chime-scheduler/chime/server/secret"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
@@ -64,7 +65,19 @@ type Server struct {
 	local    *localRuns
 	writes   *writeQueue
 	deadMan  *alert.DeadManChecker
-	version  string // of chime, as buildVersion reads it
+	// alertState is the alert state the nodes share: dead-man records,
+	// failing jobs and claimed alerts.
+	alertState *alertState
+	version    string // of chime, as buildVersion reads it
+
+	// live holds the log lines of running executions, which liveBuf
+	// appends for this node's (see livelogs.go). stopping is closed when
+	// the HTTP server shuts down, which ends the long-lived responses (log
+	// streams) that Shutdown would wait for.
+	live         *livelog.Log
+	liveBuf      *livelog.Buffer
+	stopping     chan struct{}
+	stoppingOnce sync.Once
 
 	mu        sync.Mutex
 	goTypes   map[string]chime.Job
@@ -109,6 +122,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		shell:   &shelljob.Runner{},
 		swept:   make(map[lostKey]bool),
 
+		stopping: make(chan struct{}),
+
 		listBatch:   listScanBatch,
 		listMaxScan: maxListScan,
 	}
@@ -138,8 +153,11 @@ func (s *Server) init(ctx context.Context) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	s.history = h
+	if s.live, err = livelog.New(ctx, s.store, &livelog.Options{MaxLines: maxLogLines}); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.liveBuf = livelog.NewBuffer(s.live, &livelog.BufferOptions{Logger: cfg.Logger})
 	s.version = buildVersion()
-	s.deadMan = alert.NewDeadManChecker(h)
 	s.pruner, err = history.NewPruner(h, &history.PrunerOptions{
 		MaxAge:     cfg.Retention.MaxAge,
 		KeepPerJob: cfg.Retention.PerJob,
@@ -155,6 +173,8 @@ func (s *Server) init(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
+	s.alertState = newAlertState(s.state)
+	s.deadMan = alert.NewDeadManChecker(h, s.alertState)
 	s.metrics = newMetrics(!cfg.DisableJobMetrics)
 	// A node without shell jobs still registers the type, so that it can
 	// store and show such jobs, but never claims their firings: the nodes
@@ -214,6 +234,7 @@ func (s *Server) init(ctx context.Context) error {
 		Logger:       cfg.Logger,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Metrics:      s.metrics.handler(),
+		Stopping:     s.stopping,
 	})
 	// The console answers "/" and its assets; the API's paths are more
 	// specific, so they go to the API.
@@ -354,8 +375,10 @@ func Listen(addr string) (net.Listener, error) {
 
 // Serve starts the node and serves the HTTP API on ln until ctx ends: it
 // joins the cluster and starts firing, and runs the alert notifier, the
-// history pruner, the node-loss watch, the overlap canceller and the
-// dead-man checks. When ctx ends it stops them gracefully, in this order:
+// history pruner, the node-loss watch, the overlap canceller, the
+// dead-man checks and the live log buffer. Its shutdown ends the log
+// streams being served. When ctx ends it stops them gracefully, in this
+// order:
 //
 //  1. the HTTP server, so no new request starts;
 //  2. the scheduler: no new firing, running jobs get Config.ShutdownTimeout
@@ -363,7 +386,9 @@ func Listen(addr string) (net.Listener, error) {
 //     cancelled, and the node leaves the cluster; the records of the runs
 //     that the database has not taken yet (it is down) get another
 //     Config.ShutdownTimeout, after which they are logged and abandoned;
-//  3. the background loops (pruner, node watch, canceller, dead-man);
+//  3. the background loops (pruner, node watch, canceller, dead-man,
+//     live log pruner), then the live log buffer, which appends the lines
+//     still pending;
 //  4. the notifier, which delivers the alerts still queued;
 //  5. the database.
 //
@@ -398,6 +423,8 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	// Shutdown waits for active requests; a log stream ends when told.
+	srv.RegisterOnShutdown(s.stopStreams)
 	// A previous incarnation of this node ID left its running executions
 	// behind: they are lost.
 	s.markNodeLost(ctx, s.NodeID(), s.now())
@@ -418,10 +445,11 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	if err := s.pruner.Start(); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
+	s.liveBuf.Start()
 	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
 	watchRuns := func(ctx context.Context) { s.dispatch.Watch(ctx, s.NodeID()) }
-	for _, loop := range []func(context.Context){s.watchNodes, s.watchCancels, s.checkDeadMen, watchRuns} {
+	for _, loop := range []func(context.Context){s.watchNodes, s.watchCancels, s.checkDeadMen, s.pruneLiveLogs, watchRuns} {
 		loops.Go(func() { loop(loopCtx) })
 	}
 	serveErr := make(chan error, 1)
@@ -453,6 +481,9 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	}
 	stopLoops()
 	loops.Wait()
+	if err := s.liveBuf.Stop(context.WithoutCancel(ctx)); err != nil {
+		errs = append(errs, fmt.Errorf("server: appending the last live log lines: %w", err))
+	}
 	if err := s.pruner.Stop(context.WithoutCancel(ctx)); err != nil {
 		errs = append(errs, err)
 	}
@@ -461,6 +492,11 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.log.Info("chime server stopped")
 	return errors.Join(append([]error{runErr}, errs...)...)
+}
+
+// stopStreams ends the log streams the API serves.
+func (s *Server) stopStreams() {
+	s.stoppingOnce.Do(func() { close(s.stopping) })
 }
 
 // Close releases the database. Run closes it when it returns; Close is

@@ -84,6 +84,56 @@ func stateMigrations() []sqlstore.Migration {
 			},
 			Primary: "sched_name, node_id",
 		}},
+	}, {
+		Version:     4,
+		Description: "alert state the nodes share: dead-man records, failing jobs, claimed alerts",
+		Tables: []sqlstore.Table{
+			{
+				// Per job with a dead-man window: when watching began,
+				// what the last alert counted from and for how many
+				// windows. A conditional UPDATE of base_time and windows
+				// claims each alert for one node.
+				Name: "runner_alert_deadman",
+				Columns: []string{
+					"sched_name {key} NOT NULL",
+					"job_group {key} NOT NULL",
+					"job_name {key} NOT NULL",
+					"first_seen BIGINT NOT NULL",
+					"base_time BIGINT NOT NULL",
+					"windows BIGINT NOT NULL",
+					"alerted_time BIGINT NOT NULL",
+				},
+				Primary: "sched_name, job_group, job_name",
+			},
+			{
+				// Per job whose failure was alerted and that has not
+				// succeeded since: inserting the row claims the failure
+				// alert of a streak, deleting it the recovery alert.
+				Name: "runner_alert_failing",
+				Columns: []string{
+					"sched_name {key} NOT NULL",
+					"job_group {key} NOT NULL",
+					"job_name {key} NOT NULL",
+					"alerted_time BIGINT NOT NULL",
+				},
+				Primary: "sched_name, job_group, job_name",
+			},
+			{
+				// One row per alert sent once cluster-wide, such as the
+				// running-longer-than alert of an execution: the primary
+				// key is the claim.
+				Name: "runner_alert_claims",
+				Columns: []string{
+					"sched_name {key} NOT NULL",
+					"claim {key} NOT NULL",
+					"claimed_time BIGINT NOT NULL",
+				},
+				Primary: "sched_name, claim",
+				Indexes: []sqlstore.Index{
+					{Name: "runner_alert_claims_time", Cols: "sched_name, claimed_time"},
+				},
+			},
+		},
 	}}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -19,10 +20,10 @@ func newExecutionsCmd(cfg *clientConfig) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "executions",
 		Aliases: []string{"execs"},
-		Short:   "List, inspect, retry and kill executions",
+		Short:   "List, inspect, follow, retry and kill executions",
 	}
-	cmd.AddCommand(newExecutionsListCmd(cfg), newExecutionsGetCmd(cfg), newExecutionsAttemptsCmd(cfg), newExecutionsRetryCmd(cfg),
-		newExecutionsKillCmd(cfg))
+	cmd.AddCommand(newExecutionsListCmd(cfg), newExecutionsGetCmd(cfg), newExecutionsLogsCmd(cfg), newExecutionsAttemptsCmd(cfg),
+		newExecutionsRetryCmd(cfg), newExecutionsKillCmd(cfg))
 	return cmd
 }
 
@@ -192,14 +193,93 @@ func writeExecution(w io.Writer, e *api.Execution) error {
 	if len(e.Logs) > 0 {
 		fmt.Fprintln(w, "\nLogs:")
 		for _, l := range e.Logs {
-			line := fmt.Sprintf("  %s %-5s %s", l.Time.Format("15:04:05.000"), l.Level, l.Message)
-			for _, k := range sortedKeys(l.Attrs) {
-				line += fmt.Sprintf(" %s=%v", k, l.Attrs[k])
-			}
-			fmt.Fprintln(w, line)
+			fmt.Fprintln(w, "  "+formatLogLine(l))
 		}
 	}
 	return nil
+}
+
+// formatLogLine formats a log line for people: time, level, message and
+// attributes, on one line.
+func formatLogLine(l api.LogLine) string {
+	line := fmt.Sprintf("%s %-5s %s", l.Time.Format("15:04:05.000"), l.Level, l.Message)
+	for _, k := range sortedKeys(l.Attrs) {
+		line += fmt.Sprintf(" %s=%v", k, l.Attrs[k])
+	}
+	return line
+}
+
+// newExecutionsLogsCmd is `chime executions logs ID [--follow]`.
+func newExecutionsLogsCmd(cfg *clientConfig) *cobra.Command {
+	var follow bool
+	cmd := &cobra.Command{
+		Use:   "logs ID",
+		Short: "Print an execution's log lines; with --follow, as they are logged",
+		Long: `Print the log lines of an execution. With --follow, print them as the job
+logs them, from whichever node of the cluster runs it, until the execution
+ends; then print how it ended. The command fails when the execution did not
+succeed. With -o json or yaml each line is printed as the API's object,
+one per line for json.
+
+Without --follow, an execution still running shows no line yet: its lines
+are recorded when it ends.`,
+		Args: cobra.ExactArgs(1),
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
+			w := cmd.OutOrStdout()
+			if !follow {
+				e, err := c.GetExecution(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				if e.Outcome == "running" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "Execution %s is running; its lines are recorded when it ends. Follow them live with --follow.\n", e.ID)
+				}
+				for i, l := range e.Logs {
+					if err := writeLogLine(w, cfg.output, api.LiveLogLine{Seq: int64(i) + 1, LogLine: l}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			end, err := c.FollowExecutionLogs(ctx, args[0], 0, func(l api.LiveLogLine) error {
+				return writeLogLine(w, cfg.output, l)
+			})
+			if err != nil {
+				return err
+			}
+			if cfg.output == formatTable {
+				msg := "Execution " + args[0] + " " + end.Outcome
+				if end.Error != "" {
+					msg += ": " + end.Error
+				}
+				fmt.Fprintln(cmd.ErrOrStderr(), msg+".")
+			}
+			if end.Outcome != "succeeded" {
+				return fmt.Errorf("execution %s ended %s", args[0], end.Outcome)
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "print the lines as they are logged, until the execution ends")
+	return cmd
+}
+
+// writeLogLine prints one log line in the output format: formatted for
+// people, or the API's object (compact JSON, one per line, for json).
+func writeLogLine(w io.Writer, format outputFormat, l api.LiveLogLine) error {
+	switch format {
+	case formatTable:
+		_, err := fmt.Fprintln(w, formatLogLine(l.LogLine))
+		return err
+	case formatJSON:
+		raw, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", raw)
+		return err
+	}
+	return writeStructured(w, format, []api.LiveLogLine{l})
 }
 
 // indent indents every line of s by two spaces and ends it with a

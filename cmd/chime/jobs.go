@@ -447,8 +447,38 @@ func alertsSummary(a *api.JobAlerts) string {
 	if len(a.Webhooks) > 0 {
 		parts = append(parts, "webhooks "+strings.Join(a.Webhooks, ", "))
 	}
+	if len(a.Slack) > 0 {
+		parts = append(parts, "Slack "+strings.Join(a.Slack, ", "))
+	}
+	if len(a.Teams) > 0 {
+		parts = append(parts, "Teams "+strings.Join(a.Teams, ", "))
+	}
+	if len(a.PagerDuty) > 0 {
+		var pd []string
+		for _, t := range a.PagerDuty {
+			sev := t.Severity
+			if sev == "" {
+				sev = "error"
+			}
+			key := "key ****" // a routing key is a secret; a reference to one is not
+			if strings.Contains(t.RoutingKey, "{{") {
+				key = t.RoutingKey
+			}
+			pd = append(pd, key+" ("+sev+")")
+		}
+		parts = append(parts, "PagerDuty "+strings.Join(pd, ", "))
+	}
+	if a.AfterFailures > 1 {
+		parts = append(parts, fmt.Sprintf("failures after %d in a row", a.AfterFailures))
+	}
+	if a.RunningLongerThan != "" {
+		parts = append(parts, "when running longer than "+a.RunningLongerThan)
+	}
 	if a.DeadMan != "" {
 		parts = append(parts, "when no success for "+a.DeadMan)
+	}
+	if a.Recovered {
+		parts = append(parts, "on recovery")
 	}
 	if len(parts) == 0 {
 		return "the global defaults"

@@ -170,6 +170,7 @@ func canonicalJob(j api.Job) (api.Job, []wire.Warning, error) {
 	if a := j.Alerts; a != nil {
 		cp := *a
 		cp.DeadMan = canonicalDuration(cp.DeadMan)
+		cp.RunningLongerThan = canonicalDuration(cp.RunningLongerThan)
 		j.Alerts = &cp
 	}
 	triggers := make([]api.Trigger, len(j.Triggers))

@@ -29,7 +29,7 @@ func TestMigrate(t *testing.T) {
 				for _, want := range []string{
 					fmt.Sprintf(`(?m)^store +%d +`, sqlstore.SchemaVersion),
 					`(?m)^history +4 +`,
-					`(?m)^runner +3 +`,
+					`(?m)^runner +4 +`,
 					`(?m)^auth +5 +`,
 					`(?m)^dispatch +1 +`,
 				} {

@@ -70,9 +70,16 @@ type serverConfig struct {
 		Auth     string `koanf:"auth"`
 	} `koanf:"smtp"`
 	Alerts struct {
-		Emails    []string      `koanf:"emails"`
-		Webhooks  []string      `koanf:"webhooks"`
-		RateLimit time.Duration `koanf:"rate_limit"`
+		Emails   []string `koanf:"emails"`
+		Webhooks []string `koanf:"webhooks"`
+		Slack    []string `koanf:"slack"`
+		Teams    []string `koanf:"teams"`
+		// PagerDutyKeys are routing keys of PagerDuty services that
+		// receive every alert at severity error; PagerDutyURL is the
+		// Events API v2 endpoint.
+		PagerDutyKeys []string      `koanf:"pagerduty_keys"`
+		PagerDutyURL  string        `koanf:"pagerduty_url"`
+		RateLimit     time.Duration `koanf:"rate_limit"`
 		// Templates of alert e-mails and webhook texts (text/template over
 		// alert.TemplateData); empty for the defaults.
 		SubjectTemplate string `koanf:"subject_template"`
@@ -145,6 +152,11 @@ func serverSettings() []serverSetting {
 		{key: "smtp.auth", flag: "smtp-auth", def: alert.AuthAuto, usage: "auto, plain or login"},
 		{key: "alerts.emails", flag: "alert-email", def: []string(nil), usage: "default alert e-mail recipients (repeat or comma-separate)"},
 		{key: "alerts.webhooks", flag: "alert-webhook", def: []string(nil), mask: maskWebhook, usage: "default alert webhook URLs (repeat or comma-separate)"},
+		{key: "alerts.slack", flag: "alert-slack", def: []string(nil), mask: maskWebhook, usage: "default Slack incoming webhook URLs (repeat or comma-separate)"},
+		{key: "alerts.teams", flag: "alert-teams", def: []string(nil), mask: maskWebhook, usage: "default Microsoft Teams incoming webhook URLs (repeat or comma-separate)"},
+		{key: "alerts.pagerduty_keys", flag: "alert-pagerduty-key", def: []string(nil), mask: maskSecret,
+			usage: "routing keys of PagerDuty Events API v2 integrations that receive every alert (prefer CHIME_ALERTS_PAGERDUTY_KEYS or the config file)"},
+		{key: "alerts.pagerduty_url", flag: "alert-pagerduty-url", def: alert.DefaultPagerDutyURL, usage: "PagerDuty Events API v2 endpoint"},
 		{key: "alerts.rate_limit", flag: "alert-rate-limit", def: 10 * time.Minute, usage: "least time between two alerts of one kind for one job"},
 		{key: "alerts.subject_template", flag: "alert-subject-template", def: "", usage: "template of alert e-mail subjects (see go doc ./server/alert)"},
 		{key: "alerts.body_template", flag: "alert-body-template", def: "", usage: "template of alert e-mail bodies"},
@@ -477,15 +489,29 @@ func (c *serverConfig) toServer(log *slog.Logger) server.Config {
 				Host: c.SMTP.Host, Port: c.SMTP.Port, Username: c.SMTP.Username, Password: c.SMTP.Password,
 				From: c.SMTP.From, TLS: c.SMTP.TLS, Auth: c.SMTP.Auth,
 			},
-			DefaultEmails:   c.Alerts.Emails,
-			DefaultWebhooks: c.Alerts.Webhooks,
-			RateLimit:       alert.RateLimit{Per: c.Alerts.RateLimit},
-			SubjectTemplate: c.Alerts.SubjectTemplate,
-			BodyTemplate:    c.Alerts.BodyTemplate,
-			TextTemplate:    c.Alerts.TextTemplate,
+			DefaultEmails:    c.Alerts.Emails,
+			DefaultWebhooks:  c.Alerts.Webhooks,
+			DefaultSlack:     c.Alerts.Slack,
+			DefaultTeams:     c.Alerts.Teams,
+			DefaultPagerDuty: pagerDutyDefaults(c.Alerts.PagerDutyKeys),
+			PagerDutyURL:     c.Alerts.PagerDutyURL,
+			RateLimit:        alert.RateLimit{Per: c.Alerts.RateLimit},
+			SubjectTemplate:  c.Alerts.SubjectTemplate,
+			BodyTemplate:     c.Alerts.BodyTemplate,
+			TextTemplate:     c.Alerts.TextTemplate,
 		},
 		Logger: log,
 	}
+}
+
+// pagerDutyDefaults are the PagerDuty services of the routing keys keys,
+// at the default severity.
+func pagerDutyDefaults(keys []string) []alert.PagerDutyTarget {
+	var out []alert.PagerDutyTarget
+	for _, k := range keys {
+		out = append(out, alert.PagerDutyTarget{RoutingKey: k})
+	}
+	return out
 }
 
 // runServer listens, opens (and migrates) the database, logs the
@@ -598,6 +624,10 @@ func effectiveValues(cfg *serverConfig, run server.Config) map[string]slog.Value
 		"smtp.auth":                 str(al.SMTP.Auth),
 		"alerts.emails":             slog.AnyValue(nonNil(cfg.Alerts.Emails)),
 		"alerts.webhooks":           slog.AnyValue(nonNil(cfg.Alerts.Webhooks)),
+		"alerts.slack":              slog.AnyValue(nonNil(cfg.Alerts.Slack)),
+		"alerts.teams":              slog.AnyValue(nonNil(cfg.Alerts.Teams)),
+		"alerts.pagerduty_keys":     slog.AnyValue(nonNil(cfg.Alerts.PagerDutyKeys)),
+		"alerts.pagerduty_url":      str(al.PagerDutyURL),
 		"alerts.rate_limit":         d(al.RateLimit.Per),
 		// Templates are logged as given: empty is the built-in one.
 		"alerts.subject_template": str(cfg.Alerts.SubjectTemplate),

@@ -40,8 +40,9 @@
 // zone of its argument, so results agree with Quartz also around DST
 // changes: a wall time in a gap does not exist and is skipped, and a wall
 // time that occurs twice (an overlap) fires at its second occurrence only.
-// Where chime deliberately differs from Quartz: nW for a day the month does
-// not have (31W in April) does not fire in that month; W and LW give the
+// Where chime deliberately differs from Quartz: nW or L-nW for a day the
+// month does not have (31W in April, L-30W in February) does not fire in
+// that month; W and LW give the
 // same answer whatever the milliseconds of the input; evaluation goes on
 // through 2199 (Quartz stops 100 years after its clock); and every search
 // terminates, an expression that can never fire (Feb 30) returning the zero

@@ -52,10 +52,25 @@ type Config struct {
 	// DefaultWebhooks receive alerts for jobs that name no webhooks of
 	// their own. Defaults to none.
 	DefaultWebhooks []string
-	// WebhookHeaders are added to every webhook request, for example an
+	// DefaultSlack are Slack incoming webhook URLs that receive alerts for
+	// jobs that name no Slack webhooks of their own. Defaults to none.
+	DefaultSlack []string
+	// DefaultTeams are Microsoft Teams incoming webhook URLs that receive
+	// alerts for jobs that name no Teams webhooks of their own. Defaults
+	// to none.
+	DefaultTeams []string
+	// DefaultPagerDuty are PagerDuty services that receive alerts for jobs
+	// that name no PagerDuty services of their own. Defaults to none.
+	DefaultPagerDuty []PagerDutyTarget
+	// PagerDutyURL is where PagerDuty events are POSTed. Defaults to
+	// DefaultPagerDutyURL; tests point it at a local receiver.
+	PagerDutyURL string
+	// WebhookHeaders are added to every generic webhook request (not to
+	// Slack, Teams or PagerDuty ones), for example an
 	// Authorization header. Defaults to none.
 	WebhookHeaders map[string]string
-	// Expand, when set, expands a webhook URL (field "url") or a
+	// Expand, when set, expands a webhook, Slack or Teams URL (field
+	// "url"), a PagerDuty routing key (field "routing_key") or a
 	// WebhookHeaders value (field "headers.NAME") that holds "{{" before
 	// each delivery; chime server inserts the values of {{secret "name"}}
 	// references with it. An error fails the delivery, logged without the
@@ -167,6 +182,9 @@ func (cfg Config) WithDefaults() Config {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
 	}
+	if cfg.PagerDutyURL == "" {
+		cfg.PagerDutyURL = DefaultPagerDutyURL
+	}
 	if cfg.SubjectTemplate == "" {
 		cfg.SubjectTemplate = DefaultSubjectTemplate
 	}
@@ -247,6 +265,27 @@ func (cfg Config) validate() error {
 			bad(fmt.Sprintf("DefaultWebhooks[%d]", i), "%v", err)
 		} else if err := cfg.Egress.CheckURL(u); err != nil {
 			bad(fmt.Sprintf("DefaultWebhooks[%d]", i), "%v", err)
+		}
+	}
+	for _, list := range []struct {
+		field string
+		urls  []string
+	}{{"DefaultSlack", cfg.DefaultSlack}, {"DefaultTeams", cfg.DefaultTeams}, {"PagerDutyURL", []string{cfg.PagerDutyURL}}} {
+		for i, u := range list.urls {
+			field := fmt.Sprintf("%s[%d]", list.field, i)
+			if list.field == "PagerDutyURL" {
+				field = list.field
+			}
+			if err := validateWebhookURL(u); err != nil {
+				bad(field, "%v", err)
+			} else if err := cfg.Egress.CheckURL(u); err != nil {
+				bad(field, "%v", err)
+			}
+		}
+	}
+	for i, t := range cfg.DefaultPagerDuty {
+		for _, err := range t.problems() {
+			bad(fmt.Sprintf("DefaultPagerDuty[%d]", i), "%v", err)
 		}
 	}
 	for name, value := range cfg.WebhookHeaders {

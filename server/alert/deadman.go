@@ -46,41 +46,116 @@ type SuccessHistory interface {
 	LastSuccess(ctx context.Context, group, name string) (time.Time, error)
 }
 
+// DeadManRecord is what a DeadManChecker remembers of one watched job.
+type DeadManRecord struct {
+	// FirstSeen is when a Check first saw the watch.
+	FirstSeen time.Time
+	// Base is what the last alert counted from: the job's last success,
+	// or the start of watching; zero before the first alert.
+	Base time.Time
+	// Windows is how many whole windows after Base the last alert was
+	// for.
+	Windows int64
+	// AlertedAt is when the last alert was claimed; zero before the first.
+	AlertedAt time.Time
+}
+
+// DeadManState keeps the DeadManRecords of a DeadManChecker. Kept in a
+// database that the nodes of a cluster share, it lets every node run the
+// checker: each alert is claimed by exactly one of them, and a restart
+// neither loses nor repeats one. NewMemoryDeadManState keeps them in
+// memory, for one process.
+type DeadManState interface {
+	// DeadManLoad returns the record of key, first storing one with
+	// FirstSeen set to now when there is none.
+	DeadManLoad(ctx context.Context, key JobKey, now time.Time) (DeadManRecord, error)
+	// DeadManClaim replaces the record of key by next when its Base and
+	// Windows still equal prev's, and reports whether it did: of the
+	// callers that loaded prev, one wins and sends the alert.
+	DeadManClaim(ctx context.Context, key JobKey, prev, next DeadManRecord) (bool, error)
+	// DeadManForget removes the records of the jobs keep does not hold.
+	DeadManForget(ctx context.Context, keep map[JobKey]bool) error
+}
+
+// MemoryDeadManState is a DeadManState in memory, for a single process.
+// It is safe for concurrent use.
+type MemoryDeadManState struct {
+	mu      sync.Mutex
+	records map[JobKey]DeadManRecord
+}
+
+// NewMemoryDeadManState returns an empty MemoryDeadManState.
+func NewMemoryDeadManState() *MemoryDeadManState {
+	return &MemoryDeadManState{records: make(map[JobKey]DeadManRecord)}
+}
+
+// DeadManLoad implements DeadManState.
+func (m *MemoryDeadManState) DeadManLoad(_ context.Context, key JobKey, now time.Time) (DeadManRecord, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.records[key]
+	if !ok {
+		r = DeadManRecord{FirstSeen: now}
+		m.records[key] = r
+	}
+	return r, nil
+}
+
+// DeadManClaim implements DeadManState.
+func (m *MemoryDeadManState) DeadManClaim(_ context.Context, key JobKey, prev, next DeadManRecord) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.records[key]
+	if !ok || !r.Base.Equal(prev.Base) || r.Windows != prev.Windows {
+		return false, nil
+	}
+	m.records[key] = next
+	return true, nil
+}
+
+// DeadManForget implements DeadManState.
+func (m *MemoryDeadManState) DeadManForget(_ context.Context, keep map[JobKey]bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for key := range m.records {
+		if !keep[key] {
+			delete(m.records, key)
+		}
+	}
+	return nil
+}
+
 // DeadManChecker finds jobs that have not succeeded within their window.
-// It keeps, per job, which window it last alerted for, so each silent
-// window raises one alert: a job that stays silent alerts again once per
-// further Window, and a success starts the count over. It owns no
-// goroutine and reads no clock; its caller calls Check periodically with
-// the current time and sends what it returns to Notifier.Notify. In a
-// cluster of servers, only one should run it, or each will alert. It is
-// safe for concurrent use.
+// It remembers, per job in its DeadManState, which window it last alerted
+// for, so each silent window raises one alert: a job that stays silent
+// alerts again once per further Window, and a success starts the count
+// over. It owns no goroutine and reads no clock; its caller calls Check
+// periodically with the current time and sends what it returns to
+// Notifier.Notify. With a DeadManState the nodes of a cluster share, any
+// number of them may run it and each alert is returned by one Check only.
+// It is safe for concurrent use.
 type DeadManChecker struct {
 	history SuccessHistory
-
-	mu    sync.Mutex
-	state map[JobKey]deadManState
+	state   DeadManState
 }
 
-type deadManState struct {
-	firstSeen time.Time // the first Check that saw the watch
-	base      time.Time // what the last alert counted from: a success, or Since
-	windows   int64     // how many whole windows after base it alerted for
-}
-
-// NewDeadManChecker returns a checker reading history.
-func NewDeadManChecker(history SuccessHistory) *DeadManChecker {
-	return &DeadManChecker{history: history, state: make(map[JobKey]deadManState)}
+// NewDeadManChecker returns a checker reading history and remembering
+// what it alerted for in state; a nil state is a new
+// MemoryDeadManState.
+func NewDeadManChecker(history SuccessHistory, state DeadManState) *DeadManChecker {
+	if state == nil {
+		state = NewMemoryDeadManState()
+	}
+	return &DeadManChecker{history: history, state: state}
 }
 
 // Check returns a KindDeadMan event for each watch whose job is overdue at
 // now and was not yet alerted for in its current window. A watch that
-// fails Validate, or whose history cannot be read, is skipped and reported
-// in the error, which joins all such problems; the events for the other
-// watches are returned with it. Jobs no longer watched are forgotten.
+// fails Validate, or whose history or state cannot be read, is skipped
+// and reported in the error, which joins all such problems; the events
+// for the other watches are returned with it. Jobs no longer watched are
+// forgotten.
 func (c *DeadManChecker) Check(ctx context.Context, now time.Time, watches []DeadManWatch) ([]Event, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-
 	var (
 		events  []Event
 		errs    []error
@@ -93,13 +168,13 @@ func (c *DeadManChecker) Check(ctx context.Context, now time.Time, watches []Dea
 			errs = append(errs, fmt.Errorf("alert: dead-man watch %s: %w", key, err))
 			continue
 		}
-		st, seen := c.state[key]
-		if !seen {
-			st.firstSeen = now
+		st, err := c.state.DeadManLoad(ctx, key, now)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("alert: dead-man watch %s: state: %w", key, err))
+			continue
 		}
 		last, err := c.history.LastSuccess(ctx, w.JobGroup, w.JobName)
 		if err != nil {
-			c.state[key] = st
 			errs = append(errs, fmt.Errorf("alert: dead-man watch %s: last success: %w", key, err))
 			continue
 		}
@@ -108,29 +183,36 @@ func (c *DeadManChecker) Check(ctx context.Context, now time.Time, watches []Dea
 		if last.IsZero() {
 			base = w.Since
 			if base.IsZero() {
-				base = st.firstSeen
+				base = st.FirstSeen
 			}
 			detail = fmt.Sprintf("No success within %v; it has not succeeded since watching began at %s.",
 				w.Window, base.Format(time.RFC3339))
 		}
 		windows := int64(now.Sub(base) / w.Window)
-		if windows >= 1 && (!st.base.Equal(base) || st.windows < windows) {
-			st.base, st.windows = base, windows
-			events = append(events, Event{
-				Kind:       KindDeadMan,
-				JobGroup:   w.JobGroup,
-				JobName:    w.JobName,
-				At:         now,
-				Detail:     detail,
-				Recipients: w.Recipients,
-			})
+		if windows < 1 || (st.Base.Equal(base) && st.Windows >= windows) {
+			continue
 		}
-		c.state[key] = st
+		next := st
+		next.Base, next.Windows, next.AlertedAt = base, windows, now
+		won, err := c.state.DeadManClaim(ctx, key, st, next)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("alert: dead-man watch %s: claiming the alert: %w", key, err))
+			continue
+		}
+		if !won {
+			continue // another checker sends it
+		}
+		events = append(events, Event{
+			Kind:       KindDeadMan,
+			JobGroup:   w.JobGroup,
+			JobName:    w.JobName,
+			At:         now,
+			Detail:     detail,
+			Recipients: w.Recipients,
+		})
 	}
-	for key := range c.state {
-		if !watched[key] {
-			delete(c.state, key)
-		}
+	if err := c.state.DeadManForget(ctx, watched); err != nil {
+		errs = append(errs, fmt.Errorf("alert: dead-man: forgetting jobs no longer watched: %w", err))
 	}
 	return events, errors.Join(errs...)
 }

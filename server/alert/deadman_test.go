@@ -96,7 +96,7 @@ func TestDeadManChecker(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := newSuccessHistory()
-			c := alert.NewDeadManChecker(h)
+			c := alert.NewDeadManChecker(h, nil)
 			w := alert.DeadManWatch{JobGroup: "etl", JobName: "nightly", Window: time.Hour,
 				Recipients: alert.Recipients{Emails: []string{"data@example.com"}}}
 			if tt.since >= 0 {
@@ -133,7 +133,7 @@ func TestDeadManChecker(t *testing.T) {
 func TestDeadManCheckerForgetsUnwatchedJobs(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	c := alert.NewDeadManChecker(newSuccessHistory())
+	c := alert.NewDeadManChecker(newSuccessHistory(), nil)
 	w := alert.DeadManWatch{JobName: "j", Window: time.Hour}
 	check := func(at time.Duration, watches ...alert.DeadManWatch) int {
 		t.Helper()
@@ -159,7 +159,7 @@ func TestDeadManCheckerErrors(t *testing.T) {
 	now := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	h := newSuccessHistory()
 	h.errs[alert.JobKey{Group: "g", Name: "broken"}] = errors.New("database is down")
-	c := alert.NewDeadManChecker(h)
+	c := alert.NewDeadManChecker(h, nil)
 	watches := []alert.DeadManWatch{
 		{JobGroup: "g", JobName: "broken", Window: time.Minute},
 		{JobGroup: "g", JobName: "nowindow"},

@@ -1,5 +1,6 @@
 // Package alert tells people when chime jobs go wrong: by e-mail over
-// SMTP and by JSON webhooks that Slack and compatible chat tools display.
+// SMTP, by generic JSON webhooks, and in the native formats of Slack,
+// Microsoft Teams and PagerDuty.
 //
 // # Kinds
 //
@@ -10,13 +11,18 @@
 //   - KindMisfire: a trigger fired late and its misfire instruction applied;
 //   - KindNodeLost: a node was declared dead (with a job: the job was
 //     running on it);
-//   - KindDeadMan: a job has not succeeded within its window.
+//   - KindDeadMan: a job has not succeeded within its window;
+//   - KindRunningLong: an execution is still running past its job's limit;
+//   - KindRecovered: a job succeeded after an alert about its failure.
 //
-// The server calls Notifier.Notify with the first four as they happen.
-// Dead-man alerts come from a DeadManChecker, which the server calls
-// periodically with the current time and its DeadManWatch list; the
-// checker asks a SuccessHistory when each job last succeeded and returns
-// one event per job per silent window.
+// The server calls Notifier.Notify with the kinds as they happen; it
+// decides which conditions raise them. Dead-man alerts come from a
+// DeadManChecker, which the server calls periodically with the current
+// time and its DeadManWatch list; the checker asks a SuccessHistory when
+// each job last succeeded and returns one event per job per silent
+// window. It keeps what it alerted for in a DeadManState: in memory
+// (MemoryDeadManState), or in a database the nodes of a cluster share, so
+// that each alert is claimed by one node and survives restarts.
 //
 // # Delivery
 //
@@ -36,7 +42,13 @@
 //
 // A webhook receives a POST with Content-Type application/json and a
 // WebhookPayload body: a "text" field rendered for chat tools, and the
-// event's fields for programs. Any status but 2xx is a failed try. With
+// event's fields for programs. A Slack incoming webhook receives a
+// SlackPayload (text and Block Kit blocks), a Microsoft Teams webhook a
+// TeamsPayload (a message with an Adaptive Card), and PagerDuty, at
+// Config.PagerDutyURL, one Events API v2 PagerDutyEvent per target: a
+// trigger, or for KindRecovered a resolve, with one dedup key per job
+// (DedupKey), so that a recovery resolves the job's incident. Any status
+// but 2xx is a failed try. With
 // Config.Egress set, every webhook connection is checked against that
 // egress.Policy (chime server refuses loopback, link-local and private
 // addresses unless allowed); a refused webhook fails at once, without
@@ -44,10 +56,10 @@
 //
 // # Recipients
 //
-// Config.DefaultEmails and Config.DefaultWebhooks receive every alert,
-// unless the Event's Recipients name the job's own: a job's non-empty
-// Emails replace DefaultEmails, and its non-empty Webhooks replace
-// DefaultWebhooks, each list on its own. So a job with its own e-mail
+// Config.DefaultEmails, DefaultWebhooks, DefaultSlack, DefaultTeams and
+// DefaultPagerDuty receive every alert, unless the Event's Recipients name
+// the job's own: each non-empty list of the job's replaces the default of
+// its channel, each list on its own. So a job with its own e-mail
 // addresses and no webhooks alerts its addresses and the default webhooks.
 //
 // # Rate limiting
@@ -62,7 +74,8 @@
 //
 // Config.SubjectTemplate and Config.BodyTemplate render e-mails, and
 // Config.TextTemplate renders a webhook's "text" field. They are
-// text/template templates over TemplateData, which offers
+// text/template templates over TemplateData (the Slack section's text is
+// TextTemplate's too), which offers
 //
 //	.Kind .JobGroup .JobName .ExecutionID .Attempt .ScheduledTime .At
 //	.NodeID .Error .Detail

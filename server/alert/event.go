@@ -26,6 +26,12 @@ const (
 	// KindDeadMan: a job has not succeeded within the window its
 	// DeadManWatch allows.
 	KindDeadMan Kind = "dead_man"
+	// KindRunningLong: an execution is still running past the time its
+	// job allows before it alerts.
+	KindRunningLong Kind = "running_long"
+	// KindRecovered: a job succeeded for the first time after an alert
+	// about its failure. To PagerDuty it resolves the job's incident.
+	KindRecovered Kind = "recovered"
 )
 
 // JobKey identifies a job: a name within a group.
@@ -40,13 +46,29 @@ func (k JobKey) String() string { return k.Group + "." + k.Name }
 // Recipients are where an alert goes. On an Event they are the job's own
 // recipients: each non-empty list replaces the matching default list of the
 // Config (Emails replaces Config.DefaultEmails, Webhooks replaces
-// Config.DefaultWebhooks), and each empty list leaves its default in place.
+// Config.DefaultWebhooks, Slack Config.DefaultSlack, Teams
+// Config.DefaultTeams and PagerDuty Config.DefaultPagerDuty), and each
+// empty list leaves its default in place.
 type Recipients struct {
 	// Emails are e-mail addresses, such as "ops@example.com" or
 	// "Ops <ops@example.com>".
 	Emails []string
-	// Webhooks are http or https URLs that receive a JSON POST.
+	// Webhooks are http or https URLs that receive a JSON POST of a
+	// WebhookPayload.
 	Webhooks []string
+	// Slack are the URLs of Slack incoming webhooks, which receive a
+	// SlackPayload.
+	Slack []string
+	// Teams are the URLs of Microsoft Teams incoming webhooks (Workflows),
+	// which receive a TeamsPayload.
+	Teams []string
+	// PagerDuty are services that receive Events API v2 events.
+	PagerDuty []PagerDutyTarget
+}
+
+// Empty reports whether r names no recipient at all.
+func (r Recipients) Empty() bool {
+	return len(r.Emails) == 0 && len(r.Webhooks) == 0 && len(r.Slack) == 0 && len(r.Teams) == 0 && len(r.PagerDuty) == 0
 }
 
 // Validate reports the first address or URL that cannot be used, naming
@@ -59,9 +81,19 @@ func (r Recipients) Validate() error {
 			errs = append(errs, fmt.Errorf("Emails[%d]: %w", i, err)) //nolint:staticcheck // ST1005: the message starts with the field it names
 		}
 	}
-	for i, u := range r.Webhooks {
-		if err := validateWebhookURL(u); err != nil {
-			errs = append(errs, fmt.Errorf("Webhooks[%d]: %w", i, err)) //nolint:staticcheck // ST1005: the message starts with the field it names
+	for _, list := range []struct {
+		field string
+		urls  []string
+	}{{"Webhooks", r.Webhooks}, {"Slack", r.Slack}, {"Teams", r.Teams}} {
+		for i, u := range list.urls {
+			if err := validateWebhookURL(u); err != nil {
+				errs = append(errs, fmt.Errorf("%s[%d]: %w", list.field, i, err))
+			}
+		}
+	}
+	for i, t := range r.PagerDuty {
+		for _, err := range t.problems() {
+			errs = append(errs, fmt.Errorf("PagerDuty[%d].%w", i, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -19,7 +19,7 @@ var ErrStarted = errors.New("alert: notifier already started")
 // ErrStopped is returned by Start on a Notifier that was stopped.
 var ErrStopped = errors.New("alert: notifier stopped")
 
-// Notifier sends alerts by e-mail and webhook. Notify queues an alert
+// Notifier sends alerts by e-mail, webhook, Slack, Teams and PagerDuty. Notify queues an alert
 // without blocking; one goroutine, run from Start to Stop, delivers the
 // queue in order. A Notifier is safe for concurrent use.
 type Notifier struct {
@@ -232,7 +232,7 @@ drain:
 	n.log.Warn("alerts dropped: "+reason, "alerts", dropped)
 }
 
-// deliver sends one alert to each of its e-mail and webhook recipients.
+// deliver sends one alert to each of its recipients.
 func (n *Notifier) deliver(ctx context.Context, q queued) {
 	data := templateData(q.ev, q.suppressed)
 	emails := q.ev.Recipients.Emails
@@ -260,18 +260,55 @@ func (n *Notifier) deliver(ctx context.Context, q queued) {
 	if len(webhooks) > 0 {
 		text := n.render(n.templates.text, n.templates.defText, data)
 		body, err := webhookBody(data, text)
-		if err != nil { // only for times JSON cannot hold, such as year 10000
-			n.mu.Lock()
-			n.stats.Failed += uint64(len(webhooks))
-			n.mu.Unlock()
-			n.log.Warn("alert webhooks skipped: the payload cannot be encoded", append(eventAttrs(q.ev), "error", err)...)
-			return
-		}
-		for _, u := range webhooks {
-			n.try(ctx, q.ev, "webhook", redactURL(u), func(ctx context.Context) error {
-				return n.postWebhook(ctx, u, body)
-			})
-		}
+		n.postAll(ctx, q.ev, "webhook", webhooks, body, err, true)
+	}
+	if slack := or(q.ev.Recipients.Slack, n.cfg.DefaultSlack); len(slack) > 0 {
+		text := n.render(n.templates.text, n.templates.defText, data)
+		body, err := slackBody(data, text)
+		n.postAll(ctx, q.ev, "slack", slack, body, err, false)
+	}
+	if teams := or(q.ev.Recipients.Teams, n.cfg.DefaultTeams); len(teams) > 0 {
+		body, err := teamsBody(data)
+		n.postAll(ctx, q.ev, "teams", teams, body, err, false)
+	}
+	for _, target := range or(q.ev.Recipients.PagerDuty, n.cfg.DefaultPagerDuty) {
+		n.try(ctx, q.ev, "pagerduty", redactURL(n.cfg.PagerDutyURL), func(ctx context.Context) error {
+			key, err := n.expand(ctx, "routing_key", target.RoutingKey)
+			if err != nil {
+				return err
+			}
+			body, err := pagerDutyBody(data, target, key)
+			if err != nil {
+				return fmt.Errorf("the payload cannot be encoded: %w", err)
+			}
+			return n.postJSON(ctx, n.cfg.PagerDutyURL, body, false)
+		})
+	}
+}
+
+// or returns own, or def when own is empty.
+func or[T any](own, def []T) []T {
+	if len(own) == 0 {
+		return def
+	}
+	return own
+}
+
+// postAll POSTs body to each of urls over channel; encErr is the error
+// that encoding body returned, which fails every delivery at once.
+func (n *Notifier) postAll(ctx context.Context, ev Event, channel string, urls []string, body []byte, encErr error, headers bool) {
+	if encErr != nil { // only for times JSON cannot hold, such as year 10000
+		n.mu.Lock()
+		n.stats.Failed += uint64(len(urls))
+		n.mu.Unlock()
+		n.log.Warn("alert webhooks skipped: the payload cannot be encoded",
+			append(eventAttrs(ev), "channel", channel, "error", encErr)...)
+		return
+	}
+	for _, u := range urls {
+		n.try(ctx, ev, channel, redactURL(u), func(ctx context.Context) error {
+			return n.postJSON(ctx, u, body, headers)
+		})
 	}
 }
 

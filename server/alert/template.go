@@ -166,6 +166,10 @@ func summary(kind Kind, job, node string) string {
 		return fmt.Sprintf("Job %s misfired", job)
 	case kind == KindDeadMan:
 		return fmt.Sprintf("Job %s has not succeeded within its window", job)
+	case kind == KindRunningLong:
+		return fmt.Sprintf("Job %s is still running", job)
+	case kind == KindRecovered:
+		return fmt.Sprintf("Job %s recovered", job)
 	default:
 		return fmt.Sprintf("Job %s: %s", job, kind)
 	}

@@ -64,8 +64,9 @@ func webhookBody(data TemplateData, text string) ([]byte, error) {
 	return json.Marshal(p)
 }
 
-// postWebhook POSTs body to u; any status but 2xx is an error.
-func (n *Notifier) postWebhook(ctx context.Context, u string, body []byte) error {
+// postJSON POSTs body to u, with Config.WebhookHeaders when headers is
+// set; any status but 2xx is an error.
+func (n *Notifier) postJSON(ctx context.Context, u string, body []byte, headers bool) error {
 	u, err := n.expand(ctx, "url", u)
 	if err != nil {
 		return err
@@ -77,11 +78,13 @@ func (n *Notifier) postWebhook(ctx context.Context, u string, body []byte) error
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "chime-alert")
-	for name, value := range n.cfg.WebhookHeaders {
-		if value, err = n.expand(ctx, "headers."+name, value); err != nil {
-			return err
+	if headers {
+		for name, value := range n.cfg.WebhookHeaders {
+			if value, err = n.expand(ctx, "headers."+name, value); err != nil {
+				return err
+			}
+			req.Header.Set(name, value)
 		}
-		req.Header.Set(name, value)
 	}
 	resp, err := n.cfg.HTTPClient.Do(req)
 	if err != nil {

@@ -108,6 +108,8 @@ func TestAdminUsersTokensAlertsAudit(t *testing.T) {
 	p.ClickText("button", "Save")
 	p.WaitText(`.field[data-field="rate_limit"] .error`, "")
 	setText(p, `input[name="rate_limit"]`, "15m")
+	setText(p, `textarea[name="default_slack"]`, "https://hooks.slack.com/services/T0/B0/X")
+	setText(p, `textarea[name="default_pagerduty"]`, "R0UT1NG critical\nOTHERKEY")
 	p.ClickText("button", "Save")
 	p.WaitText("#toasts", "Alert settings saved")
 	settings, err := srv.Client.AlertSettings(ctx)
@@ -116,6 +118,10 @@ func TestAdminUsersTokensAlertsAudit(t *testing.T) {
 	}
 	if !slices.Equal(settings.DefaultEmails, []string{"ops@example.com", "oncall@example.com"}) {
 		t.Errorf("saved e-mails %v", settings.DefaultEmails)
+	}
+	if !slices.Equal(settings.DefaultSlack, []string{"https://hooks.slack.com/services/T0/B0/X"}) ||
+		!slices.Equal(settings.DefaultPagerDuty, []api.PagerDutyTarget{{RoutingKey: "R0UT1NG", Severity: "critical"}, {RoutingKey: "OTHERKEY"}}) {
+		t.Errorf("saved Slack %v and PagerDuty %v", settings.DefaultSlack, settings.DefaultPagerDuty)
 	}
 	p.ClickText("button", "Send test alert")
 	p.WaitText("main", "A test alert was queued")

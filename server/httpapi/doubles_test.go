@@ -205,6 +205,22 @@ func (s *recordingService) Attempts(_ context.Context, id string) ([]api.Executi
 	return []api.Execution{{ID: id, FirstID: id, Attempt: 1, Outcome: "failed"}}, nil
 }
 
+// ExecutionLogs plays three executions: "forever" logs nothing and never
+// ends; "long" logs one line per read and ends with its third; any other
+// has one line and has ended.
+func (s *recordingService) ExecutionLogs(_ context.Context, id string, after int64) (*api.LiveLogs, error) {
+	s.call("ExecutionLogs", "", id, after)
+	if id == "forever" {
+		return &api.LiveLogs{}, nil
+	}
+	seq := after + 1
+	out := &api.LiveLogs{Lines: []api.LiveLogLine{{Seq: seq, LogLine: api.LogLine{Level: "INFO", Message: "line " + strconv.FormatInt(seq, 10)}}}}
+	if id != "long" || seq >= 3 {
+		out.End = &api.LiveLogEnd{Outcome: "succeeded"}
+	}
+	return out, nil
+}
+
 func (s *recordingService) RetryExecution(_ context.Context, actor, id string) (*api.Accepted, error) {
 	s.call("RetryExecution", actor, id)
 	return &api.Accepted{Count: 1}, nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
@@ -26,6 +27,11 @@ type Options struct {
 	// Metrics serves GET /metrics, typically a Prometheus handler.
 	// Defaults to nil: /metrics answers 404.
 	Metrics http.Handler
+	// Stopping is closed when the server shuts down: the log streams,
+	// long-lived responses that http.Server.Shutdown would wait for, end
+	// then. Defaults to nil: streams end with their execution or their
+	// client.
+	Stopping <-chan struct{}
 }
 
 // handler serves the API. It is immutable once built and safe for
@@ -37,6 +43,10 @@ type handler struct {
 	maxBody int64
 	metrics http.Handler
 	mux     *http.ServeMux
+	// stopping and streamPoll are Options.Stopping and how often a log
+	// stream reads new lines (see streamLogs).
+	stopping   <-chan struct{}
+	streamPoll time.Duration
 	// routes is the route table the mux serves and the OpenAPI document
 	// describes; patterns are the patterns registered on the mux, in
 	// order.
@@ -73,6 +83,9 @@ func New(svc Service, authn Authenticator, opts *Options) http.Handler {
 		maxBody: o.MaxBodyBytes,
 		metrics: o.Metrics,
 		mux:     http.NewServeMux(),
+
+		stopping:   o.Stopping,
+		streamPoll: defaultStreamPoll,
 
 		crossOrigin: http.NewCrossOriginProtection(),
 	}

@@ -209,7 +209,13 @@ func (b *schemaBuilder) operation(rt *route) (*operation, error) {
 		})
 		errStatuses = append(errStatuses, http.StatusPreconditionFailed)
 	}
-	if len(rt.query) > 0 || rt.ifMatch || rt.body != nil {
+	if rt.lastEventID {
+		op.Parameters = append(op.Parameters, parameter{
+			Name: "Last-Event-ID", In: "header", Schema: &schema{Type: "integer", Minimum: new(0)},
+			Description: "The id (seq) of the last event received, sent by a reconnecting EventSource: the stream goes on after it.",
+		})
+	}
+	if len(rt.query) > 0 || rt.ifMatch || rt.body != nil || rt.lastEventID {
 		errStatuses = append(errStatuses, http.StatusBadRequest)
 	}
 	if rt.body != nil {

@@ -28,6 +28,9 @@ type route struct {
 	query []param
 	// ifMatch documents the If-Match request header.
 	ifMatch bool
+	// lastEventID documents the Last-Event-ID request header of an event
+	// stream.
+	lastEventID bool
 	// body is the zero value of the request body's type; nil for a route
 	// that reads no body. optionalBody allows an empty body.
 	body         any

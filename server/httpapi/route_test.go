@@ -53,6 +53,7 @@ func routeCases() []routeCase {
 		{"GET /api/v1/executions/{id}", viewer, "/api/v1/executions/e1", "", "GetExecution", http.StatusOK},
 		{"GET /api/v1/executions/{id}/attempts", viewer, "/api/v1/executions/e1/attempts", "", "Attempts", http.StatusOK},
 		{"POST /api/v1/executions/{id}/retry", operator, "/api/v1/executions/e1/retry", "", "RetryExecution", http.StatusAccepted},
+		{"GET /api/v1/executions/{id}/logs/stream", viewer, "/api/v1/executions/e1/logs/stream", "", "ExecutionLogs", http.StatusOK},
 		{"POST /api/v1/executions/{id}/kill", operator, "/api/v1/executions/e1/kill", "", "KillExecution", http.StatusAccepted},
 		{"GET /api/v1/calendars", viewer, "/api/v1/calendars", "", "ListCalendars", http.StatusOK},
 		{"GET /api/v1/calendars/{name}", viewer, "/api/v1/calendars/holidays", "", "GetCalendar", http.StatusOK},

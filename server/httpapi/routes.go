@@ -200,6 +200,18 @@ func (h *handler) table() []route {
 			handle: h.attempts,
 		},
 		{
+			method: http.MethodGet, path: v1 + "/executions/{id}/logs/stream", role: viewer, operationID: "streamExecutionLogs",
+			summary: "The execution's log lines as Server-Sent Events, live while it runs, from whichever node runs it: " +
+				"each line is a \"line\" event whose id is its seq and whose data is an api.LiveLogLine (seq, time, level, message, attrs); " +
+				"the lines so far come first (from the history once it ended), then new ones as they are logged, then an \"end\" event " +
+				"whose data is an api.LiveLogEnd (outcome, error, finished_time), after which the stream closes. " +
+				"An error once the stream started is a \"failure\" event whose data is an api.Error. " +
+				"A comment line every 15s keeps the connection open. Reconnect with Last-Event-ID to go on after a line.",
+			lastEventID: true,
+			responses:   []response{{status: http.StatusOK, body: "", contentType: "text/event-stream"}},
+			handle:      h.streamLogs,
+		},
+		{
 			method: http.MethodPost, path: v1 + "/executions/{id}/retry", role: operator, operationID: "retryExecution",
 			summary: "Run a finished execution's job again as a new attempt.", responses: accepted,
 			errors: []int{http.StatusConflict},

@@ -56,6 +56,11 @@ type Service interface {
 	GetExecution(ctx context.Context, id string) (*api.Execution, error)
 	// Attempts lists every attempt of an execution's firing.
 	Attempts(ctx context.Context, id string) ([]api.Execution, error)
+	// ExecutionLogs is one read of GET /api/v1/executions/{id}/logs/stream:
+	// the execution's log lines numbered after after (at most a few
+	// hundred), in order, and End once it has ended and no line is left;
+	// not_found when absent.
+	ExecutionLogs(ctx context.Context, id string, after int64) (*api.LiveLogs, error)
 	// RetryExecution runs a finished execution's job again as a new attempt
 	// (answered 202).
 	RetryExecution(ctx context.Context, actor, id string) (*api.Accepted, error)

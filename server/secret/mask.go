@@ -146,20 +146,38 @@ func MaskRequestURL(raw string) string {
 
 // MaskJob returns j as a viewer reads it: the values of its sensitive HTTP
 // headers and shell environment variables masked by MaskValue, its URL by
-// MaskRequestURL, and its alert webhooks by MaskURL. A spec that does not
+// MaskRequestURL, its alert webhooks (generic, Slack and Teams) by MaskURL
+// and its PagerDuty routing keys by MaskValue. A spec that does not
 // decode is left out whole rather than shown.
 func MaskJob(j api.Job) api.Job {
 	j.HTTP = maskSpecURL(maskSpecMap(j.HTTP, "headers"))
 	j.Shell = maskSpecMap(j.Shell, "env")
-	if j.Alerts != nil && len(j.Alerts.Webhooks) > 0 {
+	if j.Alerts != nil {
 		a := *j.Alerts
-		a.Webhooks = make([]string, len(j.Alerts.Webhooks))
-		for i, u := range j.Alerts.Webhooks {
-			a.Webhooks[i] = MaskURL(u)
+		a.Webhooks = maskURLs(a.Webhooks)
+		a.Slack = maskURLs(a.Slack)
+		a.Teams = maskURLs(a.Teams)
+		if len(a.PagerDuty) > 0 {
+			a.PagerDuty = make([]api.PagerDutyTarget, len(j.Alerts.PagerDuty))
+			for i, t := range j.Alerts.PagerDuty {
+				a.PagerDuty[i] = api.PagerDutyTarget{RoutingKey: MaskValue(t.RoutingKey), Severity: t.Severity}
+			}
 		}
 		j.Alerts = &a
 	}
 	return j
+}
+
+// maskURLs returns urls masked by MaskURL, in a new slice.
+func maskURLs(urls []string) []string {
+	if len(urls) == 0 {
+		return urls
+	}
+	out := make([]string, len(urls))
+	for i, u := range urls {
+		out[i] = MaskURL(u)
+	}
+	return out
 }
 
 // maskSpecURL masks the "url" of an http spec's JSON object.

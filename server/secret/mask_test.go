@@ -85,8 +85,11 @@ func TestMaskJob(t *testing.T) {
 		Group: "g", Name: "n", Type: "http",
 		HTTP: json.RawMessage(`{"url":"https://api.example.com/x?api_key=k1","headers":{"Authorization":"Bearer abc123",` +
 			`"X-Trace":"t1","X-Api-Key":"{{secret \"key\"}}"},"body":"{}"}`),
-		Shell:  json.RawMessage(`{"argv":["run"],"env":{"DB_PASSWORD":"hunter2","REGION":"eu"}}`),
-		Alerts: &api.JobAlerts{Webhooks: []string{"https://hooks.slack.com/services/T/B/X"}, Emails: []string{"ops@example.com"}},
+		Shell: json.RawMessage(`{"argv":["run"],"env":{"DB_PASSWORD":"hunter2","REGION":"eu"}}`),
+		Alerts: &api.JobAlerts{Webhooks: []string{"https://hooks.slack.com/services/T/B/X"}, Emails: []string{"ops@example.com"},
+			Slack: []string{"https://hooks.slack.com/services/T/B/Y"}, Teams: []string{"https://prod.logic.azure.com/workflows/1?sig=s"},
+			PagerDuty:     []api.PagerDutyTarget{{RoutingKey: "R0UT1NG", Severity: "critical"}, {RoutingKey: `{{secret "pd"}}`}},
+			AfterFailures: 3, Recovered: true, RunningLongerThan: "10m"},
 	}
 	got := secret.MaskJob(in)
 	var http, shell map[string]any
@@ -106,11 +109,14 @@ func TestMaskJob(t *testing.T) {
 	if !reflect.DeepEqual(shell, wantShell) {
 		t.Errorf("shell = %v, want %v", shell, wantShell)
 	}
-	wantAlerts := &api.JobAlerts{Webhooks: []string{"https://hooks.slack.com/****"}, Emails: []string{"ops@example.com"}}
+	wantAlerts := &api.JobAlerts{Webhooks: []string{"https://hooks.slack.com/****"}, Emails: []string{"ops@example.com"},
+		Slack: []string{"https://hooks.slack.com/****"}, Teams: []string{"https://prod.logic.azure.com/****"},
+		PagerDuty:     []api.PagerDutyTarget{{RoutingKey: "****", Severity: "critical"}, {RoutingKey: `{{secret "pd"}}`}},
+		AfterFailures: 3, Recovered: true, RunningLongerThan: "10m"}
 	if !reflect.DeepEqual(got.Alerts, wantAlerts) {
 		t.Errorf("alerts = %+v, want %+v", got.Alerts, wantAlerts)
 	}
-	if in.Alerts.Webhooks[0] != "https://hooks.slack.com/services/T/B/X" {
+	if in.Alerts.Webhooks[0] != "https://hooks.slack.com/services/T/B/X" || in.Alerts.PagerDuty[0].RoutingKey != "R0UT1NG" {
 		t.Error("MaskJob changed the job it was given")
 	}
 	// A job without sensitive values is returned byte for byte.

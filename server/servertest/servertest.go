@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/apiclient"
 	"github.com/chime-scheduler/chime/server"
@@ -44,6 +45,17 @@ type Options struct {
 	// server.Config. With EnableShellJobs the admin gets the shell
 	// capability too, so that Client may write shell jobs.
 	Config server.Config
+	// JobTypes are Go job types registered on the server, by name, before
+	// it runs. Defaults to none.
+	JobTypes map[string]chime.Job
+}
+
+// jobTypes returns o's JobTypes; none for a nil o.
+func (o *Options) jobTypes() map[string]chime.Job {
+	if o == nil {
+		return nil
+	}
+	return o.JobTypes
 }
 
 // Server is a running chime server and a client of its API.
@@ -103,6 +115,12 @@ func Start(t testing.TB, opts *Options) *Server {
 	srv, err := server.New(ctx, cfg)
 	if err != nil {
 		t.Fatalf("servertest: server.New: %v", err)
+	}
+	for name, job := range opts.jobTypes() {
+		if err := srv.RegisterJobType(name, job); err != nil {
+			_ = srv.Close()
+			t.Fatalf("servertest: RegisterJobType(%q): %v", name, err)
+		}
 	}
 	password, created, err := srv.BootstrapAdmin(ctx)
 	if err != nil || !created {

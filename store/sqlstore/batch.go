@@ -230,7 +230,7 @@ func (tx *txn) jobsBlocked(keys []store.Key) (map[store.Key]store.JobRecord, map
 	}
 	s := tx.s
 	where, args := keysWhere("job_group", "job_name", keys, []any{s.sched})
-	rows, err := tx.QueryContext(tx.ctx, s.d.render(s.prefix, `SELECT `+jobCols+`, EXISTS (SELECT 1 FROM {p}triggers t `+
+	rows, err := tx.QueryContext(tx.ctx, s.d.render(s.prefix, `SELECT `+jobCols+`, EXISTS (SELECT 1 FROM {p}triggers t{use:triggers_job} `+
 		`WHERE t.job_group = j.job_group AND t.job_name = j.job_name AND t.sched_name = j.sched_name `+
 		`AND t.state IN ('BLOCKED', 'PAUSED_BLOCKED') AND NOT (t.rearm_delay_ms > 0 AND t.next_fire_time IS NULL)) `+
 		`FROM {p}jobs j WHERE sched_name = ? AND `+where), args...)
@@ -479,7 +479,10 @@ func nonDurable(keys []store.Key, jobs map[store.Key]store.JobRecord) []store.Ke
 // triggers by key, since in PostgreSQL it does not see the WITH's
 // changes. (The triggers are read once for all the jobs: a NOT EXISTS
 // correlated with each job row can be planned as a scan of all the
-// triggers of the group per job.)
+// triggers of the group per job.) MariaDB may still run the NOT IN as a
+// lookup per job, its subquery a locking read: the triggers are read by
+// job (see hintedIndexes), so it share-locks no trigger but those of the
+// jobs.
 func (tx *txn) deleteFinished(triggers, jobs []store.Key) error {
 	s := tx.s
 	var dropTriggers string
@@ -497,7 +500,7 @@ func (tx *txn) deleteFinished(triggers, jobs []store.Key) error {
 		return err
 	}
 	where, jargs := keysWhere("job_group", "job_name", jobs, []any{s.sched})
-	left := `SELECT job_group, job_name FROM {p}triggers WHERE sched_name = ? AND ` + where
+	left := `SELECT job_group, job_name FROM {p}triggers{use:triggers_job} WHERE sched_name = ? AND ` + where
 	jargs = append(jargs, jargs...)
 	// Only PostgreSQL's WITH leaves the deleted triggers visible to the
 	// jobs' DELETE. Elsewhere they are gone when it runs, and naming them

@@ -43,12 +43,21 @@
 //     for it (fillfactor 50). Queries for running executions filter on
 //     state after the index.
 //
+// On MySQL, the lookups correlated with each row of another table (a
+// job's triggers in the completion's orphan-job DELETE, a job's
+// executions in the busy check) name their index (FORCE INDEX, the
+// {use:NAME} token): InnoDB plans them from index statistics, which for up
+// to 10 s after a table is created and filled are those of the empty
+// table, and MariaDB then read every row of the scheduler per outer row,
+// share-locking each in the DELETE (see hintedIndexes in dialect.go).
+//
 // # Dialects
 //
 // Every statement is written once (queries.go, one named constant per
 // step) with tokens each dialect renders: {p} the prefix, {now} the
 // database clock, {share}/{update}/{skip} row locks, {wake} a PostgreSQL
-// RETURNING clause, and ? placeholders ($n on PostgreSQL). What differs:
+// RETURNING clause, {use:NAME} a MySQL index hint, and ? placeholders ($n
+// on PostgreSQL). What differs:
 //
 //	                    PostgreSQL               MySQL / MariaDB            SQLite
 //	clock ({now})       clock_timestamp()        UTC_TIMESTAMP(6)           unixepoch('subsec') (ms)

@@ -36,6 +36,30 @@ func TestRender(t *testing.T) {
 	}
 }
 
+// TestRenderIndexHint checks the {use:NAME} token: FORCE INDEX of the
+// prefixed index on MySQL, nothing elsewhere.
+func TestRenderIndexHint(t *testing.T) {
+	t.Parallel()
+	const q = `SELECT 1 FROM {p}triggers t{use:triggers_job} WHERE EXISTS (SELECT 1 FROM {p}executions e{use:executions_by_job})`
+	tests := []struct {
+		d    Dialect
+		want string
+	}{
+		{MySQL, `SELECT 1 FROM x_triggers t FORCE INDEX (x_triggers_job) WHERE EXISTS (SELECT 1 FROM x_executions e FORCE INDEX (x_executions_by_job))`},
+		{Postgres, `SELECT 1 FROM x_triggers t WHERE EXISTS (SELECT 1 FROM x_executions e)`},
+		{SQLite, `SELECT 1 FROM x_triggers t WHERE EXISTS (SELECT 1 FROM x_executions e)`},
+	}
+	for _, tc := range tests {
+		d, err := dialectFor(tc.d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.render("x_", q); got != tc.want {
+			t.Errorf("%s: render =\n%s\nwant\n%s", tc.d, got, tc.want)
+		}
+	}
+}
+
 func TestMySQLConfig(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

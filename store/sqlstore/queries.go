@@ -24,10 +24,11 @@ const (
 
 // jobBusyOfTrigger is true when the job of trigger row t disallows
 // concurrent execution and has an EXECUTING or RECOVERABLE execution: its
-// triggers must stay BLOCKED.
+// triggers must stay BLOCKED. The executions are read by job whatever the
+// statistics say (see hintedIndexes).
 const jobBusyOfTrigger = `EXISTS (SELECT 1 FROM {p}jobs j WHERE j.sched_name = t.sched_name ` +
 	`AND j.job_group = t.job_group AND j.job_name = t.job_name AND j.disallow_concurrent = TRUE ` +
-	`AND EXISTS (SELECT 1 FROM {p}executions e WHERE e.sched_name = t.sched_name ` +
+	`AND EXISTS (SELECT 1 FROM {p}executions e{use:executions_by_job} WHERE e.sched_name = t.sched_name ` +
 	`AND e.job_group = t.job_group AND e.job_name = t.job_name AND e.state IN ('EXECUTING', 'RECOVERABLE')))`
 
 // notAwaitingRun is false for a fixed-delay trigger that fired and waits
@@ -278,9 +279,12 @@ const (
 	sqlExecutionsPrune = `DELETE FROM {p}executions WHERE sched_name = ? ` +
 		`AND state IN ('SUCCEEDED', 'FAILED', 'VETOED') AND finished_time < ?`
 	// sqlRecoverableJobless fails the recoverable executions whose job was
-	// deleted: they cannot run again.
+	// deleted: they cannot run again. Like sqlRecoverableClaim it finds
+	// them by their empty node, through the node index: every recovery
+	// scan of every node runs it, and by state alone it read every
+	// execution of the scheduler.
 	sqlRecoverableJobless = `UPDATE {p}executions AS e SET state = 'FAILED', error_message = 'job not found', ` +
-		`finished_time = ? WHERE e.sched_name = ? AND e.state = 'RECOVERABLE' AND NOT EXISTS (SELECT 1 ` +
+		`finished_time = ? WHERE e.node_id = '' AND e.sched_name = ? AND e.state = 'RECOVERABLE' AND NOT EXISTS (SELECT 1 ` +
 		`FROM {p}jobs j WHERE j.sched_name = e.sched_name AND j.job_group = e.job_group AND j.job_name = e.job_name)`
 	// sqlRecoverableClaim locks recoverable executions for this node. A
 	// recoverable execution has no node (sqlExecutionRecoverable), which

@@ -1,11 +1,19 @@
 // The alerts page (admin): the cluster's default alert recipients (e-mail
-// addresses and webhooks) and rate limit, as GET/PUT /alerts expose them,
+// addresses, webhooks, Slack, Teams and PagerDuty) and rate limit, as GET/PUT /alerts expose them,
 // and a button that sends a test alert to those recipients.
 import { h, replace, pageHead, panel, field, button, toast, showError, clearErrors, errorBox } from '../ui.js';
 
 /** lines splits a textarea's value into its non-empty trimmed lines (commas also separate). */
 function lines(v) {
   return v.split(/[\n,]+/).map(s => s.trim()).filter(Boolean);
+}
+
+/** pagerDuty reads "ROUTING_KEY [severity]" lines into PagerDuty targets. */
+function pagerDuty(v) {
+  return v.split('\n').map(s => s.trim()).filter(Boolean).map(l => {
+    const m = l.match(/^(.*?)(?:\s+(critical|error|warning|info))?$/);
+    return m[2] ? { routing_key: m[1], severity: m[2] } : { routing_key: m[1] };
+  });
 }
 
 export async function render(ctx) {
@@ -30,6 +38,19 @@ export async function render(ctx) {
       type: 'textarea', rows: 3, value: (s.default_webhooks || []).join('\n'),
       hint: 'One http or https URL per line; each alert is POSTed to them as JSON.',
     }),
+    field('default_slack', 'Slack webhooks', {
+      type: 'textarea', rows: 2, value: (s.default_slack || []).join('\n'),
+      hint: 'One Slack incoming webhook URL per line.',
+    }),
+    field('default_teams', 'Microsoft Teams webhooks', {
+      type: 'textarea', rows: 2, value: (s.default_teams || []).join('\n'),
+      hint: 'One Teams Workflows webhook URL per line.',
+    }),
+    field('default_pagerduty', 'PagerDuty services', {
+      type: 'textarea', rows: 2,
+      value: (s.default_pagerduty || []).map(t => t.severity ? `${t.routing_key} ${t.severity}` : t.routing_key).join('\n'),
+      hint: 'One per line: an Events API v2 routing key, or {{secret "name"}}, then optionally critical, error (the default), warning or info.',
+    }),
     field('rate_limit', 'Rate limit', {
       value: s.rate_limit || '', placeholder: '10m',
       hint: 'The least time between two alerts of one kind for one job, as a duration: 30s, 10m, 1h.',
@@ -43,6 +64,9 @@ export async function render(ctx) {
     const body = {
       default_emails: lines(form.elements.default_emails.value),
       default_webhooks: lines(form.elements.default_webhooks.value),
+      default_slack: lines(form.elements.default_slack.value),
+      default_teams: lines(form.elements.default_teams.value),
+      default_pagerduty: pagerDuty(form.elements.default_pagerduty.value),
       rate_limit: form.elements.rate_limit.value.trim(),
     };
     try {

@@ -3,7 +3,9 @@
 // the same firing. Operators may retry a finished execution: the page
 // waits for the new attempt to start and opens it. They may kill a
 // running one, after confirming, on whichever node runs it. A running
-// execution refreshes itself every 2 s.
+// execution refreshes itself every 2 s, and shows its log lines live as
+// the job logs them (an EventSource on GET …/logs/stream, which any node
+// serves); once it ended, the page shows the lines its history kept.
 import { h, replace, pageHead, panel, table, facts, outcomeBadge, badge, timeEl, fmtDuration, link, button, toast, confirmDialog, errorBox, showError, nameText, clipText, copyButton } from '../ui.js';
 import { jobRoute } from './explain.js';
 import { executionRoute, lagOf, durationOf } from './executions.js';
@@ -16,6 +18,9 @@ export async function render(ctx) {
   const path = '/executions/' + encodeURIComponent(id);
   let pendingRetry = null; // {id, attempt, since} while a retry has not started yet
   const retryNote = h('p', { class: 'retry-note', role: 'status', 'data-testid': 'retry-status', hidden: true });
+  // The live log outlives the page's redraws; its end redraws the page.
+  const live = liveLog(path, () => { if (ctx.current()) load(); });
+  ctx.signal.addEventListener('abort', () => live.close());
 
   const load = async () => {
     let e, attempts;
@@ -89,6 +94,7 @@ export async function render(ctx) {
   };
 
   function draw(e, attempts) {
+    if (e.outcome === 'running') live.open(); else live.close();
     const key = `${e.job_group}/${e.job_name}`;
     ctx.setTitle(`${key} attempt ${e.attempt}`);
     const lag = lagOf(e);
@@ -134,13 +140,8 @@ export async function render(ctx) {
       panel('Output',
         e.output ? h('pre', { 'data-testid': 'output' }, e.output) : h('p', { class: 'empty' }, 'No output was captured.'),
         e.output_truncated ? h('p', { class: 'muted' }, 'The output was truncated: only its beginning was kept.') : null),
-      e.logs && e.logs.length ? panel('Log',
-        table([
-          { label: 'Time', value: l => h('span', { class: 'nowrap' }, timeEl(l.time)) },
-          { label: 'Level', value: l => badge(l.level, levelKind(l.level)) },
-          { label: 'Message', value: l => l.message },
-          { label: 'Attributes', value: l => l.attrs ? h('code', null, JSON.stringify(l.attrs)) : '' },
-        ], e.logs, { caption: 'Log lines' })) : null,
+      e.outcome === 'running' ? live.el
+        : e.logs && e.logs.length ? panel('Log', h('div', { 'data-testid': 'log' }, table(logColumns, e.logs, { caption: 'Log lines' }))) : null,
       e.params && Object.keys(e.params).length ? panel('Parameters', h('pre', null, JSON.stringify(e.params, null, 2))) : null,
       panel('Attempts of this firing', h('div', { class: 'nowrap-cells' },
         table([
@@ -160,6 +161,63 @@ export async function render(ctx) {
     if (pendingRetry) await pollRetry();
     else if (ctx.main.querySelector('.badge.running')) await load();
   });
+}
+
+// logColumns are the columns of a table of log lines.
+const logColumns = [
+  { label: 'Time', value: l => h('span', { class: 'nowrap' }, timeEl(l.time)) },
+  { label: 'Level', value: l => badge(l.level, levelKind(l.level)) },
+  { label: 'Message', value: l => l.message },
+  { label: 'Attributes', value: l => l.attrs ? h('code', null, JSON.stringify(l.attrs)) : '' },
+];
+
+// liveLog is the Log panel of a running execution: open() starts an
+// EventSource on the execution's log stream, whose lines are appended as
+// they come (a reconnecting EventSource goes on after the last one, with
+// Last-Event-ID); the stream's end closes it and calls onEnd.
+function liveLog(path, onEnd) {
+  const rows = h('tbody');
+  const status = h('p', { class: 'muted', role: 'status', 'data-testid': 'live-status' }, 'No line logged yet.');
+  const el = panel('Log', status,
+    h('div', { class: 'table-wrap' },
+      h('table', { 'data-testid': 'live-log' },
+        h('caption', { class: 'visually-hidden' }, 'Log lines, live'),
+        h('thead', null, h('tr', null, logColumns.map(c => h('th', { scope: 'col' }, c.label)))),
+        rows)));
+  let es = null;
+  const close = () => {
+    if (es) es.close();
+    es = null;
+  };
+  const open = () => {
+    if (es) return;
+    es = new EventSource('/api/v1' + path + '/logs/stream');
+    es.addEventListener('line', ev => {
+      const l = JSON.parse(ev.data);
+      rows.append(h('tr', { 'data-testid': 'log-line', 'data-seq': l.seq }, logColumns.map(c => h('td', null, c.value(l)))));
+      if (!rows.dataset.live) { // once: the status is announced when it changes
+        rows.dataset.live = 'yes';
+        replace(status, 'Live: lines appear as the job logs them.');
+      }
+    });
+    es.addEventListener('end', ev => {
+      close();
+      replace(status, `The execution ended ${JSON.parse(ev.data).outcome}.`);
+      onEnd();
+    });
+    es.addEventListener('failure', ev => {
+      close();
+      replace(status, 'The live log stopped: ' + (JSON.parse(ev.data).message || 'error') + '. Reload the page to try again.');
+    });
+    es.addEventListener('error', () => {
+      // EventSource reconnects by itself unless the server refused it.
+      if (es && es.readyState === EventSource.CLOSED) {
+        close();
+        replace(status, 'The live log is not available. Reload the page to try again.');
+      }
+    });
+  };
+  return { el, open, close };
 }
 
 function statBox(label, value, hint) {

@@ -45,6 +45,23 @@ function lines(text) {
   return text.split('\n').map(l => l.trim()).filter(Boolean);
 }
 
+// PAGERDUTY_LINE is one PagerDuty target of the form: a routing key (or a
+// {{secret "name"}} reference) and an optional severity.
+const PAGERDUTY_LINE = /^(\{\{.*\}\}|\S+)(\s+(critical|error|warning|info))?$/;
+
+// pagerDutyLines renders PagerDuty targets one per line.
+function pagerDutyLines(targets) {
+  return (targets || []).map(t => t.severity ? `${t.routing_key} ${t.severity}` : t.routing_key).join('\n');
+}
+
+// pagerDutyTargets reads the lines pagerDutyLines wrote.
+function pagerDutyTargets(text) {
+  return lines(text).map(l => {
+    const m = l.match(PAGERDUTY_LINE);
+    return m[3] ? { routing_key: m[1], severity: m[3] } : { routing_key: m[1] };
+  });
+}
+
 function list(text) {
   return text.split(/[\s,;]+/).map(s => s.trim()).filter(Boolean);
 }
@@ -58,7 +75,7 @@ const checks = [
     try { const u = new URL(v.trim()); return /^https?:$/.test(u.protocol) ? '' : 'must be an http or https URL'; } catch { return 'is not an absolute URL such as https://reports-host/hook'; }
   }],
   // A fixed-delay schedule's delay is a number of units, not a duration.
-  [/^(?!triggers\[\d+\]\.schedule\.)(.*\.)?(timeout|delay|max_delay|dead_man)$/, v => !v.trim() || DURATION.test(v.trim()) ? '' : 'is not a duration such as "90s" or "1h30m"'],
+  [/^(?!triggers\[\d+\]\.schedule\.)(.*\.)?(timeout|delay|max_delay|dead_man|running_longer_than)$/, v => !v.trim() || DURATION.test(v.trim()) ? '' : 'is not a duration such as "90s" or "1h30m"'],
   [/^http\.expect_status$/, v => list(v).every(s => /^[1-5]\d\d$/.test(s)) ? '' : 'want status codes such as 200, 204'],
   [/^http\.headers$/, v => lines(v).every(l => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*:/.test(l)) ? '' : 'one "Name: value" per line'],
   [/^shell\.env$/, v => lines(v).every(l => /^[A-Za-z_][A-Za-z0-9_]*=/.test(l)) ? '' : 'one NAME=value per line'],
@@ -66,6 +83,9 @@ const checks = [
     if (!v.trim()) return '';
     try { const o = JSON.parse(v); return o && typeof o === 'object' && !Array.isArray(o) ? '' : 'must be a JSON object'; } catch (err) { return 'not JSON: ' + err.message; }
   }],
+  [/^alerts\.after_failures$/, v => !v || (Number.isInteger(Number(v)) && Number(v) >= 1) ? '' : 'want a whole number, 1 or more'],
+  [/^alerts\.(slack|teams)$/, v => list(v).every(u => { try { return /^https?:$/.test(new URL(u).protocol); } catch { return false; } }) ? '' : 'want http or https URLs, comma-separated'],
+  [/^alerts\.pagerduty$/, v => lines(v).every(l => PAGERDUTY_LINE.test(l)) ? '' : 'one "ROUTING_KEY [critical|error|warning|info]" per line'],
   [/^retry\.max_attempts$/, v => !v || (Number.isInteger(Number(v)) && Number(v) >= 1) ? '' : 'want a whole number, 1 or more'],
   [/\.schedule\.interval$/, v => Number(v) > 0 ? '' : 'want a number greater than 0'],
   [/^triggers\[\d+\]\.start_time$/, (v, el) => el.required && !v ? 'is required' : ''],
@@ -209,7 +229,17 @@ export async function render(ctx) {
           field('alerts.emails', 'E-mail recipients', { value: (alerts.emails || []).join(', '), placeholder: 'the global defaults', hint: 'Comma-separated; replace the global recipients for this job.' }),
           field('alerts.webhooks', 'Webhooks', { value: (alerts.webhooks || []).join(', '), placeholder: 'the global defaults' })),
         h('div', { class: 'row' },
+          field('alerts.slack', 'Slack webhooks', { value: (alerts.slack || []).join(', '), placeholder: 'the global defaults', hint: 'Slack incoming webhook URLs, comma-separated.' }),
+          field('alerts.teams', 'Microsoft Teams webhooks', { value: (alerts.teams || []).join(', '), placeholder: 'the global defaults', hint: 'Teams Workflows webhook URLs, comma-separated.' })),
+        field('alerts.pagerduty', 'PagerDuty services', { type: 'textarea', rows: 2, value: pagerDutyLines(alerts.pagerduty), placeholder: 'the global defaults',
+          hint: 'One per line: the Events API v2 routing key, or {{secret "name"}}, then optionally critical, error (the default), warning or info.' }),
+        h('div', { class: 'row' },
+          field('alerts.after_failures', 'Alert on failure after', { type: 'number', min: 1, value: alerts.after_failures || '', placeholder: '1',
+            hint: 'Consecutive failed runs before the failure alert; one alert per streak.' }),
+          field('alerts.running_longer_than', 'Alert when running longer than', { value: alerts.running_longer_than || '', placeholder: 'off', hint: 'A duration, e.g. 10m.' })),
+        h('div', { class: 'row' },
           field('alerts.dead_man', 'Alert when no success for', { value: alerts.dead_man || '', placeholder: 'off', hint: 'A duration, e.g. 26h.' }),
+          field('alerts.recovered', 'Alert when it recovers', { type: 'checkbox', value: !!alerts.recovered }),
           field('alerts.disabled', 'No alerts for this job', { type: 'checkbox', value: !!alerts.disabled }))),
       panel('Job data',
         field('data', 'Data (JSON object)', { type: 'textarea', rows: 4, value: job.data && Object.keys(job.data).length ? JSON.stringify(job.data, null, 2) : '',
@@ -279,7 +309,13 @@ export async function render(ctx) {
     const alerts = { ...(base.alerts || {}) };
     alerts.emails = list(val('alerts.emails'));
     alerts.webhooks = list(val('alerts.webhooks'));
+    alerts.slack = list(val('alerts.slack'));
+    alerts.teams = list(val('alerts.teams'));
+    alerts.pagerduty = pagerDutyTargets(f('alerts.pagerduty').value);
+    alerts.after_failures = Number(val('alerts.after_failures') || 0);
+    alerts.running_longer_than = val('alerts.running_longer_than');
     alerts.dead_man = val('alerts.dead_man');
+    alerts.recovered = f('alerts.recovered').checked;
     alerts.disabled = f('alerts.disabled').checked;
     for (const k of Object.keys(alerts)) { if (!alerts[k] || (Array.isArray(alerts[k]) && !alerts[k].length)) delete alerts[k]; }
     if (Object.keys(alerts).length) job.alerts = alerts; else delete job.alerts;
