@@ -83,6 +83,10 @@ func Example() {
 	exCtx, stopExecutor := context.WithCancel(ctx)
 	exDone := make(chan error, 1)
 	go func() { exDone <- ex.Run(exCtx) }()
+	// Runs are handed only to registered executors.
+	for ex.ID() == "" {
+		time.Sleep(10 * time.Millisecond) // Run registers in its own goroutine
+	}
 
 	acc, err := admin.RunJob(ctx, "billing", "close-month", api.RunRequest{Params: map[string]any{"month": "2030-01"}})
 	if err != nil {
