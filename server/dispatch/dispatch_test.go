@@ -371,6 +371,16 @@ func TestCancel(t *testing.T) {
 		if len(cancels) != 2 || cancels[0] != want || cancels[1] != stale {
 			t.Errorf("heartbeat's cancels %+v, want %+v and %+v", cancels, want, stale)
 		}
+		// A busy executor (max 0) takes cancel requests only.
+		if _, err := handover(t, s, api.ExecutorTarget{Group: "cancel", Handler: "h"}, nil); err != nil {
+			t.Fatalf("Handover: %v", err)
+		}
+		if w, err := s.Take(ctx, e.ID, 0, 100*time.Millisecond); err != nil || len(w.Runs) != 0 || len(w.Cancel) != 0 {
+			t.Errorf("Take with max 0: %+v, %v; want nothing", w, err)
+		}
+		if w, err := s.Take(ctx, e.ID, 10, 0); err != nil || len(w.Runs) != 1 {
+			t.Errorf("Take: %+v, %v; want the run a busy Take left", w, err)
+		}
 	})
 }
 

@@ -20,7 +20,7 @@ type queries struct {
 	runInsert, runRehandover, runToken            string
 	runTake, runStart, cancelsUntold, cancelTold  string
 	runReport, runCancel, runLose, runDelete      string
-	runsForgetNode, watch                         string
+	runsForgetNode, watch, pending                string
 }
 
 func renderQueries(render func(string) string) queries {
@@ -72,7 +72,11 @@ func renderQueries(render func(string) string) queries {
 			WHERE sched_name = ? AND id = ? AND token = ? AND state IN ('assigned', 'running')`),
 		runLose: render(`UPDATE {p}dispatch_runs SET state = 'lost', finished = ?
 			WHERE sched_name = ? AND id = ? AND token = ? AND state IN ` + active),
-		runDelete:      render(`DELETE FROM {p}dispatch_runs WHERE sched_name = ? AND id = ?`),
+		runDelete: render(`DELETE FROM {p}dispatch_runs WHERE sched_name = ? AND id = ?`),
+		// pending tells a waiting Take whether a transaction would find
+		// anything: most reads find nothing, and take no lock.
+		pending: render(`SELECT COUNT(*) FROM {p}dispatch_runs WHERE sched_name = ? AND executor_id = ?
+			AND ((? > 0 AND state = 'assigned') OR (state = 'cancel_requested' AND cancel_told = ?))`),
 		runsForgetNode: render(`DELETE FROM {p}dispatch_runs WHERE sched_name = ? AND node_id = ? AND assigned < ?`),
 		// Every run of this node, with its executor's lease: the results
 		// and the lapsed leases in one read.

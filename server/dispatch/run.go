@@ -204,21 +204,46 @@ func (s *Service) Take(ctx context.Context, executor string, max int, wait time.
 	defer deadline.Stop()
 	tick := time.NewTicker(s.opts.PollInterval)
 	defer tick.Stop()
+	check := false
 	for {
 		woken := s.pollChan(executor)
-		work, err := s.takeOnce(ctx, executor, max)
-		if err != nil || len(work.Runs) > 0 || len(work.Cancel) > 0 {
-			return work, err
+		if check && !s.pending(ctx, executor, max) {
+			// Nothing to take: wait again without a transaction.
+		} else {
+			work, err := s.takeOnce(ctx, executor, max)
+			if err != nil || len(work.Runs) > 0 || len(work.Cancel) > 0 {
+				return work, err
+			}
+			check = true
 		}
 		select {
 		case <-ctx.Done():
-			return work, nil
+			return emptyWork(), nil
 		case <-deadline.C:
-			return work, nil
+			// The lease is checked once more, so that a lapsed one is
+			// told rather than an empty answer.
+			return s.takeOnce(ctx, executor, max)
 		case <-woken:
+			check = false
 		case <-tick.C:
 		}
 	}
+}
+
+// emptyWork is an answer with no run and no cancel request.
+func emptyWork() *api.ExecutorWork {
+	return &api.ExecutorWork{Runs: []api.ExecutorRun{}, Cancel: []api.ExecutorRunRef{}}
+}
+
+// pending reports whether an executor has runs to take (when limit > 0)
+// or cancel requests not told, with a read that locks nothing. An error
+// reports true, so that the transaction tells it.
+func (s *Service) pending(ctx context.Context, executor string, limit int) bool {
+	var n int
+	if err := s.db.QueryRowContext(ctx, s.q.pending, s.sched, executor, limit, false).Scan(&n); err != nil {
+		return true
+	}
+	return n > 0
 }
 
 func max0(d time.Duration) time.Duration { return max(d, 0) }
@@ -243,7 +268,7 @@ func (s *Service) takeOnce(ctx context.Context, executor string, limit int) (*ap
 	case !e.LeaseUntil.After(now):
 		return nil, ErrLeaseLost
 	}
-	work := &api.ExecutorWork{Runs: []api.ExecutorRun{}, Cancel: []api.ExecutorRunRef{}}
+	work := emptyWork()
 	if err := s.takeRuns(ctx, tx, now, executor, limit, work); err != nil {
 		return nil, err
 	}
