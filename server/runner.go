@@ -73,6 +73,9 @@ type attempt struct {
 	// and lost that try as the history recorded it.
 	lostNode string
 	lost     *history.Execution
+	// released is true for a re-run of a try this node cancelled itself
+	// when its lease lapsed (chime.ErrLeaseLost) and handed to recovery.
+	released bool
 	// started is when the run started; recorded, whether the history
 	// holds its start.
 	started  time.Time
@@ -256,6 +259,8 @@ func (s *Server) newAttempt(ctx context.Context, jc *chime.JobContext) (*attempt
 		case err == nil:
 			if first.NodeID != s.NodeID() {
 				a.lostNode, a.lost = first.NodeID, first
+			} else {
+				a.released = true
 			}
 		case errors.Is(err, history.ErrNotFound):
 			// Its node died between firing it and recording it: the
@@ -322,8 +327,11 @@ func (s *Server) recordLost(ctx context.Context, a *attempt) {
 		s.markLost(rec, a.lost, "node "+a.lostNode+" lost")
 	}
 	reason := "re-run on node " + s.NodeID() + " because the node running it was lost"
-	if a.lostNode != "" {
+	switch {
+	case a.lostNode != "":
 		reason = fmt.Sprintf("re-run on node %s because node %s, which was running it, was lost", s.NodeID(), a.lostNode)
+	case a.released:
+		reason = "re-run on node " + s.NodeID() + ", which cancelled its earlier try when its lease lapsed (the database was out of reach for longer than DeadAfter)"
 	}
 	s.decide(rec, a, history.DecisionRecovered, reason, a.id)
 }
