@@ -61,9 +61,7 @@ func permanent(err error) error {
 // lasted. It returns write's last error when it gave up: the error was
 // permanent, or the server stopped waiting.
 func (q *writeQueue) persist(ctx context.Context, log *slog.Logger, what string, write func(context.Context) error) error {
-	q.mu.Lock()
-	q.pending++
-	q.mu.Unlock()
+	q.hold()
 	defer q.done()
 	var (
 		tries   int
@@ -105,6 +103,13 @@ func (q *writeQueue) persist(ctx context.Context, log *slog.Logger, what string,
 		}
 		wait = min(2*wait, persistRetryMax)
 	}
+}
+
+// hold counts one pending write, which done ends.
+func (q *writeQueue) hold() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pending++
 }
 
 // done ends one pending write.

@@ -72,10 +72,8 @@ type attempt struct {
 	// and lost that try as the history recorded it.
 	lostNode string
 	lost     *history.Execution
-	// started is when the run started; recorded, whether the history
-	// holds its start.
-	started  time.Time
-	recorded bool
+	// started is when the run started.
+	started time.Time
 	// log is the server's logger with the attempt's keys, its execution_id
 	// the ID the API shows.
 	log *slog.Logger
@@ -122,7 +120,7 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 		defer release()
 	}
 
-	s.recordStart(ctx, a)
+	s.recordStart(a)
 	s.metrics.running.Inc()
 	out := jobs.NewCapture(s.cfg.MaxOutputBytes)
 	logs := newLogRecorder(a.log.Handler(), maxLogLines)
@@ -139,19 +137,12 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 	return runErr
 }
 
-// recordStart records a's execution as running. It tries once: the
-// database fired the job a moment ago, and a run is not held back for its
-// history. When it fails, recordEnd records the start with the end.
-func (s *Server) recordStart(ctx context.Context, a *attempt) {
-	rec, done := recordCtx(ctx)
-	defer done()
+// recordStart records a's execution as running. It queues the record and
+// returns: a run is not held back for its history (see historyWriter).
+// Its end, when it comes before the start was written, is written with it.
+func (s *Server) recordStart(a *attempt) {
 	a.started = s.now()
-	err := s.history.Start(rec, a.execution(s.NodeID()))
-	if err == nil || errors.Is(err, history.ErrExists) {
-		a.recorded = true
-		return
-	}
-	a.log.Warn("cannot record the start of the execution; it is recorded when it ends", "error", err)
+	s.recorder.start(a, a.execution(s.NodeID()))
 }
 
 // execution is a's execution as the history records its start.
@@ -164,45 +155,19 @@ func (a *attempt) execution(node string) *history.Execution {
 	}
 }
 
-// recordEnd records how a's execution ended, then schedules its retry or
-// raises its alert. Each write is retried until the database takes it
-// (see writeQueue), so that an outage neither loses a retry nor leaves
-// the execution running.
+// recordEnd records how a's execution ended, waiting until the database
+// took it, then schedules its retry or raises its alert. Each write is
+// retried until the database takes it (see historyWriter and writeQueue),
+// so that an outage neither loses a retry nor leaves the execution
+// running. An execution another node recorded as node_lost meanwhile
+// (this node's lease lapsed during an outage) takes the outcome it really
+// had.
 func (s *Server) recordEnd(ctx context.Context, a *attempt, p *plan, f history.Finish) {
 	s.metrics.executed(a.job, f.Outcome, f.FinishedTime)
-	err := s.writes.persist(ctx, a.log, "the end of the execution", func(ctx context.Context) error {
-		return s.finish(ctx, a, f)
-	})
-	if err != nil {
+	if err := s.recorder.record(a, history.Record{ID: a.id, End: &f}); err != nil {
 		return
 	}
 	s.afterAttempt(ctx, a, p, f.Outcome, f.Error)
-}
-
-// finish records the end of a's execution, and its start first when
-// recordStart could not. An execution another node recorded as node_lost
-// meanwhile (this node's lease lapsed during an outage) takes the outcome
-// it really had.
-func (s *Server) finish(ctx context.Context, a *attempt, f history.Finish) error {
-	if !a.recorded {
-		err := s.history.Start(ctx, a.execution(s.NodeID()))
-		switch {
-		case err == nil, errors.Is(err, history.ErrExists):
-			a.recorded = true
-		case errors.Is(err, history.ErrInvalid):
-			return permanent(err)
-		default:
-			return err
-		}
-	}
-	err := s.history.Finish(ctx, a.id, f)
-	switch {
-	case errors.Is(err, history.ErrNotRunning):
-		return nil // an earlier try committed, and its answer was lost
-	case errors.Is(err, history.ErrInvalid), errors.Is(err, history.ErrNotFound):
-		return permanent(err)
-	}
-	return err
 }
 
 // recordCtx returns a context for recording an execution: it keeps ctx's
@@ -504,8 +469,9 @@ func (s *Server) decide(ctx context.Context, a *attempt, kind history.DecisionKi
 func (s *Server) recordSkipped(ctx context.Context, a *attempt, reason string) {
 	a.started = s.now()
 	s.metrics.executed(a.job, history.OutcomeSkipped, a.started)
-	err := s.writes.persist(ctx, a.log, "a skipped execution", func(ctx context.Context) error {
-		return s.finish(ctx, a, history.Finish{Outcome: history.OutcomeSkipped, FinishedTime: a.started, Error: reason})
+	err := s.recorder.record(a, history.Record{
+		Start: a.execution(s.NodeID()),
+		End:   &history.Finish{Outcome: history.OutcomeSkipped, FinishedTime: a.started, Error: reason},
 	})
 	if err == nil {
 		s.decide(ctx, a, history.DecisionSkipped, reason, a.id)

@@ -60,8 +60,10 @@ type Server struct {
 	shell   *shelljob.Runner
 	local   *localRuns
 	writes  *writeQueue
-	deadMan *alert.DeadManChecker
-	version string // of chime, as buildVersion reads it
+	// recorder writes the starts and ends of executions in batches.
+	recorder *historyWriter
+	deadMan  *alert.DeadManChecker
+	version  string // of chime, as buildVersion reads it
 
 	mu        sync.Mutex
 	goTypes   map[string]chime.Job
@@ -177,6 +179,7 @@ func (s *Server) init(ctx context.Context) error {
 	}
 	s.sched = sched
 	s.log = cfg.Logger.With("node_id", sched.NodeID())
+	s.recorder = newHistoryWriter(h, s.log, s.writes)
 	s.metrics.watchScheduler(sched)
 	if err := s.migrateLegacyForms(ctx); err != nil {
 		return err
@@ -398,8 +401,10 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 		_ = ln.Close()
 		return err
 	}
+	s.recorder.run()
 	if err := s.sched.Start(ctx); err != nil {
 		_ = ln.Close()
+		s.recorder.stop()
 		_ = s.alerts.stop(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 		return fmt.Errorf("server: %w", err)
 	}
@@ -443,6 +448,7 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	if !s.writes.drain(s.cfg.ShutdownTimeout) {
 		errs = append(errs, errors.New("server: stopped before the database took every record of the executions that ran; see the log"))
 	}
+	s.recorder.stop()
 	stopLoops()
 	loops.Wait()
 	if err := s.pruner.Stop(context.WithoutCancel(ctx)); err != nil {
@@ -461,6 +467,7 @@ func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.writes.abandon()
+		s.recorder.stop()
 		err = s.store.Close()
 	})
 	return err
