@@ -49,6 +49,9 @@ type historyWriter struct {
 	writes *writeQueue
 	// maxBatch is maxHistoryBatch, which tests lower.
 	maxBatch int
+	// written hears of each transaction that committed, with its
+	// records; nil for none.
+	written func(records int)
 
 	mu sync.Mutex
 	// queue holds the records not yet written, oldest first.
@@ -78,9 +81,12 @@ type histEntry struct {
 	alone bool
 }
 
-func newHistoryWriter(h batchRecorder, log *slog.Logger, writes *writeQueue) *historyWriter {
+// newHistoryWriter returns a writer to h, whose records count among the
+// pending writes of writes, and which tells written of each transaction
+// that committed (nil for none).
+func newHistoryWriter(h batchRecorder, log *slog.Logger, writes *writeQueue, written func(records int)) *historyWriter {
 	return &historyWriter{
-		h: h, log: log, writes: writes, maxBatch: maxHistoryBatch,
+		h: h, log: log, writes: writes, maxBatch: maxHistoryBatch, written: written,
 		starts: make(map[string]*histEntry),
 		wake:   make(chan struct{}, 1),
 	}
@@ -294,6 +300,9 @@ func (w *historyWriter) write(ctx context.Context, batch []*histEntry) error {
 	if err != nil {
 		w.requeue(batch)
 		return err
+	}
+	if w.written != nil {
+		w.written(len(batch))
 	}
 	for i, e := range batch {
 		switch err := errs[i]; {

@@ -179,7 +179,7 @@ func (s *Server) init(ctx context.Context) error {
 	}
 	s.sched = sched
 	s.log = cfg.Logger.With("node_id", sched.NodeID())
-	s.recorder = newHistoryWriter(h, s.log, s.writes)
+	s.recorder = newHistoryWriter(h, s.log, s.writes, s.metrics.historyWritten)
 	s.metrics.watchScheduler(sched)
 	if err := s.migrateLegacyForms(ctx); err != nil {
 		return err
