@@ -135,9 +135,15 @@ func (w *historyWriter) start(a *attempt, e *history.Execution) {
 // An end whose execution has already finished (an earlier try committed,
 // its answer lost) counts as taken.
 func (w *historyWriter) record(a *attempt, rec history.Record) error {
+	return <-w.submit(a, rec)
+}
+
+// submit queues rec and returns the channel that gets what record
+// returns.
+func (w *historyWriter) submit(a *attempt, rec history.Record) <-chan error {
 	ch := make(chan error, 1)
 	w.enqueue(&histEntry{rec: rec, log: a.log, waiters: []chan error{ch}, holds: 1})
-	return <-ch
+	return ch
 }
 
 // enqueue adds e to the queue and wakes the loop.
