@@ -14,6 +14,10 @@ import (
 // maxHistoryBatch bounds the records of one history transaction.
 const maxHistoryBatch = 256
 
+// maxHistoryBacklog is the queued records beyond which the writer is
+// backlogged: attempts wait for their end to be recorded.
+const maxHistoryBacklog = 4 * maxHistoryBatch
+
 // errWriterStopped is the error of a record given to a history writer
 // that no longer runs.
 var errWriterStopped = errors.New("server: the history writer is stopped")
@@ -30,17 +34,18 @@ type batchRecorder interface {
 // busy node pays one commit for many executions and an idle one waits for
 // no timer.
 //
-// A start is queued and the run goes on without waiting for it. An end is
-// waited for (see record), because what follows a run, its retry or its
-// alert, must not be decided on an end the database might not have. An
-// end that arrives while its execution's start is still queued joins it,
-// and the execution is written once, in its final state. A record is
-// tried until the database takes it or refuses it for good, however long
-// the database is down, as writeQueue.persist does for a lone write, and
-// counts as one of the write queue's pending writes meanwhile, so that
-// the server's stop drains it and abandons it only after
-// Config.ShutdownTimeout. A batch that fails is written again one record
-// per transaction, so that a record the database refuses fails alone.
+// A start is queued and the run goes on without waiting for it. An end
+// that arrives while its execution's start is still queued joins it, and
+// the execution is written once, in its final state. Who records an end
+// gets a channel that tells when the database took it (see submit):
+// what follows a failed run, its retry or its alert, waits for it (see
+// Server.recordEnd). A record is tried until the database takes it or
+// refuses it for good, however long the database is down, as
+// writeQueue.persist does for a lone write, and counts as one of the
+// write queue's pending writes meanwhile, so that the server's stop
+// drains it and abandons it only after Config.ShutdownTimeout. A batch
+// that fails is written again one record per transaction, so that a
+// record the database refuses fails alone.
 //
 // The server owns it: run starts its loop, stop ends it.
 type historyWriter struct {
@@ -144,6 +149,15 @@ func (w *historyWriter) submit(a *attempt, rec history.Record) <-chan error {
 	ch := make(chan error, 1)
 	w.enqueue(&histEntry{rec: rec, log: a.log, waiters: []chan error{ch}, holds: 1})
 	return ch
+}
+
+// backlogged reports whether more than maxHistoryBacklog records wait to
+// be written: the database does not keep up, and who records an end
+// should wait for it, so that the queue stays bounded.
+func (w *historyWriter) backlogged() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queue) > maxHistoryBacklog
 }
 
 // enqueue adds e to the queue and wakes the loop.

@@ -208,3 +208,36 @@ func TestServerRecordsExecutionsInBatches(t *testing.T) {
 		t.Logf("%d executions recorded in %v records by %v transactions", triggers, records, calls)
 	})
 }
+
+// TestHistoryWriterBacklog checks that a writer holding more than
+// maxHistoryBacklog records says so, so that who records an end waits,
+// and that stopping it answers every record.
+func TestHistoryWriterBacklog(t *testing.T) {
+	t.Parallel()
+	q := newWriteQueue()
+	w := newHistoryWriter(nil, quietLogger, q, nil) // never run: nothing is written
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	var waits []<-chan error
+	for i := range maxHistoryBacklog + 1 {
+		if w.backlogged() {
+			t.Fatalf("backlogged with %d records queued, want only beyond %d", i, maxHistoryBacklog)
+		}
+		a := testAttempt(fmt.Sprintf("e%04d", i), t0)
+		waits = append(waits, w.submit(a, history.Record{Start: a.execution("n1"),
+			End: &history.Finish{Outcome: history.OutcomeSucceeded, FinishedTime: t0}}))
+	}
+	if !w.backlogged() {
+		t.Errorf("not backlogged with %d records queued", maxHistoryBacklog+1)
+	}
+	w.stop()
+	for _, ch := range waits {
+		if err := <-ch; !errors.Is(err, errWriterStopped) {
+			t.Fatalf("a record of a stopped writer: %v, want errWriterStopped", err)
+		}
+	}
+	select {
+	case <-q.whenIdle():
+	default:
+		t.Error("the write queue still counts records of the stopped writer")
+	}
+}

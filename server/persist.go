@@ -17,8 +17,9 @@ const (
 	persistLogEvery = 30 * time.Second
 )
 
-// writeQueue runs the writes that follow a job's run (its end in the
-// history, its retry, the decisions about it): each is tried until the
+// writeQueue runs the writes that follow a job's run (its retry, the
+// decisions about it) and counts those the history writer holds (its
+// start and end; see historyWriter): each is tried until the
 // database takes it, however long it is down, so that an outage loses
 // nothing and leaves nothing "running". The server abandons the writes
 // still failing only when it stops, after Config.ShutdownTimeout.

@@ -155,19 +155,35 @@ func (a *attempt) execution(node string) *history.Execution {
 	}
 }
 
-// recordEnd records how a's execution ended, waiting until the database
-// took it, then schedules its retry or raises its alert. Each write is
-// retried until the database takes it (see historyWriter and writeQueue),
-// so that an outage neither loses a retry nor leaves the execution
-// running. An execution another node recorded as node_lost meanwhile
-// (this node's lease lapsed during an outage) takes the outcome it really
-// had.
+// recordEnd records how a's execution ended, then schedules its retry or
+// raises its alert. The end is retried until the database takes it (see
+// historyWriter and writeQueue), so that an outage neither loses a retry
+// nor leaves the execution running, and an execution another node
+// recorded as node_lost meanwhile (this node's lease lapsed during an
+// outage) takes the outcome it really had.
+//
+// A failed or timed-out attempt waits until the database took its end,
+// so that its retry or alert follows a recorded end. Any other attempt
+// has nothing left to decide: the worker goes back to work while the
+// writer records the end with others, and the server's stop waits for
+// it. Only while the writer lags behind (historyWriter.backlogged) does
+// every attempt wait, which bounds what it holds.
 func (s *Server) recordEnd(ctx context.Context, a *attempt, p *plan, f history.Finish) {
 	s.metrics.executed(a.job, f.Outcome, f.FinishedTime)
-	if err := s.recorder.record(a, history.Record{ID: a.id, End: &f}); err != nil {
+	done := s.recorder.submit(a, history.Record{ID: a.id, End: &f})
+	if !decides(f.Outcome) && !s.recorder.backlogged() {
+		return
+	}
+	if err := <-done; err != nil {
 		return
 	}
 	s.afterAttempt(ctx, a, p, f.Outcome, f.Error)
+}
+
+// decides reports whether an attempt that ended with outcome leads to a
+// decision: a retry, or an alert when none is left (see afterAttempt).
+func decides(outcome history.Outcome) bool {
+	return outcome == history.OutcomeFailed || outcome == history.OutcomeTimedOut
 }
 
 // recordCtx returns a context for recording an execution: it keeps ctx's
@@ -360,7 +376,7 @@ func outcomeOf(ctx context.Context, err error, timeout time.Duration) (history.O
 // afterAttempt schedules a retry of a failed attempt, or, when none is
 // left, records that and raises the alert.
 func (s *Server) afterAttempt(ctx context.Context, a *attempt, p *plan, outcome history.Outcome, msg string) {
-	if outcome != history.OutcomeFailed && outcome != history.OutcomeTimedOut {
+	if !decides(outcome) {
 		return
 	}
 	if p != nil && a.number < p.retry.maxAttempts {

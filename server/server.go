@@ -359,6 +359,7 @@ func Listen(addr string) (net.Listener, error) {
 //     cancelled, and the node leaves the cluster; the records of the runs
 //     that the database has not taken yet (it is down) get another
 //     Config.ShutdownTimeout, after which they are logged and abandoned;
+//     then the history writer stops;
 //  3. the background loops (pruner, node watch, canceller, dead-man);
 //  4. the notifier, which delivers the alerts still queued;
 //  5. the database.
