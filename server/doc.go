@@ -70,8 +70,9 @@
 // writer, which records those of every worker together, many per
 // transaction (see historyWriter): the run does not wait for its start,
 // an end that comes before its start was written is written with it, in
-// its final state, and only a failed or timed-out run waits for its end
-// to be recorded before step 4. The writes that follow the run (its end,
+// its final state, and a run that did not succeed waits for its end to
+// be recorded before step 4 (one that succeeded frees its worker at
+// once). The writes that follow the run (its end,
 // its retry, the decisions) are retried until the database takes them,
 // however long it is down (see writeQueue): an outage delays them and
 // loses none. The

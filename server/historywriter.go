@@ -121,13 +121,7 @@ func (w *historyWriter) stop() {
 		cancel()
 		<-done
 	}
-	w.mu.Lock()
-	queue := w.queue
-	w.queue, w.starts = nil, make(map[string]*histEntry)
-	w.mu.Unlock()
-	for _, e := range queue {
-		w.resolve(e, errWriterStopped)
-	}
+	w.abandonQueued()
 }
 
 // start queues the record of a's execution as running, and returns.

@@ -162,16 +162,19 @@ func (a *attempt) execution(node string) *history.Execution {
 // recorded as node_lost meanwhile (this node's lease lapsed during an
 // outage) takes the outcome it really had.
 //
-// A failed or timed-out attempt waits until the database took its end,
-// so that its retry or alert follows a recorded end. Any other attempt
-// has nothing left to decide: the worker goes back to work while the
-// writer records the end with others, and the server's stop waits for
-// it. Only while the writer lags behind (historyWriter.backlogged) does
-// every attempt wait, which bounds what it holds.
+// An attempt that did not succeed waits until the database took its end:
+// its retry or alert follows a recorded end, and so does the recovery of
+// a run cancelled for a lapsed lease, which reads the history. An attempt
+// that succeeded has nothing left to decide: the worker goes back to work
+// while the writer records the end with others, and the server's stop
+// waits for it (a node that dies before then has the run recorded as
+// node_lost, as one that dies while it runs). Only while the writer lags
+// behind (historyWriter.backlogged) does it wait too, which bounds what
+// the writer holds.
 func (s *Server) recordEnd(ctx context.Context, a *attempt, p *plan, f history.Finish) {
 	s.metrics.executed(a.job, f.Outcome, f.FinishedTime)
 	done := s.recorder.submit(a, history.Record{ID: a.id, End: &f})
-	if !decides(f.Outcome) && !s.recorder.backlogged() {
+	if f.Outcome == history.OutcomeSucceeded && !s.recorder.backlogged() {
 		return
 	}
 	if err := <-done; err != nil {
