@@ -117,6 +117,61 @@ func TestHistoryWriterBatches(t *testing.T) {
 	})
 }
 
+// failingFirst is the server's history whose first transaction waits
+// for release and then fails, as a database that went away while the
+// batch committed; the others are written. It counts transactions.
+type failingFirst struct {
+	countingRecorder
+	entered, release chan struct{}
+	once             sync.Once
+}
+
+func (f *failingFirst) RecordBatch(ctx context.Context, recs []history.Record) ([]error, error) {
+	first := false
+	f.once.Do(func() { first = true })
+	if first {
+		f.mu.Lock()
+		f.calls = append(f.calls, len(recs))
+		f.mu.Unlock()
+		close(f.entered)
+		<-f.release
+		return make([]error, len(recs)), errors.New("connection reset by peer")
+	}
+	return f.countingRecorder.RecordBatch(ctx, recs)
+}
+
+// TestHistoryWriterWritesAStartBeforeItsEnd gives the writer an
+// execution's end while the transaction that writes its start is under
+// way, and fails that transaction: the start goes back to the queue, the
+// end joins it, and the execution is written once, finished, on the
+// retry. An end is never written before its start.
+func TestHistoryWriterWritesAStartBeforeItsEnd(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, url string) {
+		s := newServer(t, url)
+		t0 := time.Now().UTC().Truncate(time.Millisecond)
+		rec := &failingFirst{countingRecorder: countingRecorder{h: s.history}, entered: make(chan struct{}), release: make(chan struct{})}
+		w := newHistoryWriter(rec, quietLogger, newWriteQueue(), nil)
+		t.Cleanup(w.stop)
+		w.run()
+		a := testAttempt("e1", t0)
+		w.start(a, a.execution("n1"))
+		<-rec.entered
+		done := w.submit(a, history.Record{ID: a.id, End: &history.Finish{Outcome: history.OutcomeSucceeded, FinishedTime: t0.Add(time.Second)}})
+		close(rec.release)
+		if err := <-done; err != nil {
+			t.Fatalf("the end: %v", err)
+		}
+		if got, want := rec.transactions(), []int{1, 1}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("transactions of %v records, want %v: the failed start, then the start and end together", got, want)
+		}
+		e, err := s.history.Get(t.Context(), "e1")
+		if err != nil || e.Outcome != history.OutcomeSucceeded || !e.StartedTime.Equal(t0) {
+			t.Errorf("e1: %+v, %v; want it started at %v and succeeded", e, err, t0)
+		}
+	})
+}
+
 // TestHistoryWriterIsolatesARefusedRecord gives the writer a record the
 // database refuses (an attempt number beyond its INTEGER column) among
 // good ones: the good ones are recorded, and the refused one is retried
