@@ -135,14 +135,10 @@ func (h *History) RecordBatch(ctx context.Context, recs []Record) ([]error, erro
 	// Finished executions whose INSERT met a row already there: their end
 	// applies to that row.
 	var conflicted []*batchRow
-	full := ""
 	for chunk := range slices.Chunk(inserts, batchChunk) {
-		stmt := full
-		if len(chunk) < batchChunk || full == "" {
+		stmt := h.q.executionsInsert
+		if len(chunk) < batchChunk {
 			stmt = executionsInsert(h.st, len(chunk))
-			if len(chunk) == batchChunk {
-				full = stmt
-			}
 		}
 		args := make([]any, 0, 20*len(chunk))
 		for _, r := range chunk {
