@@ -69,9 +69,16 @@
 //     trigger after the policy's backoff (a "retry_scheduled" decision), or
 //     when none is left sends the failure or timeout alert.
 //
-// The writes of steps 3 and 4 that follow the run (its end, its retry,
-// the decisions) are retried until the database takes them, however long
-// it is down (see writeQueue): an outage delays them and loses none. The
+// The execution's start and end (step 3) go through the node's history
+// writer, which records those of every worker together, many per
+// transaction (see historyWriter): the run does not wait for its start,
+// an end that comes before its start was written is written with it, in
+// its final state, and a run that did not succeed waits for its end to
+// be recorded before step 4 (one that succeeded frees its worker at
+// once). The writes that follow the run (its end,
+// its retry, the decisions) are retried until the database takes them,
+// however long it is down (see writeQueue): an outage delays them and
+// loses none. The
 // retry trigger and each decision are named before the first try, so
 // that a try whose answer was lost finds its write there. A node presumed
 // dead meanwhile, whose execution another node recorded as node_lost,

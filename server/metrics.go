@@ -30,8 +30,11 @@ type metrics struct {
 	// how many firings each carried, and how long it took.
 	fireBatch prometheus.Histogram
 	fireTime  prometheus.Histogram
-	liveNodes prometheus.Gauge
-	running   prometheus.Gauge
+	// historyBatch counts the records of each history transaction of
+	// the executions' starts and ends (see historyWriter).
+	historyBatch prometheus.Histogram
+	liveNodes    prometheus.Gauge
+	running      prometheus.Gauge
 	// jobs are the per-job series; nil when Config.DisableJobMetrics
 	// turns them off.
 	jobs *jobMetrics
@@ -88,6 +91,12 @@ func newMetrics(perJob bool) *metrics {
 			Help:    "How long each store call that fired a batch of triggers took.",
 			Buckets: prometheus.ExponentialBuckets(.0005, 2, 14),
 		}),
+		historyBatch: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "chime_history_batch_size",
+			Help: "Records (an execution's start, end, or both) per history transaction: what runs together is recorded in one commit.",
+			// 1 to 256, the history writer's largest batch.
+			Buckets: prometheus.ExponentialBuckets(1, 2, 9),
+		}),
 		liveNodes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "chime_live_nodes",
 			Help: "Nodes of the cluster holding a live lease, as this node last saw them.",
@@ -97,7 +106,7 @@ func newMetrics(perJob bool) *metrics {
 			Help: "Executions running on this node.",
 		}),
 	}
-	m.reg.MustRegister(m.fires, m.fireLag, m.executions, m.retries, m.misfires, m.claim, m.fireBatch, m.fireTime, m.liveNodes, m.running, buildInfo,
+	m.reg.MustRegister(m.fires, m.fireLag, m.executions, m.retries, m.misfires, m.claim, m.fireBatch, m.fireTime, m.historyBatch, m.liveNodes, m.running, buildInfo,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if perJob {
 		m.jobs = newJobMetrics()
@@ -272,4 +281,10 @@ func (m *metrics) TriggersAcquired(_ int, took time.Duration) {
 func (m *metrics) TriggersFired(firings int, took time.Duration) {
 	m.fireTime.Observe(took.Seconds())
 	m.fireBatch.Observe(float64(firings))
+}
+
+// historyWritten counts the records of a history transaction that
+// committed.
+func (m *metrics) historyWritten(records int) {
+	m.historyBatch.Observe(float64(records))
 }

@@ -17,8 +17,9 @@ const (
 	persistLogEvery = 30 * time.Second
 )
 
-// writeQueue runs the writes that follow a job's run (its end in the
-// history, its retry, the decisions about it): each is tried until the
+// writeQueue runs the writes that follow a job's run (its retry, the
+// decisions about it) and counts those the history writer holds (its
+// start and end; see historyWriter): each is tried until the
 // database takes it, however long it is down, so that an outage loses
 // nothing and leaves nothing "running". The server abandons the writes
 // still failing only when it stops, after Config.ShutdownTimeout.
@@ -61,9 +62,7 @@ func permanent(err error) error {
 // lasted. It returns write's last error when it gave up: the error was
 // permanent, or the server stopped waiting.
 func (q *writeQueue) persist(ctx context.Context, log *slog.Logger, what string, write func(context.Context) error) error {
-	q.mu.Lock()
-	q.pending++
-	q.mu.Unlock()
+	q.hold()
 	defer q.done()
 	var (
 		tries   int
@@ -105,6 +104,13 @@ func (q *writeQueue) persist(ctx context.Context, log *slog.Logger, what string,
 		}
 		wait = min(2*wait, persistRetryMax)
 	}
+}
+
+// hold counts one pending write, which done ends.
+func (q *writeQueue) hold() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pending++
 }
 
 // done ends one pending write.

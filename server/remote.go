@@ -72,7 +72,7 @@ func (s *Server) executeRemote(ctx, runCtx context.Context, cancel context.Cance
 			handedOver = true
 			a.executorID, a.executorInstance = asg.ExecutorID, asg.Instance
 		}
-		s.recordStart(ctx, a)
+		s.recordStart(a)
 		var res *dispatch.Result
 		runErr := err
 		if err == nil {
@@ -106,11 +106,10 @@ func (s *Server) executeRemote(ctx, runCtx context.Context, cancel context.Cance
 func (s *Server) recoverRemote(ctx, runCtx context.Context, cancel context.CancelCauseFunc, a *attempt, lost error) *attempt {
 	f := history.Finish{Outcome: history.OutcomeExecutorLost, FinishedTime: s.now(), Error: lost.Error()}
 	s.metrics.executed(a.job, f.Outcome, f.FinishedTime)
-	_ = s.writes.persist(ctx, a.log, "the end of the execution", func(ctx context.Context) error {
-		return s.finish(ctx, a, f)
-	})
+	// Recorded before the re-run starts, as recordEnd records a failure.
+	_ = s.recorder.record(a, history.Record{ID: a.id, End: &f})
 	next := *a
-	next.id, next.number, next.recovering, next.recorded = newID(), a.number+1, true, false
+	next.id, next.number, next.recovering = newID(), a.number+1, true
 	next.executorID, next.executorInstance = "", ""
 	next.log = s.attemptLogger(&next)
 	s.decide(ctx, &next, history.DecisionRecovered, fmt.Sprintf("attempt %d is re-run by another executor because %v", a.number, lost), next.id)

@@ -76,10 +76,8 @@ type attempt struct {
 	// released is true for a re-run of a try this node cancelled itself
 	// when its lease lapsed (chime.ErrLeaseLost) and handed to recovery.
 	released bool
-	// started is when the run started; recorded, whether the history
-	// holds its start.
-	started  time.Time
-	recorded bool
+	// started is when the run started.
+	started time.Time
 	// executorID and executorInstance name the executor an executor job's
 	// attempt was handed to.
 	executorID, executorInstance string
@@ -132,7 +130,7 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 	if err == nil && p.executor != nil {
 		return s.executeRemote(ctx, runCtx, cancel, p, jc, a)
 	}
-	s.recordStart(ctx, a)
+	s.recordStart(a)
 	s.metrics.running.Inc()
 	out := jobs.NewCapture(s.cfg.MaxOutputBytes)
 	logs := newLogRecorder(a.log.Handler(), maxLogLines)
@@ -151,19 +149,12 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 	return runErr
 }
 
-// recordStart records a's execution as running. It tries once: the
-// database fired the job a moment ago, and a run is not held back for its
-// history. When it fails, recordEnd records the start with the end.
-func (s *Server) recordStart(ctx context.Context, a *attempt) {
-	rec, done := recordCtx(ctx)
-	defer done()
+// recordStart records a's execution as running. It queues the record and
+// returns: a run is not held back for its history (see historyWriter).
+// Its end, when it comes before the start was written, is written with it.
+func (s *Server) recordStart(a *attempt) {
 	a.started = s.now()
-	err := s.history.Start(rec, a.execution(s.NodeID()))
-	if err == nil || errors.Is(err, history.ErrExists) {
-		a.recorded = true
-		return
-	}
-	a.log.Warn("cannot record the start of the execution; it is recorded when it ends", "error", err)
+	s.recorder.start(a, a.execution(s.NodeID()))
 }
 
 // execution is a's execution as the history records its start.
@@ -178,44 +169,42 @@ func (a *attempt) execution(node string) *history.Execution {
 }
 
 // recordEnd records how a's execution ended, then schedules its retry or
-// raises its alert. Each write is retried until the database takes it
-// (see writeQueue), so that an outage neither loses a retry nor leaves
-// the execution running.
+// raises its alert. The end is retried until the database takes it (see
+// historyWriter and writeQueue), so that an outage neither loses a retry
+// nor leaves the execution running, and an execution another node
+// recorded as node_lost meanwhile (this node's lease lapsed during an
+// outage) takes the outcome it really had.
+//
+// An attempt that did not succeed waits until the database took its end:
+// its retry or alert follows a recorded end, and so does the recovery of
+// a run cancelled for a lapsed lease, which reads the history. An attempt
+// that succeeded has nothing left to decide: the worker goes back to work
+// while the writer records the end with others, and the server's stop
+// waits for it (a node that dies before then has the run recorded as
+// node_lost, as one that dies while it runs). Only while the writer lags
+// behind (historyWriter.backlogged) does it wait too, which bounds what
+// the writer holds.
 func (s *Server) recordEnd(ctx context.Context, a *attempt, p *plan, f history.Finish) {
 	s.metrics.executed(a.job, f.Outcome, f.FinishedTime)
-	err := s.writes.persist(ctx, a.log, "the end of the execution", func(ctx context.Context) error {
-		return s.finish(ctx, a, f)
-	})
-	if err != nil {
+	done := s.recorder.submit(a, history.Record{ID: a.id, End: &f})
+	if f.Outcome == history.OutcomeSucceeded && !s.recorder.backlogged() {
+		s.afterSuccess(ctx, a, p)
+		return
+	}
+	if err := <-done; err != nil {
 		return
 	}
 	s.afterAttempt(ctx, a, p, f.Outcome, f.Error)
 }
 
-// finish records the end of a's execution, and its start first when
-// recordStart could not. An execution another node recorded as node_lost
-// meanwhile (this node's lease lapsed during an outage) takes the outcome
-// it really had.
-func (s *Server) finish(ctx context.Context, a *attempt, f history.Finish) error {
-	if !a.recorded {
-		err := s.history.Start(ctx, a.execution(s.NodeID()))
-		switch {
-		case err == nil, errors.Is(err, history.ErrExists):
-			a.recorded = true
-		case errors.Is(err, history.ErrInvalid):
-			return permanent(err)
-		default:
-			return err
-		}
+// decides reports whether an attempt that ended with outcome leads to a
+// decision: a retry, or an alert when none is left (see afterAttempt).
+func decides(outcome history.Outcome) bool {
+	switch outcome {
+	case history.OutcomeFailed, history.OutcomeTimedOut, history.OutcomeNoExecutor, history.OutcomeExecutorLost:
+		return true
 	}
-	err := s.history.Finish(ctx, a.id, f)
-	switch {
-	case errors.Is(err, history.ErrNotRunning):
-		return nil // an earlier try committed, and its answer was lost
-	case errors.Is(err, history.ErrInvalid), errors.Is(err, history.ErrNotFound):
-		return permanent(err)
-	}
-	return err
+	return false
 }
 
 // recordCtx returns a context for recording an execution: it keeps ctx's
@@ -426,9 +415,7 @@ func (s *Server) afterAttempt(ctx context.Context, a *attempt, p *plan, outcome 
 		s.afterSuccess(ctx, a, p)
 		return
 	}
-	switch outcome {
-	case history.OutcomeFailed, history.OutcomeTimedOut, history.OutcomeNoExecutor, history.OutcomeExecutorLost:
-	default:
+	if !decides(outcome) {
 		return
 	}
 	if p != nil && a.number < p.retry.maxAttempts {
@@ -627,8 +614,9 @@ func (s *Server) decide(ctx context.Context, a *attempt, kind history.DecisionKi
 func (s *Server) recordSkipped(ctx context.Context, a *attempt, reason string) {
 	a.started = s.now()
 	s.metrics.executed(a.job, history.OutcomeSkipped, a.started)
-	err := s.writes.persist(ctx, a.log, "a skipped execution", func(ctx context.Context) error {
-		return s.finish(ctx, a, history.Finish{Outcome: history.OutcomeSkipped, FinishedTime: a.started, Error: reason})
+	err := s.recorder.record(a, history.Record{
+		Start: a.execution(s.NodeID()),
+		End:   &history.Finish{Outcome: history.OutcomeSkipped, FinishedTime: a.started, Error: reason},
 	})
 	if err == nil {
 		s.decide(ctx, a, history.DecisionSkipped, reason, a.id)

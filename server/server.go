@@ -64,6 +64,8 @@ type Server struct {
 	shell    *shelljob.Runner
 	local    *localRuns
 	writes   *writeQueue
+	// recorder writes the starts and ends of executions in batches.
+	recorder *historyWriter
 	deadMan  *alert.DeadManChecker
 	// alertState is the alert state the nodes share: dead-man records,
 	// failing jobs and claimed alerts.
@@ -204,6 +206,7 @@ func (s *Server) init(ctx context.Context) error {
 	}
 	s.sched = sched
 	s.log = cfg.Logger.With("node_id", sched.NodeID())
+	s.recorder = newHistoryWriter(h, s.log, s.writes, s.metrics.historyWritten)
 	s.metrics.watchScheduler(sched)
 	if err := s.migrateLegacyForms(ctx); err != nil {
 		return err
@@ -386,6 +389,7 @@ func Listen(addr string) (net.Listener, error) {
 //     cancelled, and the node leaves the cluster; the records of the runs
 //     that the database has not taken yet (it is down) get another
 //     Config.ShutdownTimeout, after which they are logged and abandoned;
+//     then the history writer stops;
 //  3. the background loops (pruner, node watch, canceller, dead-man,
 //     live log pruner), then the live log buffer, which appends the lines
 //     still pending;
@@ -432,8 +436,10 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 		_ = ln.Close()
 		return err
 	}
+	s.recorder.run()
 	if err := s.sched.Start(ctx); err != nil {
 		_ = ln.Close()
+		s.recorder.stop()
 		_ = s.alerts.stop(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 		return fmt.Errorf("server: %w", err)
 	}
@@ -479,6 +485,7 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	if !s.writes.drain(s.cfg.ShutdownTimeout) {
 		errs = append(errs, errors.New("server: stopped before the database took every record of the executions that ran; see the log"))
 	}
+	s.recorder.stop()
 	stopLoops()
 	loops.Wait()
 	if err := s.liveBuf.Stop(context.WithoutCancel(ctx)); err != nil {
@@ -505,6 +512,7 @@ func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.writes.abandon()
+		s.recorder.stop()
 		err = s.store.Close()
 	})
 	return err

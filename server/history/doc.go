@@ -30,8 +30,13 @@
 //
 // # Executions
 //
-// The server calls [History.Start] when a job starts and [History.Finish]
-// when it ends; only a running execution can finish, once. Output beyond
+// [History.Start] records an execution when its job starts and
+// [History.Finish] when it ends; only a running execution can finish,
+// once. [History.RecordBatch] writes many starts and ends in one
+// transaction (one multi-row INSERT per 50 starts, an UPDATE per end; an
+// execution whose end comes with its start is inserted once, finished),
+// each record checked and answered on its own: the server records its
+// executions this way, a batch per commit. Output beyond
 // [Options.MaxOutputBytes] and log lines beyond [Options.MaxLogLines] are
 // cut in the middle, keeping the beginning and the end, and the cut is
 // marked. When a node dies, [History.MarkNodeLost] ends its running

@@ -79,3 +79,57 @@ func Example() {
 	// 02:00 fired exec-1
 	// last success 2030-03-01T02:00:03Z
 }
+
+// Starts and ends of several executions recorded in one transaction:
+// one still running, one started and finished at once, and the end of an
+// execution recorded earlier. A record the history refuses gets its own
+// error; the others are written.
+func ExampleHistory_RecordBatch() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "history-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	quiet := slog.New(slog.DiscardHandler)
+	st, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(dir, "chime.db"), &sqlstore.Options{Logger: quiet})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	h, err := history.New(ctx, st, &history.Options{Logger: quiet})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	at := time.Date(2030, 3, 1, 2, 0, 0, 0, time.UTC)
+	run := func(id string) *history.Execution {
+		return &history.Execution{ID: id, JobGroup: "reports", JobName: "nightly", NodeID: "node-a", StartedTime: at}
+	}
+	if err := h.Start(ctx, run("exec-0")); err != nil {
+		log.Fatal(err)
+	}
+	done := &history.Finish{Outcome: history.OutcomeSucceeded, FinishedTime: at.Add(time.Second)}
+	errs, err := h.RecordBatch(ctx, []history.Record{
+		{Start: run("exec-1")},
+		{Start: run("exec-2"), End: done},
+		{ID: "exec-0", End: done},
+		{ID: "exec-9", End: done},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("exec-9:", errs[3])
+	for _, id := range []string{"exec-0", "exec-1", "exec-2"} {
+		e, err := h.Get(ctx, id)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(e.ID, e.Outcome)
+	}
+	// Output:
+	// exec-9: history: not found: execution "exec-9"
+	// exec-0 succeeded
+	// exec-1 running
+	// exec-2 succeeded
+}

@@ -140,20 +140,7 @@ func (h *History) Start(ctx context.Context, e *Execution) error {
 // insert records e with the outcome, finished at finished (zero while
 // running) with errText, in one statement, after Start's checks.
 func (h *History) insert(ctx context.Context, e *Execution, outcome Outcome, finished time.Time, errText string) error {
-	if e == nil {
-		return invalid("", "nil execution")
-	}
-	x := *e
-	if x.FirstID == "" {
-		x.FirstID = x.ID
-	}
-	if x.Attempt == 0 {
-		x.Attempt = 1
-	}
-	if err := checkStart(&x); err != nil {
-		return err
-	}
-	params, err := encodeJSON("Params", x.Params)
+	x, params, err := prepareStart(e)
 	if err != nil {
 		return err
 	}
@@ -168,6 +155,29 @@ func (h *History) insert(ctx context.Context, e *Execution, outcome Outcome, fin
 		return dbErr("recording execution "+x.ID, err)
 	}
 	return nil
+}
+
+// prepareStart returns a copy of e with Start's defaults applied, and its
+// params in their stored form, after Start's checks.
+func prepareStart(e *Execution) (Execution, any, error) {
+	if e == nil {
+		return Execution{}, nil, invalid("", "nil execution")
+	}
+	x := *e
+	if x.FirstID == "" {
+		x.FirstID = x.ID
+	}
+	if x.Attempt == 0 {
+		x.Attempt = 1
+	}
+	if err := checkStart(&x); err != nil {
+		return x, nil, err
+	}
+	params, err := encodeJSON("Params", x.Params)
+	if err != nil {
+		return x, nil, err
+	}
+	return x, params, nil
 }
 
 // checkStart validates an execution for Start, defaults applied.
@@ -230,22 +240,11 @@ func (h *History) Finish(ctx context.Context, id string, f Finish) error {
 	if err := checkKey("id", id, true); err != nil {
 		return err
 	}
-	switch {
-	case !f.Outcome.valid():
-		return invalid("Finish.Outcome", "%q is not an outcome", f.Outcome)
-	case f.Outcome == OutcomeRunning:
-		return invalid("Finish.Outcome", "is running: want how the execution ended")
-	}
-	if err := checkTime("Finish.FinishedTime", f.FinishedTime, true); err != nil {
-		return err
-	}
-	output, cut := truncateOutput(cleanText(f.Output), h.opts.MaxOutputBytes)
-	logs, err := encodeJSON("Finish.Logs", truncateLogs(f.Logs, h.opts.MaxLogLines))
+	end, err := h.prepareFinish(&f)
 	if err != nil {
 		return err
 	}
-	res, err := h.db.ExecContext(ctx, h.q.executionFinish, string(f.Outcome), f.FinishedTime.UnixNano(),
-		cleanText(f.Error), output, cut || f.OutputTruncated, logs, h.sched, id)
+	res, err := h.db.ExecContext(ctx, h.q.executionFinish, end.args(h.sched, id)...)
 	if err != nil {
 		return dbErr("recording the end of execution "+id, err)
 	}
@@ -259,12 +258,61 @@ func (h *History) Finish(ctx context.Context, id string, f Finish) error {
 	return h.whyUnchanged(ctx, id)
 }
 
+// finishRow is a Finish checked and in its stored form.
+type finishRow struct {
+	outcome   Outcome
+	finished  int64
+	errText   string
+	output    string
+	truncated bool
+	logs      any
+}
+
+// prepareFinish checks f and returns its stored form: output and logs
+// cut to the history's bounds, text made storable.
+func (h *History) prepareFinish(f *Finish) (finishRow, error) {
+	switch {
+	case !f.Outcome.valid():
+		return finishRow{}, invalid("Finish.Outcome", "%q is not an outcome", f.Outcome)
+	case f.Outcome == OutcomeRunning:
+		return finishRow{}, invalid("Finish.Outcome", "is running: want how the execution ended")
+	}
+	if err := checkTime("Finish.FinishedTime", f.FinishedTime, true); err != nil {
+		return finishRow{}, err
+	}
+	output, cut := truncateOutput(cleanText(f.Output), h.opts.MaxOutputBytes)
+	logs, err := encodeJSON("Finish.Logs", truncateLogs(f.Logs, h.opts.MaxLogLines))
+	if err != nil {
+		return finishRow{}, err
+	}
+	return finishRow{
+		outcome: f.Outcome, finished: f.FinishedTime.UnixNano(), errText: cleanText(f.Error),
+		output: output, truncated: cut || f.OutputTruncated, logs: logs,
+	}, nil
+}
+
+// args are the parameters of the executionFinish statement for
+// execution id.
+func (r *finishRow) args(sched, id string) []any {
+	return []any{string(r.outcome), r.finished, r.errText, r.output, r.truncated, r.logs, sched, id}
+}
+
 // whyUnchanged says why an update of the running execution id changed
 // no row: ErrNotFound when there is no such execution, ErrNotRunning
 // when it is no longer running.
 func (h *History) whyUnchanged(ctx context.Context, id string) error {
+	return h.whyUnchangedOn(ctx, h.db, id)
+}
+
+// rowQuerier is a *sql.DB or *sql.Tx.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// whyUnchangedOn is whyUnchanged on db, a transaction or the pool.
+func (h *History) whyUnchangedOn(ctx context.Context, db rowQuerier, id string) error {
 	var count int
-	if err := h.db.QueryRowContext(ctx, h.q.executionExists, h.sched, id).Scan(&count); err != nil {
+	if err := db.QueryRowContext(ctx, h.q.executionExists, h.sched, id).Scan(&count); err != nil {
 		return dbErr("reading execution "+id, err)
 	}
 	if count == 0 {

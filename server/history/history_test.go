@@ -41,6 +41,8 @@ func TestHistory(t *testing.T) {
 		{"ListInvalid", testListInvalid},
 		{"MarkNodeLost", testMarkNodeLost},
 		{"RecordLost", testRecordLost},
+		{"RecordBatch", testRecordBatch},
+		{"RecordBatchMany", testRecordBatchMany},
 		{"MarkLost", testMarkLost},
 		{"RunningByNode", testRunningByNode},
 		{"Kill", testKill},

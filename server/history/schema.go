@@ -146,10 +146,13 @@ type queries struct {
 	pruneJobs, pruneJobsCapped, pruneRank                   string
 	pruneSelectOld, pruneSelectOldBefore, pruneSelectBefore string
 	pruneDecisions                                          string
+	// executionsInsert inserts batchChunk executions (see RecordBatch).
+	executionsInsert string
 }
 
 func renderQueries(st *sqlstore.Store) queries {
 	return queries{
+		executionsInsert: executionsInsert(st, batchChunk),
 		executionInsert: st.SQL(`INSERT INTO {p}server_executions (sched_name, ` + executionCols + `)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?, ?, '', ?, ?)`),
 		executionFinish: st.SQL(`UPDATE {p}server_executions

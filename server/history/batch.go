@@ -1,0 +1,220 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/chime-scheduler/chime/store/sqlstore"
+)
+
+// Record is one write of a batch (see [History.RecordBatch]): the start
+// of an execution, how one ended, or both at once.
+type Record struct {
+	// Start, when not nil, records an execution as running, as
+	// [History.Start] does. With End, the execution is recorded once, in
+	// its final state.
+	Start *Execution
+	// ID is the execution End is for, when Start is nil.
+	ID string
+	// End, when not nil, records how the execution ended, as
+	// [History.Finish] does.
+	End *Finish
+}
+
+// id returns the ID of the execution r is about.
+func (r *Record) id() string {
+	if r.Start != nil {
+		return r.Start.ID
+	}
+	return r.ID
+}
+
+// batchChunk bounds the rows of one multi-row INSERT: 22 parameters a
+// row keeps a statement under every driver's parameter limit.
+const batchChunk = 50
+
+// insertCols are the columns a multi-row INSERT of executions sets, in
+// the order of startArgs; killed_by keeps its default.
+const insertCols = "sched_name, id, first_id, attempt, job_group, job_name, trigger_group, trigger_name, node_id, " +
+	"scheduled_time, started_time, finished_time, outcome, error_message, output, logs, output_truncated, " +
+	"recovering, manual, params, executor_id, executor_instance"
+
+// insertRow is the placeholders of one row of insertCols.
+const insertRow = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+// executionsInsert returns the INSERT of n executions, rendered for st,
+// that leaves alone the rows whose ID is already recorded.
+func executionsInsert(st *sqlstore.Store, n int) string {
+	ignore := " ON CONFLICT (sched_name, id) DO NOTHING"
+	if st.Dialect() == sqlstore.MySQL {
+		// Changes nothing, so a taken ID counts no affected row.
+		ignore = " ON DUPLICATE KEY UPDATE id = id"
+	}
+	rows := strings.Repeat(insertRow+", ", n-1) + insertRow
+	return st.SQL("INSERT INTO {p}server_executions (" + insertCols + ") VALUES " + rows + ignore)
+}
+
+// batchRow is a record of a batch, checked and in its stored form.
+type batchRow struct {
+	i      int // the record's index
+	id     string
+	start  *Execution
+	params any
+	end    *finishRow
+}
+
+// startArgs appends the parameters of r's row in insertCols order: its
+// final state when it has an end, running otherwise.
+func (r *batchRow) startArgs(args []any, sched string) []any {
+	x := r.start
+	var (
+		outcome      = OutcomeRunning
+		finished     any
+		errText, out string
+		logs         any
+		truncated    bool
+	)
+	if r.end != nil {
+		outcome, finished, errText, out, logs, truncated = r.end.outcome, r.end.finished, r.end.errText, r.end.output, r.end.logs, r.end.truncated
+	}
+	return append(args, sched, x.ID, x.FirstID, x.Attempt, x.JobGroup, x.JobName, x.TriggerGroup, x.TriggerName, x.NodeID,
+		timeArg(x.ScheduledTime), x.StartedTime.UnixNano(), finished, string(outcome), errText, out, logs, truncated,
+		x.Recovering, x.Manual, r.params, x.ExecutorID, x.ExecutorInstance)
+}
+
+// RecordBatch writes recs in one transaction: the starts (one multi-row
+// INSERT per 50), then the ends. It is what a node that records many
+// executions at once uses instead of one Start and one Finish each, so
+// that they cost one commit between them.
+//
+// Each record is checked first, as Start and Finish check theirs; one
+// that fails gets its error (wrapping [ErrInvalid]) in the returned slice,
+// at its index, and is not written, and the others are. The outcome of
+// each written record is there too:
+//
+//   - a Start alone whose ID is already recorded leaves that row as it is
+//     and reports nil: a retry of a batch whose commit answer was lost
+//     finds its rows there;
+//   - an End alone reports [ErrNotRunning] for an execution that already
+//     finished and [ErrNotFound] for an unknown one, and changes nothing;
+//     an execution marked node_lost takes the outcome, as with Finish;
+//   - a Start with an End inserts the execution in its final state; when
+//     its ID is already recorded, the End applies to that row as an End
+//     alone would, and an execution that already finished reports nil.
+//
+// The error is that of the transaction: when it is not nil, nothing was
+// written and the per-record errors are those of the checks only.
+func (h *History) RecordBatch(ctx context.Context, recs []Record) ([]error, error) {
+	errs := make([]error, len(recs))
+	var inserts, ends []*batchRow
+	for i := range recs {
+		r, err := h.prepareRecord(i, &recs[i])
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		if r.start != nil {
+			inserts = append(inserts, r)
+		}
+		if r.end != nil && r.start == nil {
+			ends = append(ends, r)
+		}
+	}
+	if len(inserts) == 0 && len(ends) == 0 {
+		return errs, nil
+	}
+	tx, err := h.st.BeginTx(ctx)
+	if err != nil {
+		return errs, dbErr("recording a batch of executions", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+
+	// Finished executions whose INSERT met a row already there: their end
+	// applies to that row.
+	var conflicted []*batchRow
+	for chunk := range slices.Chunk(inserts, batchChunk) {
+		stmt := h.q.executionsInsert
+		if len(chunk) < batchChunk {
+			stmt = executionsInsert(h.st, len(chunk))
+		}
+		args := make([]any, 0, 20*len(chunk))
+		for _, r := range chunk {
+			args = r.startArgs(args, h.sched)
+		}
+		res, err := tx.ExecContext(ctx, stmt, args...)
+		if err != nil {
+			return errs, dbErr("recording a batch of executions", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return errs, dbErr("recording a batch of executions", err)
+		}
+		if int(n) == len(chunk) {
+			continue
+		}
+		for _, r := range chunk {
+			if r.end != nil {
+				conflicted = append(conflicted, r)
+			}
+		}
+	}
+	// Updated in ID order, so that two transactions that update the same
+	// rows take their locks in one order.
+	ends = append(ends, conflicted...)
+	slices.SortFunc(ends, func(a, b *batchRow) int { return strings.Compare(a.id, b.id) })
+	for _, r := range ends {
+		res, err := tx.ExecContext(ctx, h.q.executionFinish, r.end.args(h.sched, r.id)...)
+		if err != nil {
+			return errs, dbErr("recording the end of execution "+r.id, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return errs, dbErr("recording the end of execution "+r.id, err)
+		}
+		if n > 0 || r.start != nil {
+			// Updated; or inserted finished, by this batch or an earlier
+			// try of it.
+			continue
+		}
+		err = h.whyUnchangedOn(ctx, tx, r.id)
+		if !errors.Is(err, ErrNotRunning) && !errors.Is(err, ErrNotFound) {
+			return errs, err
+		}
+		errs[r.i] = err
+	}
+	if err := tx.Commit(); err != nil {
+		return errs, dbErr("committing a batch of executions", err)
+	}
+	return errs, nil
+}
+
+// prepareRecord checks the record at index i of a batch and returns it in
+// its stored form.
+func (h *History) prepareRecord(i int, rec *Record) (*batchRow, error) {
+	r := &batchRow{i: i, id: rec.id()}
+	switch {
+	case rec.Start == nil && rec.End == nil:
+		return nil, invalid(fmt.Sprintf("Record[%d]", i), "has neither Start nor End")
+	case rec.Start != nil:
+		x, params, err := prepareStart(rec.Start)
+		if err != nil {
+			return nil, err
+		}
+		r.start, r.params = &x, params
+	default:
+		if err := checkKey("ID", rec.ID, true); err != nil {
+			return nil, err
+		}
+	}
+	if rec.End != nil {
+		end, err := h.prepareFinish(rec.End)
+		if err != nil {
+			return nil, err
+		}
+		r.end = &end
+	}
+	return r, nil
+}

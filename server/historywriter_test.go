@@ -1,0 +1,298 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chime-scheduler/chime"
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
+	"github.com/chime-scheduler/chime/server/history"
+)
+
+// countingRecorder is the server's history, counting its transactions:
+// each RecordBatch is one.
+type countingRecorder struct {
+	h batchRecorder
+
+	mu    sync.Mutex
+	calls []int // the records of each call
+}
+
+func (c *countingRecorder) RecordBatch(ctx context.Context, recs []history.Record) ([]error, error) {
+	c.mu.Lock()
+	c.calls = append(c.calls, len(recs))
+	c.mu.Unlock()
+	return c.h.RecordBatch(ctx, recs)
+}
+
+func (c *countingRecorder) transactions() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]int(nil), c.calls...)
+}
+
+// testAttempt returns the first attempt of a firing of job g.j, with ID id.
+func testAttempt(id string, started time.Time) *attempt {
+	return &attempt{
+		id: id, firstID: id, number: 1, job: chime.NewJobKey("g", "j"),
+		scheduled: started, started: started, log: quietLogger,
+	}
+}
+
+// TestHistoryWriterBatches queues the starts and ends of many executions
+// before the writer runs, and checks that they cost one transaction per
+// batch, not one per execution: an end whose start is still queued joins
+// it (the execution is written once, finished), and the ends of
+// executions already recorded are written together.
+func TestHistoryWriterBatches(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, url string) {
+		const n = 100
+		s := newServer(t, url)
+		ctx := t.Context()
+		t0 := time.Now().UTC().Truncate(time.Millisecond)
+		end := history.Finish{Outcome: history.OutcomeSucceeded, FinishedTime: t0.Add(time.Second)}
+
+		// Ends that join their queued starts, in batches of at most 64.
+		rec := &countingRecorder{h: s.history}
+		w := newHistoryWriter(rec, quietLogger, newWriteQueue(), nil)
+		w.maxBatch = 64
+		t.Cleanup(w.stop)
+		var waits []<-chan error
+		for i := range n {
+			a := testAttempt(fmt.Sprintf("joined-%03d", i), t0)
+			w.start(a, a.execution("n1"))
+			waits = append(waits, w.submit(a, history.Record{ID: a.id, End: &end}))
+		}
+		w.run()
+		for i, ch := range waits {
+			if err := <-ch; err != nil {
+				t.Errorf("end %d: %v", i, err)
+			}
+		}
+		if got, want := rec.transactions(), []int{64, n - 64}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%d executions started and ended: transactions of %v records, want %v", n, got, want)
+		}
+
+		// Ends of executions whose starts are recorded.
+		var starts []history.Record
+		for i := range n {
+			a := testAttempt(fmt.Sprintf("started-%03d", i), t0)
+			starts = append(starts, history.Record{Start: a.execution("n1")})
+		}
+		if _, err := s.history.RecordBatch(ctx, starts); err != nil {
+			t.Fatal(err)
+		}
+		rec2 := &countingRecorder{h: s.history}
+		w2 := newHistoryWriter(rec2, quietLogger, newWriteQueue(), nil)
+		t.Cleanup(w2.stop)
+		waits = waits[:0]
+		for i := range n {
+			a := testAttempt(fmt.Sprintf("started-%03d", i), t0)
+			waits = append(waits, w2.submit(a, history.Record{ID: a.id, End: &end}))
+		}
+		w2.run()
+		for i, ch := range waits {
+			if err := <-ch; err != nil {
+				t.Errorf("end %d: %v", i, err)
+			}
+		}
+		if got := rec2.transactions(); len(got) != 1 {
+			t.Errorf("%d ends: transactions of %v records, want one of %d", n, got, n)
+		}
+
+		st, err := s.history.Stats(ctx, "g", "j", t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Total != 2*n || st.Counts[history.OutcomeSucceeded] != 2*n {
+			t.Errorf("history: %d executions, by outcome %v; want %d, all succeeded", st.Total, st.Counts, 2*n)
+		}
+	})
+}
+
+// failingFirst is the server's history whose first transaction waits
+// for release and then fails, as a database that went away while the
+// batch committed; the others are written. It counts transactions.
+type failingFirst struct {
+	countingRecorder
+	entered, release chan struct{}
+	once             sync.Once
+}
+
+func (f *failingFirst) RecordBatch(ctx context.Context, recs []history.Record) ([]error, error) {
+	first := false
+	f.once.Do(func() { first = true })
+	if first {
+		f.mu.Lock()
+		f.calls = append(f.calls, len(recs))
+		f.mu.Unlock()
+		close(f.entered)
+		<-f.release
+		return make([]error, len(recs)), errors.New("connection reset by peer")
+	}
+	return f.countingRecorder.RecordBatch(ctx, recs)
+}
+
+// TestHistoryWriterWritesAStartBeforeItsEnd gives the writer an
+// execution's end while the transaction that writes its start is under
+// way, and fails that transaction: the start goes back to the queue, the
+// end joins it, and the execution is written once, finished, on the
+// retry. An end is never written before its start.
+func TestHistoryWriterWritesAStartBeforeItsEnd(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, url string) {
+		s := newServer(t, url)
+		t0 := time.Now().UTC().Truncate(time.Millisecond)
+		rec := &failingFirst{countingRecorder: countingRecorder{h: s.history}, entered: make(chan struct{}), release: make(chan struct{})}
+		w := newHistoryWriter(rec, quietLogger, newWriteQueue(), nil)
+		t.Cleanup(w.stop)
+		w.run()
+		a := testAttempt("e1", t0)
+		w.start(a, a.execution("n1"))
+		<-rec.entered
+		done := w.submit(a, history.Record{ID: a.id, End: &history.Finish{Outcome: history.OutcomeSucceeded, FinishedTime: t0.Add(time.Second)}})
+		close(rec.release)
+		if err := <-done; err != nil {
+			t.Fatalf("the end: %v", err)
+		}
+		if got, want := rec.transactions(), []int{1, 1}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("transactions of %v records, want %v: the failed start, then the start and end together", got, want)
+		}
+		e, err := s.history.Get(t.Context(), "e1")
+		if err != nil || e.Outcome != history.OutcomeSucceeded || !e.StartedTime.Equal(t0) {
+			t.Errorf("e1: %+v, %v; want it started at %v and succeeded", e, err, t0)
+		}
+	})
+}
+
+// TestHistoryWriterIsolatesARefusedRecord gives the writer a record the
+// database refuses (an attempt number beyond its INTEGER column) among
+// good ones: the good ones are recorded, and the refused one is retried
+// alone until the server stops waiting for it.
+func TestHistoryWriterIsolatesARefusedRecord(t *testing.T) {
+	t.Parallel()
+	for _, db := range []testDB{{"Postgres", dbtest.PostgresURL}, {"MySQL", dbtest.MySQLURL}} {
+		t.Run(db.name, func(t *testing.T) {
+			t.Parallel()
+			s := newServer(t, db.url(t))
+			t0 := time.Now().UTC().Truncate(time.Millisecond)
+			end := &history.Finish{Outcome: history.OutcomeFailed, FinishedTime: t0.Add(time.Second), Error: "boom"}
+			rec := &countingRecorder{h: s.history}
+			q := newWriteQueue()
+			w := newHistoryWriter(rec, quietLogger, q, nil)
+			t.Cleanup(w.stop)
+
+			good1, good2 := testAttempt("good-1", t0), testAttempt("good-2", t0)
+			bad := testAttempt("bad", t0)
+			bad.firstID, bad.number = "good-1", 1<<40
+			w.start(good1, good1.execution("n1"))
+			ch1 := w.submit(good1, history.Record{ID: good1.id, End: end})
+			chBad := w.submit(bad, history.Record{Start: bad.execution("n1"), End: end})
+			ch2 := w.submit(good2, history.Record{Start: good2.execution("n1"), End: end})
+			w.run()
+			for _, ch := range []<-chan error{ch1, ch2} {
+				if err := <-ch; err != nil {
+					t.Errorf("a good record: %v", err)
+				}
+			}
+			select {
+			case err := <-chBad:
+				t.Fatalf("the refused record was answered (%v), want it still retried", err)
+			default:
+			}
+			for _, id := range []string{"good-1", "good-2"} {
+				e, err := s.history.Get(t.Context(), id)
+				if err != nil || e.Outcome != history.OutcomeFailed {
+					t.Errorf("%s: %+v, %v; want it failed", id, e, err)
+				}
+			}
+			if calls := rec.transactions(); len(calls) < 2 || calls[0] != 3 {
+				t.Errorf("transactions of %v records, want one of 3 that failed, then one record each", calls)
+			}
+			q.abandon()
+			if err := <-chBad; !errors.Is(err, errWriterStopped) {
+				t.Errorf("the refused record, abandoned: %v, want errWriterStopped", err)
+			}
+			if _, err := s.history.Get(t.Context(), "bad"); !errors.Is(err, history.ErrNotFound) {
+				t.Errorf("the refused record: %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
+
+// TestServerRecordsExecutionsInBatches runs 50 firings due together
+// through a real server and checks, in its metrics, that their history
+// records shared transactions: one transaction per record (or per
+// execution) fails it.
+func TestServerRecordsExecutionsInBatches(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, url string) {
+		const triggers = 50
+		s := newServer(t, url)
+		ok := newEndpoint(t, 200)
+		at := time.Now().Add(2 * time.Second).Truncate(time.Second)
+		j := api.Job{Group: "batch", Name: "noop", Type: "http", HTTP: httpSpec(t, map[string]any{"url": ok.URL})}
+		for i := range triggers {
+			j.Triggers = append(j.Triggers, api.Trigger{Name: fmt.Sprintf("t%02d", i), Schedule: json.RawMessage(`{"kind":"once"}`), StartTime: &at})
+		}
+		if _, err := s.CreateJob(t.Context(), "alice", j); err != nil {
+			t.Fatalf("CreateJob: %v", err)
+		}
+		start(t, s)
+		waitFor(t, "every execution to be recorded finished", func() bool {
+			st, err := s.history.Stats(t.Context(), "batch", "noop", time.Time{})
+			return err == nil && st.Counts[history.OutcomeSucceeded] == triggers
+		})
+		m := scrape(t, s)
+		calls := metricValue(t, m, "chime_history_batch_size_count")
+		single := metricValue(t, m, `chime_history_batch_size_bucket{le="1"}`)
+		records := metricValue(t, m, "chime_history_batch_size_sum")
+		if records < triggers || records > 2*triggers {
+			t.Errorf("the history transactions wrote %v records, want %d to %d (a start and an end, or both at once, per execution)", records, triggers, 2*triggers)
+		}
+		if single >= calls {
+			t.Errorf("%v of %v history transactions wrote a single record, want some to write several", single, calls)
+		}
+		t.Logf("%d executions recorded in %v records by %v transactions", triggers, records, calls)
+	})
+}
+
+// TestHistoryWriterBacklog checks that a writer holding more than
+// maxHistoryBacklog records says so, so that who records an end waits,
+// and that stopping it answers every record.
+func TestHistoryWriterBacklog(t *testing.T) {
+	t.Parallel()
+	q := newWriteQueue()
+	w := newHistoryWriter(nil, quietLogger, q, nil) // never run: nothing is written
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	var waits []<-chan error
+	for i := range maxHistoryBacklog + 1 {
+		if w.backlogged() {
+			t.Fatalf("backlogged with %d records queued, want only beyond %d", i, maxHistoryBacklog)
+		}
+		a := testAttempt(fmt.Sprintf("e%04d", i), t0)
+		waits = append(waits, w.submit(a, history.Record{Start: a.execution("n1"),
+			End: &history.Finish{Outcome: history.OutcomeSucceeded, FinishedTime: t0}}))
+	}
+	if !w.backlogged() {
+		t.Errorf("not backlogged with %d records queued", maxHistoryBacklog+1)
+	}
+	w.stop()
+	for _, ch := range waits {
+		if err := <-ch; !errors.Is(err, errWriterStopped) {
+			t.Fatalf("a record of a stopped writer: %v, want errWriterStopped", err)
+		}
+	}
+	select {
+	case <-q.whenIdle():
+	default:
+		t.Error("the write queue still counts records of the stopped writer")
+	}
+}
