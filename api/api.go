@@ -457,7 +457,17 @@ type User struct {
 	// the user may create, change and delete jobs of type shell, which
 	// run commands on the servers' hosts. Only an admin grants it. The
 	// server always returns it; in an update, absent (nil) keeps it.
-	Shell   *bool      `json:"shell,omitempty"`
+	Shell *bool `json:"shell,omitempty"`
+	// Scopes, when not empty, limit the user's role to the job groups
+	// these patterns match (see ScopeMatches): an operator scoped to
+	// "billing.*" changes, runs and kills jobs only in the groups
+	// billing.eu, billing.us, … and reads every other job as a viewer
+	// does. Empty means every group. Single sign-on sets them from the
+	// role mapping; local users have none.
+	Scopes []string `json:"scopes,omitempty"`
+	// Source is "sso" for a user single sign-on created, who signs in
+	// only through the identity provider; empty for a local user.
+	Source  string     `json:"source,omitempty"`
 	Created *time.Time `json:"created,omitempty"`
 }
 

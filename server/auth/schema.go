@@ -94,6 +94,14 @@ func migrations() []sqlstore.Migration {
 		Version:     4,
 		Description: "the shell capability of API tokens",
 		Statements:  []string{"ALTER TABLE {p}auth_tokens ADD COLUMN shell {bool} NOT NULL DEFAULT FALSE"},
+	}, {
+		// scopes are the job-group patterns a user's role is limited to,
+		// joined by newlines; empty for every group. Users of single
+		// sign-on are told apart by their password_hash, ssoPasswordHash,
+		// which no password matches.
+		Version:     6,
+		Description: "the job-group scopes of users",
+		Statements:  []string{"ALTER TABLE {p}auth_users ADD COLUMN scopes VARCHAR(2000) NOT NULL DEFAULT ''"},
 	}}
 }
 
@@ -110,6 +118,7 @@ type queries struct {
 	tokenName, tokenDelete, tokenDeleteUser        string
 	failureGet, failureAdd, failureInsert          string
 	failureClear, failurePrune                     string
+	ssoUserGet, ssoUserInsert, ssoUserUpdate       string
 }
 
 // renderQueries renders every statement with render (the store's SQL).
@@ -117,7 +126,8 @@ func renderQueries(render func(string) string) queries {
 	return queries{
 		userCount: render(`SELECT COUNT(*) FROM {p}auth_users WHERE sched_name = ?`),
 		userGet:   render(`SELECT role, password_hash, shell FROM {p}auth_users WHERE sched_name = ? AND name = ?`),
-		userList:  render(`SELECT name, role, shell, created FROM {p}auth_users WHERE sched_name = ? ORDER BY name`),
+		userList: render(`SELECT name, role, shell, created, scopes, password_hash = '` + ssoPasswordHash + `'
+			FROM {p}auth_users WHERE sched_name = ? ORDER BY name`),
 		userInsert: render(`INSERT INTO {p}auth_users (sched_name, name, role, password_hash, created, updated, shell)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`),
 		// userLockAdmins locks the rows of every admin and of one user, in
@@ -136,7 +146,7 @@ func renderQueries(render func(string) string) queries {
 			VALUES (?, ?, ?, ?, ?, ?)`),
 		// sessionGet joins the user, so that a change of role or shell
 		// capability applies to the user's sessions at once.
-		sessionGet: render(`SELECT s.user_name, u.role, u.shell, s.created, s.expires, s.last_seen
+		sessionGet: render(`SELECT s.user_name, u.role, u.shell, u.scopes, s.created, s.expires, s.last_seen
 			FROM {p}auth_sessions AS s
 			JOIN {p}auth_users AS u ON u.sched_name = s.sched_name AND u.name = s.user_name
 			WHERE s.sched_name = ? AND s.token_hash = ?`),
@@ -149,8 +159,8 @@ func renderQueries(render func(string) string) queries {
 			(sched_name, id, name, role, user_name, secret_hash, created, last_used, expires, shell)
 			VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`),
 		// tokenGet joins the owner, whose role and shell capability bound
-		// the token's.
-		tokenGet: render(`SELECT t.id, t.role, t.shell, t.user_name, u.role, u.shell, t.expires, t.last_used
+		// the token's, and whose scopes are the token's.
+		tokenGet: render(`SELECT t.id, t.role, t.shell, t.user_name, u.role, u.shell, u.scopes, t.expires, t.last_used
 			FROM {p}auth_tokens AS t
 			JOIN {p}auth_users AS u ON u.sched_name = t.sched_name AND u.name = t.user_name
 			WHERE t.sched_name = ? AND t.secret_hash = ?`),
@@ -172,5 +182,10 @@ func renderQueries(render func(string) string) queries {
 			VALUES (?, ?, ?, 1, ?)`),
 		failureClear: render(`DELETE FROM {p}auth_login_failures WHERE sched_name = ? AND kind = ? AND subject = ?`),
 		failurePrune: render(`DELETE FROM {p}auth_login_failures WHERE sched_name = ? AND last_failure < ?`),
+
+		ssoUserGet: render(`SELECT role, password_hash FROM {p}auth_users WHERE sched_name = ? AND name = ? {update}`),
+		ssoUserInsert: render(`INSERT INTO {p}auth_users (sched_name, name, role, password_hash, created, updated, shell, scopes)
+			VALUES (?, ?, ?, '` + ssoPasswordHash + `', ?, ?, FALSE, ?)`),
+		ssoUserUpdate: render(`UPDATE {p}auth_users SET role = ?, scopes = ?, updated = ? WHERE sched_name = ? AND name = ?`),
 	}
 }

@@ -91,14 +91,20 @@ func (s *Service) ListUsers(ctx context.Context) ([]api.User, error) {
 		var (
 			u       api.User
 			shell   bool
+			sso     bool
+			scopes  string
 			created int64
 		)
-		if err := rows.Scan(&u.Name, &u.Role, &shell, &created); err != nil {
+		if err := rows.Scan(&u.Name, &u.Role, &shell, &created, &scopes, &sso); err != nil {
 			return nil, fmt.Errorf("auth: listing users: %w", err)
 		}
 		t := instant(created)
 		u.Created = &t
 		u.Shell = &shell
+		u.Scopes = splitScopes(scopes)
+		if sso {
+			u.Source = SourceSSO
+		}
 		users = append(users, u)
 	}
 	if err := rows.Err(); err != nil {
