@@ -517,6 +517,24 @@ type SecretValue struct {
 	Value string `json:"value"`
 }
 
+// AuthMethods answers GET /api/v1/auth/methods: how users may sign in,
+// for the console's login page.
+type AuthMethods struct {
+	// Password is always true: local users sign in with their password.
+	Password bool `json:"password"`
+	// SSO is the single sign-on provider, nil when none is configured.
+	SSO *SSOProvider `json:"sso,omitempty"`
+}
+
+// SSOProvider is a configured single sign-on (OpenID Connect) provider.
+type SSOProvider struct {
+	// Name is what the login page shows: "Sign in with <Name>".
+	Name string `json:"name"`
+	// LoginURL starts the sign-on: a browser sent there is redirected to
+	// the provider, and back to the console with a session.
+	LoginURL string `json:"login_url"`
+}
+
 // LoginRequest is the body of POST /api/v1/auth/login.
 type LoginRequest struct {
 	Username string `json:"username"`
