@@ -13,8 +13,8 @@ import (
 	"github.com/chime-scheduler/chime/jobs/shelljob"
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"
-	"github.com/chime-scheduler/chime/server/sso"
 	"github.com/chime-scheduler/chime/server/secret"
+	"github.com/chime-scheduler/chime/server/sso"
 )
 
 // Config configures a Server. The zero value is usable: a node on the
