@@ -191,6 +191,7 @@ func (p *Provider) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	user, _ := claims[p.cfg.UserClaim].(string)
+	user = strings.ToLower(user) // chime user names are lower case
 	if user == "" {
 		p.refuse(w, r, http.StatusForbidden, fmt.Sprintf("The ID token has no %q claim to name the chime user", p.cfg.UserClaim), nil)
 		return
