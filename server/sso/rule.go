@@ -38,11 +38,13 @@ var ruleSyntax = regexp.MustCompile(`^\s*group\s+("(?:[^"\\]|\\.)*"|\S+)\s*->\s*
 //
 //	group "ops" -> admin
 //	group "billing-team" -> operator of billing.*
-//	group "data" -> operator of etl, reports.*
+//	group "data" -> operator of etl reports.*
 //	group "*" -> viewer
 //
-// The group may go unquoted when it has no space. An error names what is
-// wrong with the rule.
+// The group may go unquoted when it has no space. Several job-group
+// patterns are separated by spaces or commas (in a flag or an
+// environment variable, whose values commas split, by spaces). An error
+// names what is wrong with the rule.
 func ParseRule(s string) (Rule, error) {
 	m := ruleSyntax.FindStringSubmatch(s)
 	if m == nil {
@@ -58,9 +60,7 @@ func ParseRule(s string) (Rule, error) {
 	}
 	r := Rule{Group: group, Role: api.Role(m[2])}
 	if m[3] != "" {
-		for p := range strings.SplitSeq(m[3], ",") {
-			r.Scopes = append(r.Scopes, strings.TrimSpace(p))
-		}
+		r.Scopes = strings.FieldsFunc(m[3], func(c rune) bool { return c == ',' || c == ' ' || c == '\t' })
 	}
 	if err := r.validate(); err != nil {
 		return Rule{}, fmt.Errorf("role mapping %q: %w", s, err)
