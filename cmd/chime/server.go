@@ -108,13 +108,18 @@ type serverConfig struct {
 	} `koanf:"log"`
 }
 
+// stringArray is the default of a list setting whose flag takes one
+// entry per use, commas and quotes included (pflag's StringArray), where
+// a []string default's flag splits its values as CSV.
+type stringArray []string
+
 // serverSetting is one setting of `chime server`: its dotted key in the
 // YAML file, its flag and, derived from the key, its environment variable
 // (smtp.host is --smtp-host and CHIME_SMTP_HOST).
 type serverSetting struct {
 	key   string
 	flag  string
-	def   any // string, int, bool, time.Duration or []string: the flag's type
+	def   any // string, int, bool, time.Duration, []string or stringArray: the flag's type
 	usage string
 	// mask says how the effective configuration log shows the value.
 	mask func(string) string
@@ -189,7 +194,7 @@ func serverSettings() []serverSetting {
 		{key: "sso.groups_claim", flag: "sso-groups-claim", def: sso.DefaultGroupsClaim, usage: "ID token claim that lists the user's groups"},
 		{key: "sso.user_claim", flag: "sso-user-claim", def: sso.DefaultUserClaim, usage: "ID token claim that names the chime user (lower-cased)"},
 		{key: "sso.name", flag: "sso-name", def: "", usage: `provider name on the login page, "Sign in with NAME" (default: the issuer's host)`},
-		{key: "sso.roles", flag: "sso-role", def: []string(nil),
+		{key: "sso.roles", flag: "sso-role", def: stringArray(nil),
 			usage: `role mappings, repeatable: 'group "ops" -> admin', 'group "billing-team" -> operator of billing.*', 'group "*" -> viewer' (several job-group patterns: separate them with spaces)`},
 		{key: "log.level", flag: "log-level", def: "info", usage: "debug, info, warn or error"},
 		{key: "log.format", flag: "log-format", def: "text", usage: "text or json"},
@@ -264,6 +269,8 @@ Settings (key, environment variable):
 			fs.Duration(s.flag, def, s.usage)
 		case []string:
 			fs.StringSlice(s.flag, def, s.usage)
+		case stringArray:
+			fs.StringArray(s.flag, def, s.usage)
 		default:
 			panic(fmt.Sprintf("chime server: setting %s has a default of unsupported type %T", s.key, s.def))
 		}
@@ -726,6 +733,16 @@ func effectiveValues(cfg *serverConfig, run server.Config) map[string]slog.Value
 		"alerts.subject_template": str(cfg.Alerts.SubjectTemplate),
 		"alerts.body_template":    str(cfg.Alerts.BodyTemplate),
 		"alerts.text_template":    str(cfg.Alerts.TextTemplate),
+		"sso.issuer":              str(cfg.SSO.Issuer),
+		"sso.client_id":           str(cfg.SSO.ClientID),
+		"sso.client_secret":       str(cfg.SSO.ClientSecret),
+		"sso.client_secret_file":  str(cfg.SSO.ClientSecretFile),
+		"sso.redirect_url":        str(cfg.SSO.RedirectURL),
+		"sso.scopes":              slog.AnyValue(nonNil(cfg.SSO.Scopes)),
+		"sso.groups_claim":        str(cfg.SSO.GroupsClaim),
+		"sso.user_claim":          str(cfg.SSO.UserClaim),
+		"sso.name":                str(cfg.SSO.Name),
+		"sso.roles":               slog.AnyValue(nonNil(cfg.SSO.Roles)),
 		"log.level":               str(cfg.Log.Level),
 		"log.format":              str(cfg.Log.Format),
 	}
