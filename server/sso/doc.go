@@ -34,7 +34,8 @@
 //
 // A user signing on for the first time becomes a chime user with no
 // password (it can sign in only through the provider), named by the
-// configured claim (email by default). Its role and scopes are replaced at
+// configured claim (email by default, lower-cased; refused when the token
+// says the address is not verified). Its role and scopes are replaced at
 // every sign-on, so a change of groups at the provider applies at the next
 // one; its sessions end as local sessions do. A local user of the same
 // name is never taken over. API clients of such a user use API tokens

@@ -196,6 +196,10 @@ func (p *Provider) callback(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, http.StatusForbidden, fmt.Sprintf("The ID token has no %q claim to name the chime user", p.cfg.UserClaim), nil)
 		return
 	}
+	if verified, ok := claims["email_verified"].(bool); ok && !verified && p.cfg.UserClaim == "email" {
+		p.refuse(w, r, http.StatusForbidden, "Sign-in refused: the identity provider has not verified the e-mail address "+user+", which names the chime user", nil)
+		return
+	}
 	groups := stringsClaim(claims[p.cfg.GroupsClaim])
 	role, scopes, err := mapRole(p.cfg.Rules, user, groups)
 	if err != nil {

@@ -187,7 +187,7 @@ func send(t *testing.T, c *http.Client, method, u, body string) (int, string) {
 
 // signIn queues user at the provider and goes through the whole sign-on
 // in c; it returns the callback's status and body.
-func signIn(t *testing.T, p *provider, c *http.Client, base string, user *mockoidc.MockUser) (int, string) {
+func signIn(t *testing.T, p *provider, c *http.Client, base string, user mockoidc.User) (int, string) {
 	t.Helper()
 	p.QueueUser(user)
 	return get(t, c, base+sso.LoginPath)
@@ -205,6 +205,21 @@ func me(t *testing.T, c *http.Client, base string) api.User {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// unverified is a user whose ID token says its e-mail address is not
+// verified (MockUser leaves a false email_verified out).
+type unverified struct{ *mockoidc.MockUser }
+
+func (u unverified) Claims(scope []string, claims *mockoidc.IDTokenClaims) (jwt.Claims, error) {
+	return unverifiedClaims{IDTokenClaims: claims, Email: u.Email, Groups: u.Groups}, nil
+}
+
+type unverifiedClaims struct {
+	*mockoidc.IDTokenClaims
+	Email         string   `json:"email"`
+	EmailVerified bool     `json:"email_verified"`
+	Groups        []string `json:"groups"`
 }
 
 func user(name string, groups ...string) *mockoidc.MockUser {
@@ -291,6 +306,45 @@ func TestSignOn(t *testing.T) {
 				}
 			})
 
+			t.Run("scoped operator and executions and maintenance", func(t *testing.T) {
+				c := browser(t)
+				if status, body := signIn(t, p, c, base, user("Carol", "billing-team")); status != http.StatusOK {
+					t.Fatalf("sign-on: %d %s", status, body)
+				}
+				ids := map[string]string{}
+				for _, g := range []string{"billing.eu", "payroll"} {
+					if _, err := srv.Client.RunJob(ctx, g, "report", api.RunRequest{}); err != nil {
+						t.Fatal(err)
+					}
+					ids[g] = finishedExecution(t, srv, g)
+				}
+				if status, body := send(t, c, "POST", base+"/api/v1/executions/"+ids["billing.eu"]+"/retry", ""); status != http.StatusAccepted {
+					t.Errorf("retrying an execution in scope: %d %s", status, body)
+				}
+				status, body := send(t, c, "POST", base+"/api/v1/executions/"+ids["payroll"]+"/retry", "")
+				if status != http.StatusForbidden || !strings.Contains(body, `job group \"payroll\" matches none of them`) {
+					t.Errorf("retrying an execution out of scope: %d %s", status, body)
+				}
+				if status, body := send(t, c, "POST", base+"/api/v1/maintenance", `{"group":"payroll","reason":"x"}`); status != http.StatusForbidden {
+					t.Errorf("maintenance out of scope: %d %s", status, body)
+				}
+				if status, body := send(t, c, "POST", base+"/api/v1/maintenance", `{"group":"billing.eu","reason":"x"}`); status != http.StatusCreated {
+					t.Errorf("maintenance in scope: %d %s", status, body)
+				}
+				if status, body := send(t, c, "DELETE", base+"/api/v1/maintenance", ""); status != http.StatusNoContent {
+					t.Errorf("ending maintenance in scope: %d %s", status, body)
+				}
+				if _, err := srv.Client.StartMaintenance(ctx, api.MaintenanceRequest{Reason: "upgrade"}); err != nil {
+					t.Fatal(err)
+				}
+				if status, body := send(t, c, "DELETE", base+"/api/v1/maintenance", ""); status != http.StatusForbidden {
+					t.Errorf("ending a maintenance of every job: %d %s", status, body)
+				}
+				if err := srv.Client.EndMaintenance(ctx); err != nil {
+					t.Fatal(err)
+				}
+			})
+
 			t.Run("no matching group", func(t *testing.T) {
 				c := browser(t)
 				status, body := signIn(t, p, c, base, user("dave", "marketing"))
@@ -299,6 +353,13 @@ func TestSignOn(t *testing.T) {
 				}
 				if status, _ := get(t, c, base+"/api/v1/auth/me"); status != http.StatusUnauthorized {
 					t.Errorf("GET /api/v1/auth/me after a refused sign-on: %d, want 401", status)
+				}
+			})
+
+			t.Run("unverified e-mail", func(t *testing.T) {
+				status, body := signIn(t, p, browser(t), base, unverified{user("mallory", "ops")})
+				if status != http.StatusForbidden || !strings.Contains(body, "has not verified the e-mail address mallory@example.com") {
+					t.Errorf("sign-on with an unverified e-mail: %d %s", status, body)
 				}
 			})
 
@@ -359,11 +420,33 @@ func TestSignOn(t *testing.T) {
 					got = append(got, e.Actor+" "+e.Detail["subject"].(string)+" "+e.Detail["email"].(string)+" "+e.Detail["role"].(string))
 				}
 				want := "carol@example.com sub-Carol Carol@example.com operator"
-				if !strings.Contains(strings.Join(got, "\n"), want) || len(got) != 2 {
-					t.Errorf("sign-on audit entries:\n%s\nwant 2 with %q", strings.Join(got, "\n"), want)
+				if !strings.Contains(strings.Join(got, "\n"), want) || len(got) != 3 {
+					t.Errorf("sign-on audit entries:\n%s\nwant 3 with %q", strings.Join(got, "\n"), want)
 				}
 			})
 		})
+	}
+}
+
+// finishedExecution waits for the execution of job group/report to end
+// and returns its ID.
+func finishedExecution(t *testing.T, srv *servertest.Server, group string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		list, err := srv.Client.ListExecutions(t.Context(), api.ExecutionQuery{JobGroup: group, JobName: "report"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range list.Executions {
+			if e.Outcome != "running" && e.Outcome != "" {
+				return e.ID
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no execution of %s/report ended in 30s: %+v", group, list.Executions)
+		}
+		time.Sleep(50 * time.Millisecond) // the run happens on the server's workers
 	}
 }
 
