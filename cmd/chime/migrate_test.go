@@ -30,7 +30,7 @@ func TestMigrate(t *testing.T) {
 					fmt.Sprintf(`(?m)^store +%d +`, sqlstore.SchemaVersion),
 					`(?m)^history +2 +`,
 					`(?m)^runner +4 +`,
-					`(?m)^auth +4 +`,
+					`(?m)^auth +6 +`,
 				} {
 					if !regexp.MustCompile(want).MatchString(out) {
 						t.Errorf("run %d: output does not match %s:\n%s", run, want, out)
