@@ -130,7 +130,7 @@ func validateScopes(role api.Role, scopes []string) *api.Error {
 	}
 	if role != api.RoleOperator {
 		return httpjson.Errorf(api.CodeInvalidArgument, "scopes",
-			"only an operator can be limited to job groups, not a %s", role)
+			"only an operator can be limited to job groups, and the role is %s", role)
 	}
 	if len(scopes) > api.MaxScopes {
 		return httpjson.Errorf(api.CodeInvalidArgument, "scopes", "%d patterns; at most %d are allowed", len(scopes), api.MaxScopes)

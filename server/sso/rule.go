@@ -77,7 +77,7 @@ func (r Rule) validate() error {
 		return fmt.Errorf("unknown role %q: want viewer, operator or admin", r.Role)
 	}
 	if len(r.Scopes) > 0 && r.Role != api.RoleOperator {
-		return fmt.Errorf("only an operator can be limited to job groups, not a %s", r.Role)
+		return fmt.Errorf("only an operator can be limited to job groups, and this rule gives %s", r.Role)
 	}
 	if len(r.Scopes) > api.MaxScopes {
 		return fmt.Errorf("%d job-group patterns; at most %d are allowed", len(r.Scopes), api.MaxScopes)

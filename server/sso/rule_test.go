@@ -26,8 +26,8 @@ func TestParseRule(t *testing.T) {
 		{name: "quoted space", in: `group "Billing Team" -> viewer`, want: Rule{Group: "Billing Team", Role: api.RoleViewer}},
 		{name: "no arrow", in: `group ops admin`, err: `want the form: group "NAME" -> ROLE`},
 		{name: "unknown role", in: `group ops -> root`, err: `unknown role "root"`},
-		{name: "scoped admin", in: `group ops -> admin of billing.*`, err: "only an operator can be limited to job groups, not a admin"},
-		{name: "scoped viewer", in: `group ops -> viewer of billing.*`, err: "only an operator can be limited to job groups, not a viewer"},
+		{name: "scoped admin", in: `group ops -> admin of billing.*`, err: "only an operator can be limited to job groups, and this rule gives admin"},
+		{name: "scoped viewer", in: `group ops -> viewer of billing.*`, err: "only an operator can be limited to job groups, and this rule gives viewer"},
 		{name: "bad glob", in: `group ops -> operator of billing[`, err: "not a valid glob"},
 		{name: "slash", in: `group ops -> operator of a/b`, err: "contains '/'"},
 		{name: "empty group", in: `group "" -> viewer`, err: "the group is empty"},
@@ -129,5 +129,14 @@ func TestConfigRefused(t *testing.T) {
 		if _, err := c.withDefaults(); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: withDefaults = %v, want an error with %q", tc.name, err, tc.err)
 		}
+	}
+}
+
+func TestConfigLogMasksTheSecret(t *testing.T) {
+	t.Parallel()
+	c := Config{Issuer: "https://idp.example.com", ClientID: "chime", ClientSecret: "s3cret-value"}
+	got := c.LogValue().String()
+	if strings.Contains(got, "s3cret-value") || !strings.Contains(got, "client_secret=********") {
+		t.Errorf("LogValue = %s, want the secret masked", got)
 	}
 }
