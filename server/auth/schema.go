@@ -111,7 +111,7 @@ func migrations() []sqlstore.Migration {
 type queries struct {
 	userCount, userGet, userList, userInsert       string
 	userLockAdmins, userSetRole, userSetPassword   string
-	userSetShell, userDelete                       string
+	userSetShell, userSetScopes, userDelete        string
 	sessionInsert, sessionGet, sessionTouch        string
 	sessionDelete, sessionDeleteUser, sessionPrune string
 	tokenInsert, tokenGet, tokenList, tokenTouch   string
@@ -128,18 +128,19 @@ func renderQueries(render func(string) string) queries {
 		userGet:   render(`SELECT role, password_hash, shell FROM {p}auth_users WHERE sched_name = ? AND name = ?`),
 		userList: render(`SELECT name, role, shell, created, scopes, password_hash = '` + ssoPasswordHash + `'
 			FROM {p}auth_users WHERE sched_name = ? ORDER BY name`),
-		userInsert: render(`INSERT INTO {p}auth_users (sched_name, name, role, password_hash, created, updated, shell)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`),
+		userInsert: render(`INSERT INTO {p}auth_users (sched_name, name, role, password_hash, created, updated, shell, scopes)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
 		// userLockAdmins locks the rows of every admin and of one user, in
 		// primary key order, so that the changes that could remove the last
 		// admin run one at a time and each sees the outcome of the one
 		// before: PostgreSQL re-checks the condition on a row it waited for,
 		// and InnoDB's locking reads read the latest committed version.
-		userLockAdmins: render(`SELECT name, role, shell, created FROM {p}auth_users
+		userLockAdmins: render(`SELECT name, role, shell, created, scopes FROM {p}auth_users
 			WHERE sched_name = ? AND (role = 'admin' OR name = ?) ORDER BY name {update}`),
 		userSetRole:     render(`UPDATE {p}auth_users SET role = ?, updated = ? WHERE sched_name = ? AND name = ?`),
 		userSetPassword: render(`UPDATE {p}auth_users SET password_hash = ?, updated = ? WHERE sched_name = ? AND name = ?`),
 		userSetShell:    render(`UPDATE {p}auth_users SET shell = ?, updated = ? WHERE sched_name = ? AND name = ?`),
+		userSetScopes:   render(`UPDATE {p}auth_users SET scopes = ?, updated = ? WHERE sched_name = ? AND name = ?`),
 		userDelete:      render(`DELETE FROM {p}auth_users WHERE sched_name = ? AND name = ?`),
 
 		sessionInsert: render(`INSERT INTO {p}auth_sessions (sched_name, token_hash, user_name, created, expires, last_seen)

@@ -131,3 +131,39 @@ func TestStartSSOSessionKeepsTheLastAdmin(t *testing.T) {
 		}
 	})
 }
+
+// TestLocalUserScopes limits a local operator to job groups: its sessions
+// and tokens act with the scopes, a scoped admin is refused, and a new
+// role other than operator drops them.
+func TestLocalUserScopes(t *testing.T) {
+	t.Parallel()
+	forEachDatabase(t, func(t *testing.T, url string) {
+		e := newEnv(t, url, nil)
+		ctx := t.Context()
+		if _, err := e.svc.BootstrapWithPassword(ctx, testPassword); err != nil {
+			t.Fatal(err)
+		}
+		_, err := e.svc.CreateUser(ctx, "admin", api.User{Name: "ann", Role: api.RoleAdmin, Password: testPassword, Scopes: []string{"billing.*"}})
+		wantAPIError(t, "a scoped admin", err, api.CodeInvalidArgument, "scopes")
+
+		u, err := e.svc.CreateUser(ctx, "admin", api.User{Name: "olga", Role: api.RoleOperator, Password: testPassword, Scopes: []string{"billing.*"}})
+		if err != nil || !cmp.Equal(u.Scopes, []string{"billing.*"}) {
+			t.Fatalf("CreateUser = %+v, %v", u, err)
+		}
+		sess := e.login(t, "olga")
+		if got, err := e.authAs(t, sess.Token); err != nil || !cmp.Equal(got.Scopes, []string{"billing.*"}) {
+			t.Errorf("olga's session acts as %+v, %v; want scoped to billing.*", got, err)
+		}
+		if u, err := e.svc.UpdateUser(ctx, "admin", api.User{Name: "olga", Scopes: []string{"billing.*", "payroll"}}); err != nil || len(u.Scopes) != 2 {
+			t.Errorf("UpdateUser(scopes) = %+v, %v", u, err)
+		}
+		_, err = e.svc.UpdateUser(ctx, "admin", api.User{Name: "olga", Role: api.RoleAdmin, Scopes: []string{"x"}})
+		wantAPIError(t, "scoping an admin", err, api.CodeInvalidArgument, "scopes")
+		if u, err := e.svc.UpdateUser(ctx, "admin", api.User{Name: "olga", Role: api.RoleViewer}); err != nil || len(u.Scopes) != 0 {
+			t.Errorf("UpdateUser(viewer) = %+v, %v; want the scopes dropped", u, err)
+		}
+		if got, err := e.authAs(t, sess.Token); err != nil || got.Role != api.RoleViewer || len(got.Scopes) != 0 {
+			t.Errorf("olga's session after the demotion acts as %+v, %v", got, err)
+		}
+	})
+}
