@@ -464,9 +464,9 @@ type User struct {
 	// billing.eu, billing.us, … and reads every other job as a viewer
 	// does. Empty means every group. Only an operator may have them.
 	// Single sign-on sets them from the role mapping at each sign-on; an
-	// admin sets them on local users (in an update, nil keeps them and an
-	// empty list clears them). A user's API tokens act with its scopes.
-	Scopes []string `json:"scopes,omitempty"`
+	// admin sets them on local users (in an update, null or absent keeps
+	// them and [] clears them). A user's API tokens act with its scopes.
+	Scopes []string `json:"scopes"`
 	// Source is "sso" for a user single sign-on created, who signs in
 	// only through the identity provider; empty for a local user.
 	Source  string     `json:"source,omitempty"`
