@@ -54,7 +54,8 @@
 // admin is not demoted. Scopes ([api.User].Scopes, the scopes column of
 // auth_users since migration 6) limit an operator to the job groups their
 // patterns match; a session acts with its user's current scopes, and a
-// token always with its owner's. Local users have none.
+// token always with its owner's. An admin sets them on local users with
+// [Service.CreateUser] and [Service.UpdateUser].
 //
 // # Authentication
 //
