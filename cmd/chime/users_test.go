@@ -225,7 +225,7 @@ func TestUsersShellCapability(t *testing.T) {
 	mustRun("ann's password\n", "users", "create", "ann", "--role", "operator", "--shell", "--password-stdin")
 	mustRun("bob's password\n", "users", "create", "bob", "--role", "operator", "--password-stdin")
 	out := mustRun("", "users", "list")
-	for _, want := range []string{`(?m)^ann +operator +yes +\d{4}-`, `(?m)^bob +operator +no +\d{4}-`} {
+	for _, want := range []string{`(?m)^ann +operator +all +yes +local +\d{4}-`, `(?m)^bob +operator +all +no +local +\d{4}-`} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("chime users list does not match %s:\n%s", want, out)
 		}
