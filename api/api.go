@@ -470,7 +470,19 @@ type User struct {
 	// the user may create, change and delete jobs of type shell, which
 	// run commands on the servers' hosts. Only an admin grants it. The
 	// server always returns it; in an update, absent (nil) keeps it.
-	Shell   *bool      `json:"shell,omitempty"`
+	Shell *bool `json:"shell,omitempty"`
+	// Scopes, when not empty, limit the user's role to the job groups
+	// these patterns match (see ScopeMatches): an operator scoped to
+	// "billing.*" changes, runs and kills jobs only in the groups
+	// billing.eu, billing.us, … and reads every other job as a viewer
+	// does. Empty means every group. Only an operator may have them.
+	// Single sign-on sets them from the role mapping at each sign-on; an
+	// admin sets them on local users (in an update, null or absent keeps
+	// them and [] clears them). A user's API tokens act with its scopes.
+	Scopes []string `json:"scopes"`
+	// Source is "sso" for a user single sign-on created, who signs in
+	// only through the identity provider; empty for a local user.
+	Source  string     `json:"source,omitempty"`
 	Created *time.Time `json:"created,omitempty"`
 	// Groups are the executor groups a caller of role executor serves;
 	// empty for the other roles. Read-only.
@@ -524,6 +536,24 @@ type Secret struct {
 // value, non-empty UTF-8 of at most 64 KiB. No answer ever returns it.
 type SecretValue struct {
 	Value string `json:"value"`
+}
+
+// AuthMethods answers GET /api/v1/auth/methods: how users may sign in,
+// for the console's login page.
+type AuthMethods struct {
+	// Password is always true: local users sign in with their password.
+	Password bool `json:"password"`
+	// SSO is the single sign-on provider, nil when none is configured.
+	SSO *SSOProvider `json:"sso,omitempty"`
+}
+
+// SSOProvider is a configured single sign-on (OpenID Connect) provider.
+type SSOProvider struct {
+	// Name is what the login page shows: "Sign in with <Name>".
+	Name string `json:"name"`
+	// LoginURL starts the sign-on: a browser sent there is redirected to
+	// the provider, and back to the console with a session.
+	LoginURL string `json:"login_url"`
 }
 
 // LoginRequest is the body of POST /api/v1/auth/login.

@@ -15,6 +15,7 @@ import (
 	"github.com/chime-scheduler/chime/server/auth"
 	"github.com/chime-scheduler/chime/server/dispatch"
 	"github.com/chime-scheduler/chime/server/secret"
+	"github.com/chime-scheduler/chime/server/sso"
 )
 
 // Config configures a Server. The zero value is usable: a node on the
@@ -86,6 +87,12 @@ type Config struct {
 	// Audit and Logger are the server's own. Defaults to package auth's
 	// defaults.
 	Auth auth.Options
+	// SSO, when set, lets users sign in through an OpenID Connect
+	// provider, beside local users (see package sso): the console's login
+	// page offers "Sign in with <SSO.Name>", and /auth/oidc/login and
+	// /auth/oidc/callback are served. Its Logger is the server's own.
+	// Defaults to nil: local users only.
+	SSO *sso.Config
 	// DisableJobMetrics turns off the per-job series of /metrics
 	// (chime_job_executions_total by job and outcome, and
 	// chime_job_last_success_timestamp_seconds), whose number grows with

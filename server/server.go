@@ -26,6 +26,7 @@ import (
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
 	"github.com/chime-scheduler/chime/server/livelog"
 	"github.com/chime-scheduler/chime/server/secret"
+	"github.com/chime-scheduler/chime/server/sso"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
@@ -233,17 +234,31 @@ func (s *Server) init(ctx context.Context) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	s.auth = authSvc
-	apiHandler := httpapi.New(s, authSvc, &httpapi.Options{
+	apiOpts := &httpapi.Options{
 		Logger:       cfg.Logger,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Metrics:      s.metrics.handler(),
 		Stopping:     s.stopping,
-	})
+	}
+	var ssoProvider *sso.Provider
+	if cfg.SSO != nil {
+		ssoCfg := *cfg.SSO
+		ssoCfg.Logger = cfg.Logger
+		if ssoProvider, err = sso.New(ssoCfg, authSvc); err != nil {
+			return fmt.Errorf("%w: SSO: %w", ErrInvalidConfig, err)
+		}
+		apiOpts.SSO = ssoProvider.Info()
+		s.log.Info("single sign-on is on", "sso", ssoCfg)
+	}
+	apiHandler := httpapi.New(s, authSvc, apiOpts)
 	// The console answers "/" and its assets; the API's paths are more
 	// specific, so they go to the API.
 	mux := http.NewServeMux()
 	for _, p := range []string{"/api/", "/healthz", "/readyz", "/metrics"} {
 		mux.Handle(p, apiHandler)
+	}
+	if ssoProvider != nil {
+		mux.Handle("/auth/oidc/", ssoProvider)
 	}
 	mux.Handle("/", console.Handler())
 	s.handler = mux

@@ -30,7 +30,7 @@ func TestMigrate(t *testing.T) {
 					fmt.Sprintf(`(?m)^store +%d +`, sqlstore.SchemaVersion),
 					`(?m)^history +4 +`,
 					`(?m)^runner +4 +`,
-					`(?m)^auth +5 +`,
+					`(?m)^auth +6 +`,
 					`(?m)^dispatch +1 +`,
 				} {
 					if !regexp.MustCompile(want).MatchString(out) {

@@ -26,6 +26,7 @@ import (
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"
 	"github.com/chime-scheduler/chime/server/secret"
+	"github.com/chime-scheduler/chime/server/sso"
 )
 
 // serverConfig is the configuration of `chime server` as the YAML file
@@ -86,11 +87,31 @@ type serverConfig struct {
 		BodyTemplate    string `koanf:"body_template"`
 		TextTemplate    string `koanf:"text_template"`
 	} `koanf:"alerts"`
+	// SSO is single sign-on through an OpenID Connect provider, on when
+	// Issuer is set; loadServerConfig reads ClientSecretFile into
+	// ClientSecret.
+	SSO struct {
+		Issuer           string   `koanf:"issuer"`
+		ClientID         string   `koanf:"client_id"`
+		ClientSecret     string   `koanf:"client_secret"`
+		ClientSecretFile string   `koanf:"client_secret_file"`
+		RedirectURL      string   `koanf:"redirect_url"`
+		Scopes           []string `koanf:"scopes"`
+		GroupsClaim      string   `koanf:"groups_claim"`
+		UserClaim        string   `koanf:"user_claim"`
+		Name             string   `koanf:"name"`
+		Roles            []string `koanf:"roles"`
+	} `koanf:"sso"`
 	Log struct {
 		Level  string `koanf:"level"`
 		Format string `koanf:"format"`
 	} `koanf:"log"`
 }
+
+// stringArray is the default of a list setting whose flag takes one
+// entry per use, commas and quotes included (pflag's StringArray), where
+// a []string default's flag splits its values as CSV.
+type stringArray []string
 
 // serverSetting is one setting of `chime server`: its dotted key in the
 // YAML file, its flag and, derived from the key, its environment variable
@@ -98,7 +119,7 @@ type serverConfig struct {
 type serverSetting struct {
 	key   string
 	flag  string
-	def   any // string, int, bool, time.Duration or []string: the flag's type
+	def   any // string, int, bool, time.Duration, []string or stringArray: the flag's type
 	usage string
 	// mask says how the effective configuration log shows the value.
 	mask func(string) string
@@ -161,6 +182,20 @@ func serverSettings() []serverSetting {
 		{key: "alerts.subject_template", flag: "alert-subject-template", def: "", usage: "template of alert e-mail subjects (see go doc ./server/alert)"},
 		{key: "alerts.body_template", flag: "alert-body-template", def: "", usage: "template of alert e-mail bodies"},
 		{key: "alerts.text_template", flag: "alert-text-template", def: "", usage: "template of the text of alert webhooks"},
+		{key: "sso.issuer", flag: "sso-issuer", def: "",
+			usage: "issuer URL of an OpenID Connect provider for single sign-on, such as https://keycloak.example.com/realms/acme (none: local users only)"},
+		{key: "sso.client_id", flag: "sso-client-id", def: "", usage: "chime's client ID at the provider"},
+		{key: "sso.client_secret", flag: "sso-client-secret", def: "", mask: maskSecret,
+			usage: "chime's client secret at the provider (prefer CHIME_SSO_CLIENT_SECRET or --sso-client-secret-file)"},
+		{key: "sso.client_secret_file", flag: "sso-client-secret-file", def: "", usage: "file holding the client secret, such as a Docker or Kubernetes secret"},
+		{key: "sso.redirect_url", flag: "sso-redirect-url", def: "",
+			usage: "the server's external URL followed by /auth/oidc/callback, registered at the provider"},
+		{key: "sso.scopes", flag: "sso-scope", def: []string(nil), usage: "OAuth 2.0 scopes to ask for (default openid,profile,email; add the one that puts groups in the ID token)"},
+		{key: "sso.groups_claim", flag: "sso-groups-claim", def: sso.DefaultGroupsClaim, usage: "ID token claim that lists the user's groups"},
+		{key: "sso.user_claim", flag: "sso-user-claim", def: sso.DefaultUserClaim, usage: "ID token claim that names the chime user (lower-cased)"},
+		{key: "sso.name", flag: "sso-name", def: "", usage: `provider name on the login page, "Sign in with NAME" (default: the issuer's host)`},
+		{key: "sso.roles", flag: "sso-role", def: stringArray(nil),
+			usage: `role mappings, repeatable: 'group "ops" -> admin', 'group "billing-team" -> operator of billing.*', 'group "*" -> viewer' (several job-group patterns: separate them with spaces)`},
 		{key: "log.level", flag: "log-level", def: "info", usage: "debug, info, warn or error"},
 		{key: "log.format", flag: "log-format", def: "text", usage: "text or json"},
 	}
@@ -234,6 +269,8 @@ Settings (key, environment variable):
 			fs.Duration(s.flag, def, s.usage)
 		case []string:
 			fs.StringSlice(s.flag, def, s.usage)
+		case stringArray:
+			fs.StringArray(s.flag, def, s.usage)
 		default:
 			panic(fmt.Sprintf("chime server: setting %s has a default of unsupported type %T", s.key, s.def))
 		}
@@ -350,6 +387,9 @@ func loadServerConfig(fs *pflag.FlagSet, settings []serverSetting, configFile st
 	if err := cfg.readSecretKey(); err != nil {
 		return &cfg, nil, err
 	}
+	if err := cfg.readSSOClientSecret(); err != nil {
+		return &cfg, nil, err
+	}
 	if err := cfg.validate(); err != nil {
 		return &cfg, nil, err
 	}
@@ -398,6 +438,39 @@ func (c *serverConfig) readSecretKey() error {
 	return nil
 }
 
+// readSSOClientSecret reads sso.client_secret_file into
+// SSO.ClientSecret. Setting both is an error.
+func (c *serverConfig) readSSOClientSecret() error {
+	if c.SSO.ClientSecretFile == "" {
+		return nil
+	}
+	if c.SSO.ClientSecret != "" {
+		return errors.New("chime server: sso.client_secret and sso.client_secret_file are both set: set one")
+	}
+	raw, err := os.ReadFile(c.SSO.ClientSecretFile)
+	if err != nil {
+		return fmt.Errorf("chime server: sso.client_secret_file: %w", err)
+	}
+	c.SSO.ClientSecret = strings.TrimSpace(string(raw))
+	if c.SSO.ClientSecret == "" {
+		return fmt.Errorf("chime server: sso.client_secret_file %s is empty", c.SSO.ClientSecretFile)
+	}
+	return nil
+}
+
+// ssoRules parses sso.roles.
+func (c *serverConfig) ssoRules() ([]sso.Rule, error) {
+	var rules []sso.Rule
+	for i, s := range c.SSO.Roles {
+		r, err := sso.ParseRule(s)
+		if err != nil {
+			return nil, fmt.Errorf("chime server: sso.roles[%d]: %w", i, err)
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
+}
+
 // validate checks what the server would otherwise only refuse later, or
 // not at all.
 func (c *serverConfig) validate() error {
@@ -442,6 +515,12 @@ func (c *serverConfig) validate() error {
 	}
 	if c.Workers < 1 {
 		return fmt.Errorf("chime server: workers %d: want at least 1", c.Workers)
+	}
+	if _, err := c.ssoRules(); err != nil {
+		return err
+	}
+	if c.SSO.Issuer == "" && (c.SSO.ClientID != "" || len(c.SSO.Roles) > 0) {
+		return errors.New("chime server: sso.client_id or sso.roles is set without sso.issuer: set the provider's issuer URL")
 	}
 	r := c.Retention
 	switch {
@@ -500,7 +579,28 @@ func (c *serverConfig) toServer(log *slog.Logger) server.Config {
 			BodyTemplate:     c.Alerts.BodyTemplate,
 			TextTemplate:     c.Alerts.TextTemplate,
 		},
+		SSO:    c.ssoConfig(),
 		Logger: log,
+	}
+}
+
+// ssoConfig returns the single sign-on configuration, nil when
+// sso.issuer is not set. The rules have been validated.
+func (c *serverConfig) ssoConfig() *sso.Config {
+	if c.SSO.Issuer == "" {
+		return nil
+	}
+	rules, _ := c.ssoRules()
+	return &sso.Config{
+		Issuer:       c.SSO.Issuer,
+		ClientID:     c.SSO.ClientID,
+		ClientSecret: c.SSO.ClientSecret,
+		RedirectURL:  c.SSO.RedirectURL,
+		Scopes:       c.SSO.Scopes,
+		GroupsClaim:  c.SSO.GroupsClaim,
+		UserClaim:    c.SSO.UserClaim,
+		Name:         c.SSO.Name,
+		Rules:        rules,
 	}
 }
 
@@ -633,6 +733,16 @@ func effectiveValues(cfg *serverConfig, run server.Config) map[string]slog.Value
 		"alerts.subject_template": str(cfg.Alerts.SubjectTemplate),
 		"alerts.body_template":    str(cfg.Alerts.BodyTemplate),
 		"alerts.text_template":    str(cfg.Alerts.TextTemplate),
+		"sso.issuer":              str(cfg.SSO.Issuer),
+		"sso.client_id":           str(cfg.SSO.ClientID),
+		"sso.client_secret":       str(cfg.SSO.ClientSecret),
+		"sso.client_secret_file":  str(cfg.SSO.ClientSecretFile),
+		"sso.redirect_url":        str(cfg.SSO.RedirectURL),
+		"sso.scopes":              slog.AnyValue(nonNil(cfg.SSO.Scopes)),
+		"sso.groups_claim":        str(cfg.SSO.GroupsClaim),
+		"sso.user_claim":          str(cfg.SSO.UserClaim),
+		"sso.name":                str(cfg.SSO.Name),
+		"sso.roles":               slog.AnyValue(nonNil(cfg.SSO.Roles)),
 		"log.level":               str(cfg.Log.Level),
 		"log.format":              str(cfg.Log.Format),
 	}

@@ -20,11 +20,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/internal/testkit/nodeproc"
 	"github.com/chime-scheduler/chime/server"
 	"github.com/chime-scheduler/chime/server/secret"
+	"github.com/chime-scheduler/chime/server/sso"
 )
 
 // chimeBinary is the chime command, built (without -race) into a
@@ -106,6 +110,51 @@ func TestServerConfigPrecedence(t *testing.T) {
 	want := server.Retention{MaxAge: 720 * time.Hour, PerJob: 200, MaxPerJob: 5000}
 	if got := cfg.toServer(nil).Retention; got != want {
 		t.Errorf("toServer().Retention = %+v, want %+v", got, want)
+	}
+}
+
+// TestServerSSO reads the single sign-on settings from flags, the client
+// secret from a file, and hands the server its configuration.
+func TestServerSSO(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	secretFile := filepath.Join(dir, "oidc")
+	if err := os.WriteFile(secretFile, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := newServerCmd()
+	err := cmd.Flags().Parse([]string{
+		"--sso-issuer", "https://keycloak.example.com/realms/acme", "--sso-client-id", "chime",
+		"--sso-client-secret-file", secretFile, "--sso-redirect-url", "https://chime.example.com/auth/oidc/callback",
+		"--sso-scope", "openid,email,groups", "--sso-name", "Acme SSO",
+		"--sso-role", `group "ops" -> admin`, "--sso-role", `group "billing-team" -> operator of billing.* payroll`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := loadServerConfig(cmd.Flags(), serverSettings(), "", func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatalf("loadServerConfig: %v", err)
+	}
+	got := cfg.toServer(nil).SSO
+	if got == nil {
+		t.Fatal("toServer().SSO is nil")
+	}
+	want := &sso.Config{
+		Issuer: "https://keycloak.example.com/realms/acme", ClientID: "chime", ClientSecret: "s3cret",
+		RedirectURL: "https://chime.example.com/auth/oidc/callback", Scopes: []string{"openid", "email", "groups"},
+		GroupsClaim: "groups", UserClaim: "email", Name: "Acme SSO",
+		Rules: []sso.Rule{
+			{Group: "ops", Role: api.RoleAdmin},
+			{Group: "billing-team", Role: api.RoleOperator, Scopes: []string{"billing.*", "payroll"}},
+		},
+	}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(sso.Config{}, "HTTPClient", "Logger", "Now")); diff != "" {
+		t.Errorf("toServer().SSO (-want +got):\n%s", diff)
+	}
+	none, _, err := loadServerConfig(newServerCmd().Flags(), serverSettings(), "", func(string) (string, bool) { return "", false })
+	if err != nil || none.toServer(nil).SSO != nil {
+		t.Errorf("without sso.issuer: SSO = %+v, %v; want nil", none.toServer(nil).SSO, err)
 	}
 }
 
@@ -218,6 +267,13 @@ func TestServerConfigErrors(t *testing.T) {
 		{name: "both secret keys", env: map[string]string{"CHIME_SECRET_KEY": secret.GenerateKey()},
 			args: []string{"--secret-key-file", write("key2", secret.GenerateKey())}, want: "secret_key and secret_key_file are both set"},
 		{name: "empty secret key file", args: []string{"--secret-key-file", write("key3", "\n")}, want: "secret_key_file " + filepath.Join(dir, "key3") + " is empty"},
+		{name: "bad role mapping", args: []string{"--sso-issuer", "https://idp.example.com", "--sso-role", `group "ops" -> root`},
+			want: `sso.roles[0]: role mapping "group \"ops\" -> root": unknown role "root"`},
+		{name: "scoped admin mapping", file: write("sso.yaml", "sso:\n  issuer: https://idp.example.com\n  roles: ['group \"*\" -> viewer', 'group ops -> admin of billing.*']\n"),
+			want: "sso.roles[1]: role mapping \"group ops -> admin of billing.*\": only an operator can be limited to job groups"},
+		{name: "sso without issuer", args: []string{"--sso-client-id", "chime"}, want: "sso.client_id or sso.roles is set without sso.issuer"},
+		{name: "both client secrets", env: map[string]string{"CHIME_SSO_CLIENT_SECRET": "s3cret"},
+			args: []string{"--sso-client-secret-file", write("oidc", "s3cret")}, want: "sso.client_secret and sso.client_secret_file are both set"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,10 +18,10 @@ import (
 func newUsersCmd(cfg *clientConfig) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "users",
-		Short: "List, create and delete users, change their role, shell capability or password (admin only)",
+		Short: "List, create and delete users, change their role, job-group scopes, shell capability or password (admin only)",
 	}
 	cmd.AddCommand(newUsersListCmd(cfg), newUsersCreateCmd(cfg), newUsersDeleteCmd(cfg),
-		newUsersSetRoleCmd(cfg), newUsersSetShellCmd(cfg), newUsersPasswdCmd(cfg))
+		newUsersSetRoleCmd(cfg), newUsersSetScopesCmd(cfg), newUsersSetShellCmd(cfg), newUsersPasswdCmd(cfg))
 	return cmd
 }
 
@@ -29,7 +29,7 @@ func newUsersCmd(cfg *clientConfig) *cobra.Command {
 func newUsersListCmd(cfg *clientConfig) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
-		Short: "List the users with their role and shell capability",
+		Short: "List the users with their role, job-group scopes, shell capability and source (local or sso)",
 		Args:  cobra.NoArgs,
 		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, _ []string) error {
 			users, err := c.ListUsers(ctx)
@@ -39,9 +39,16 @@ func newUsersListCmd(cfg *clientConfig) *cobra.Command {
 			if cfg.output != formatTable {
 				return writeStructured(cmd.OutOrStdout(), cfg.output, nonNil(users))
 			}
-			t := newTable(cmd.OutOrStdout(), "USER", "ROLE", "SHELL", "CREATED").ifEmpty("no users")
+			t := newTable(cmd.OutOrStdout(), "USER", "ROLE", "JOB GROUPS", "SHELL", "SOURCE", "CREATED").ifEmpty("no users")
 			for _, u := range users {
-				t.row(u.Name, string(u.Role), yesNo(u.CanShell()), formatTime(u.Created))
+				groups, source := "all", "local"
+				if u.Scoped() {
+					groups = u.ScopeList()
+				}
+				if u.Source != "" {
+					source = u.Source
+				}
+				t.row(u.Name, string(u.Role), groups, yesNo(u.CanShell()), source, formatTime(u.Created))
 			}
 			return t.flush()
 		}),
@@ -57,11 +64,13 @@ func newUsersCreateCmd(cfg *clientConfig) *cobra.Command {
 		role          string
 		passwordStdin bool
 		shell         bool
+		scopes        []string
 	)
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a user; the password is asked for on the terminal, or read with --password-stdin",
 		Example: `  chime users create ann --role operator
+  chime users create bill --role operator --scope 'billing.*'
   printf '%s\n' "$PASSWORD" | chime users create ci --role viewer --password-stdin`,
 		Args: cobra.ExactArgs(1),
 		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
@@ -72,7 +81,7 @@ func newUsersCreateCmd(cfg *clientConfig) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			req := api.User{Name: args[0], Role: api.Role(role), Password: password}
+			req := api.User{Name: args[0], Role: api.Role(role), Password: password, Scopes: scopes}
 			if shell {
 				req.Shell = &shell
 			}
@@ -90,7 +99,36 @@ func newUsersCreateCmd(cfg *clientConfig) *cobra.Command {
 	cmd.Flags().StringVar(&role, "role", "", "the user's role: "+roleFlagUsage)
 	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the password from the first line of standard input")
 	cmd.Flags().BoolVar(&shell, "shell", false, "give the user the shell capability: with role operator or admin, it may write shell jobs")
+	cmd.Flags().StringSliceVar(&scopes, "scope", nil, "limit an operator to the job groups these patterns match, such as billing.* (repeat or comma-separate; default: every group)")
 	return cmd
+}
+
+// newUsersSetScopesCmd is `chime users set-scopes NAME [PATTERN...]`.
+func newUsersSetScopesCmd(cfg *clientConfig) *cobra.Command {
+	return &cobra.Command{
+		Use:   "set-scopes NAME [PATTERN...]",
+		Short: "Limit an operator to the job groups the patterns match; no pattern: every group",
+		Long: `Limit an operator to the job groups the patterns match (globs such as
+billing.* or billing): it changes, runs and kills jobs only there, and reads
+every other job as a viewer. With no pattern the operator reaches every
+group again. The change applies at once to the user's sessions and tokens.
+A single sign-on user's scopes are replaced at its next sign-on.`,
+		Example: `  chime users set-scopes bill 'billing.*' payroll
+  chime users set-scopes bill`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
+			u, err := c.UpdateUser(ctx, api.User{Name: args[0], Scopes: append([]string{}, args[1:]...)})
+			if err != nil {
+				return err
+			}
+			groups := "every job group"
+			if u.Scoped() {
+				groups = "job groups " + u.ScopeList()
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "User %s is now %s of %s.\n", u.Name, u.Role, groups)
+			return err
+		}),
+	}
 }
 
 // yesNo is a capability in a table.

@@ -42,7 +42,7 @@ func TestUsersTokensAudit(t *testing.T) {
 		t.Errorf("chime users create = %q", out)
 	}
 	out := mustRun("", "users", "list")
-	for _, want := range []string{`(?m)^USER +ROLE +SHELL +CREATED$`, `(?m)^admin +admin +no +\d{4}-`, `(?m)^ann +viewer +no +\d{4}-`} {
+	for _, want := range []string{`(?m)^USER +ROLE +JOB GROUPS +SHELL +SOURCE +CREATED$`, `(?m)^admin +admin +all +no +local +\d{4}-`, `(?m)^ann +viewer +all +no +local +\d{4}-`} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("chime users list does not match %s:\n%s", want, out)
 		}
@@ -57,6 +57,18 @@ func TestUsersTokensAudit(t *testing.T) {
 	}
 	if out := mustRun("", "users", "set-role", "ann", "operator"); out != "User ann is now operator.\n" {
 		t.Errorf("chime users set-role = %q", out)
+	}
+	if out := mustRun("", "users", "set-scopes", "ann", "billing.*", "payroll"); out != "User ann is now operator of job groups billing.*, payroll.\n" {
+		t.Errorf("chime users set-scopes = %q", out)
+	}
+	if out := mustRun("", "users", "list"); !regexp.MustCompile(`(?m)^ann +operator +billing\.\*, payroll +no +local +\d{4}-`).MatchString(out) {
+		t.Errorf("chime users list after set-scopes:\n%s", out)
+	}
+	if out := mustRun("", "users", "set-scopes", "ann"); out != "User ann is now operator of every job group.\n" {
+		t.Errorf("chime users set-scopes without patterns = %q", out)
+	}
+	if _, err := run("", "users", "set-scopes", "ann", "a/b"); err == nil || !strings.Contains(err.Error(), "contains '/'") {
+		t.Errorf("chime users set-scopes with a bad pattern: %v", err)
 	}
 	if out := mustRun("ann's new password\n", "users", "passwd", "ann", "--password-stdin"); out != "Password of user ann changed; its sessions have ended.\n" {
 		t.Errorf("chime users passwd = %q", out)
@@ -97,7 +109,7 @@ func TestUsersTokensAudit(t *testing.T) {
 		actions = append(actions, e.Action+" "+e.Target)
 	}
 	want := []string{"user.delete users/ann", "token.delete tokens/" + tokens[0].ID, "token.create tokens/" + tokens[0].ID,
-		"user.update users/ann", "user.update users/ann", "user.create users/ann"}
+		"user.update users/ann", "user.update users/ann", "user.update users/ann", "user.update users/ann", "user.create users/ann"}
 	if strings.Join(actions, "\n") != strings.Join(want, "\n") {
 		t.Errorf("chime audit list --actor admin:\n%s\nwant\n%s", strings.Join(actions, "\n"), strings.Join(want, "\n"))
 	}
@@ -213,7 +225,7 @@ func TestUsersShellCapability(t *testing.T) {
 	mustRun("ann's password\n", "users", "create", "ann", "--role", "operator", "--shell", "--password-stdin")
 	mustRun("bob's password\n", "users", "create", "bob", "--role", "operator", "--password-stdin")
 	out := mustRun("", "users", "list")
-	for _, want := range []string{`(?m)^ann +operator +yes +\d{4}-`, `(?m)^bob +operator +no +\d{4}-`} {
+	for _, want := range []string{`(?m)^ann +operator +all +yes +local +\d{4}-`, `(?m)^bob +operator +all +no +local +\d{4}-`} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("chime users list does not match %s:\n%s", want, out)
 		}

@@ -43,6 +43,20 @@
 // has an expiry) or is revoked. Its last use is recorded, at most once a
 // minute.
 //
+// # Single sign-on and job-group scopes
+//
+// [Service.StartSSOSession] starts a session for a user an OpenID Connect
+// provider vouched for (package server/sso runs the flow and maps the
+// user's groups to a role). The first sign-on creates the user with a
+// password hash no password matches, so it signs in only through the
+// provider ([api.User].Source "sso"); each sign-on replaces its role and
+// scopes. A local user of the same name is never taken over, and the last
+// admin is not demoted. Scopes ([api.User].Scopes, the scopes column of
+// auth_users since migration 6) limit an operator to the job groups their
+// patterns match; a session acts with its user's current scopes, and a
+// token always with its owner's. An admin sets them on local users with
+// [Service.CreateUser] and [Service.UpdateUser].
+//
 // # Authentication
 //
 // [Service.Authenticate] takes the credential of an "Authorization:

@@ -98,6 +98,14 @@ func migrations() []sqlstore.Migration {
 		Version:     5,
 		Description: "the executor groups a token of role executor serves",
 		Statements:  []string{"ALTER TABLE {p}auth_tokens ADD COLUMN executor_groups {json}"},
+	}, {
+		// scopes are the job-group patterns a user's role is limited to,
+		// joined by newlines; empty for every group. Users of single
+		// sign-on are told apart by their password_hash, ssoPasswordHash,
+		// which no password matches.
+		Version:     6,
+		Description: "the job-group scopes of users",
+		Statements:  []string{"ALTER TABLE {p}auth_users ADD COLUMN scopes VARCHAR(2000) NOT NULL DEFAULT ''"},
 	}}
 }
 
@@ -107,13 +115,14 @@ func migrations() []sqlstore.Migration {
 type queries struct {
 	userCount, userGet, userList, userInsert       string
 	userLockAdmins, userSetRole, userSetPassword   string
-	userSetShell, userDelete                       string
+	userSetShell, userSetScopes, userDelete        string
 	sessionInsert, sessionGet, sessionTouch        string
 	sessionDelete, sessionDeleteUser, sessionPrune string
 	tokenInsert, tokenGet, tokenList, tokenTouch   string
 	tokenName, tokenDelete, tokenDeleteUser        string
 	failureGet, failureAdd, failureInsert          string
 	failureClear, failurePrune                     string
+	ssoUserGet, ssoUserInsert, ssoUserUpdate       string
 }
 
 // renderQueries renders every statement with render (the store's SQL).
@@ -121,26 +130,28 @@ func renderQueries(render func(string) string) queries {
 	return queries{
 		userCount: render(`SELECT COUNT(*) FROM {p}auth_users WHERE sched_name = ?`),
 		userGet:   render(`SELECT role, password_hash, shell FROM {p}auth_users WHERE sched_name = ? AND name = ?`),
-		userList:  render(`SELECT name, role, shell, created FROM {p}auth_users WHERE sched_name = ? ORDER BY name`),
-		userInsert: render(`INSERT INTO {p}auth_users (sched_name, name, role, password_hash, created, updated, shell)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`),
+		userList: render(`SELECT name, role, shell, created, scopes, password_hash = '` + ssoPasswordHash + `'
+			FROM {p}auth_users WHERE sched_name = ? ORDER BY name`),
+		userInsert: render(`INSERT INTO {p}auth_users (sched_name, name, role, password_hash, created, updated, shell, scopes)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
 		// userLockAdmins locks the rows of every admin and of one user, in
 		// primary key order, so that the changes that could remove the last
 		// admin run one at a time and each sees the outcome of the one
 		// before: PostgreSQL re-checks the condition on a row it waited for,
 		// and InnoDB's locking reads read the latest committed version.
-		userLockAdmins: render(`SELECT name, role, shell, created FROM {p}auth_users
+		userLockAdmins: render(`SELECT name, role, shell, created, scopes FROM {p}auth_users
 			WHERE sched_name = ? AND (role = 'admin' OR name = ?) ORDER BY name {update}`),
 		userSetRole:     render(`UPDATE {p}auth_users SET role = ?, updated = ? WHERE sched_name = ? AND name = ?`),
 		userSetPassword: render(`UPDATE {p}auth_users SET password_hash = ?, updated = ? WHERE sched_name = ? AND name = ?`),
 		userSetShell:    render(`UPDATE {p}auth_users SET shell = ?, updated = ? WHERE sched_name = ? AND name = ?`),
+		userSetScopes:   render(`UPDATE {p}auth_users SET scopes = ?, updated = ? WHERE sched_name = ? AND name = ?`),
 		userDelete:      render(`DELETE FROM {p}auth_users WHERE sched_name = ? AND name = ?`),
 
 		sessionInsert: render(`INSERT INTO {p}auth_sessions (sched_name, token_hash, user_name, created, expires, last_seen)
 			VALUES (?, ?, ?, ?, ?, ?)`),
 		// sessionGet joins the user, so that a change of role or shell
 		// capability applies to the user's sessions at once.
-		sessionGet: render(`SELECT s.user_name, u.role, u.shell, s.created, s.expires, s.last_seen
+		sessionGet: render(`SELECT s.user_name, u.role, u.shell, u.scopes, s.created, s.expires, s.last_seen
 			FROM {p}auth_sessions AS s
 			JOIN {p}auth_users AS u ON u.sched_name = s.sched_name AND u.name = s.user_name
 			WHERE s.sched_name = ? AND s.token_hash = ?`),
@@ -153,8 +164,8 @@ func renderQueries(render func(string) string) queries {
 			(sched_name, id, name, role, user_name, secret_hash, created, last_used, expires, shell, executor_groups)
 			VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)`),
 		// tokenGet joins the owner, whose role and shell capability bound
-		// the token's.
-		tokenGet: render(`SELECT t.id, t.role, t.shell, t.user_name, u.role, u.shell, t.expires, t.last_used, t.executor_groups
+		// the token's, and whose scopes are the token's.
+		tokenGet: render(`SELECT t.id, t.role, t.shell, t.user_name, u.role, u.shell, u.scopes, t.expires, t.last_used, t.executor_groups
 			FROM {p}auth_tokens AS t
 			JOIN {p}auth_users AS u ON u.sched_name = t.sched_name AND u.name = t.user_name
 			WHERE t.sched_name = ? AND t.secret_hash = ?`),
@@ -176,5 +187,10 @@ func renderQueries(render func(string) string) queries {
 			VALUES (?, ?, ?, 1, ?)`),
 		failureClear: render(`DELETE FROM {p}auth_login_failures WHERE sched_name = ? AND kind = ? AND subject = ?`),
 		failurePrune: render(`DELETE FROM {p}auth_login_failures WHERE sched_name = ? AND last_failure < ?`),
+
+		ssoUserGet: render(`SELECT role, password_hash FROM {p}auth_users WHERE sched_name = ? AND name = ? {update}`),
+		ssoUserInsert: render(`INSERT INTO {p}auth_users (sched_name, name, role, password_hash, created, updated, shell, scopes)
+			VALUES (?, ?, ?, '` + ssoPasswordHash + `', ?, ?, FALSE, ?)`),
+		ssoUserUpdate: render(`UPDATE {p}auth_users SET role = ?, scopes = ?, updated = ? WHERE sched_name = ? AND name = ?`),
 	}
 }

@@ -85,6 +85,16 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 	if err := s.clearLoginFailures(ctx, subjectUser, username, now); err != nil {
 		return nil, err
 	}
+	session, err := s.startSession(ctx, username, role, now)
+	if err != nil {
+		return nil, err
+	}
+	log.LogAttrs(ctx, slog.LevelInfo, "login", slog.String("role", string(role)))
+	return session, nil
+}
+
+// startSession starts a session of username, who has role, at now.
+func (s *Service) startSession(ctx context.Context, username string, role api.Role, now time.Time) (*api.Session, error) {
 	// Expired sessions are deleted here: logins are rare, and the index on
 	// expires keeps it cheap.
 	if _, err := s.db.ExecContext(ctx, s.q.sessionPrune, s.sched, nanos(now)); err != nil {
@@ -92,12 +102,11 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 	}
 	token := randomToken()
 	expires := s.sessionExpiry(now, now)
-	_, err = s.db.ExecContext(ctx, s.q.sessionInsert, s.sched, hashSecret(token), username,
+	_, err := s.db.ExecContext(ctx, s.q.sessionInsert, s.sched, hashSecret(token), username,
 		nanos(now), nanos(expires), nanos(now))
 	if err != nil {
 		return nil, fmt.Errorf("auth: starting a session for user %q: %w", username, err)
 	}
-	log.LogAttrs(ctx, slog.LevelInfo, "login", slog.String("role", string(role)))
 	return &api.Session{Token: token, User: username, Role: role, Expires: instant(nanos(expires))}, nil
 }
 
@@ -201,9 +210,10 @@ func (s *Service) authenticateSession(ctx context.Context, token string) (*api.U
 	var (
 		u                          api.User
 		shell                      bool
+		scopes                     string
 		created, expires, lastSeen int64
 	)
-	err := s.db.QueryRowContext(ctx, s.q.sessionGet, s.sched, hash).Scan(&u.Name, &u.Role, &shell, &created, &expires, &lastSeen)
+	err := s.db.QueryRowContext(ctx, s.q.sessionGet, s.sched, hash).Scan(&u.Name, &u.Role, &shell, &scopes, &created, &expires, &lastSeen)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errBadCredentials()
 	}
@@ -221,6 +231,7 @@ func (s *Service) authenticateSession(ctx context.Context, token string) (*api.U
 		}
 	}
 	u.Shell = &shell
+	u.Scopes = splitScopes(scopes)
 	return &u, nil
 }
 
@@ -230,12 +241,12 @@ func (s *Service) authenticateToken(ctx context.Context, secret string) (*api.Us
 		id                   string
 		tokenRole, ownRole   api.Role
 		tokenShell, ownShell bool
-		owner                string
+		owner, scopes        string
 		expires, lastUsed    sql.NullInt64
 		groups               sql.NullString
 	)
 	err := s.db.QueryRowContext(ctx, s.q.tokenGet, s.sched, hashSecret(secret)).
-		Scan(&id, &tokenRole, &tokenShell, &owner, &ownRole, &ownShell, &expires, &lastUsed, &groups)
+		Scan(&id, &tokenRole, &tokenShell, &owner, &ownRole, &ownShell, &scopes, &expires, &lastUsed, &groups)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errBadCredentials()
 	}
@@ -264,7 +275,7 @@ func (s *Service) authenticateToken(ctx context.Context, secret string) (*api.Us
 		return &api.User{Name: owner, Role: api.RoleExecutor, Shell: &noShell, Groups: g}, nil
 	}
 	shell := tokenShell && ownShell
-	return &api.User{Name: owner, Role: lesser(tokenRole, ownRole), Shell: &shell}, nil
+	return &api.User{Name: owner, Role: lesser(tokenRole, ownRole), Shell: &shell, Scopes: splitScopes(scopes)}, nil
 }
 
 // sessionExpiry returns when a session created at created and last seen

@@ -64,7 +64,7 @@ func (s *Service) bootstrap(ctx context.Context, password string) (created bool,
 		return false, fmt.Errorf("auth: hashing the first admin's password: %w", err)
 	}
 	now := nanos(s.now())
-	_, err = s.db.ExecContext(ctx, s.q.userInsert, s.sched, BootstrapUser, string(api.RoleAdmin), string(hash), now, now, false)
+	_, err = s.db.ExecContext(ctx, s.q.userInsert, s.sched, BootstrapUser, string(api.RoleAdmin), string(hash), now, now, false, "")
 	if s.st.IsUniqueViolation(err) {
 		return false, nil // another node created it first
 	}
@@ -91,14 +91,20 @@ func (s *Service) ListUsers(ctx context.Context) ([]api.User, error) {
 		var (
 			u       api.User
 			shell   bool
+			sso     bool
+			scopes  string
 			created int64
 		)
-		if err := rows.Scan(&u.Name, &u.Role, &shell, &created); err != nil {
+		if err := rows.Scan(&u.Name, &u.Role, &shell, &created, &scopes, &sso); err != nil {
 			return nil, fmt.Errorf("auth: listing users: %w", err)
 		}
 		t := instant(created)
 		u.Created = &t
 		u.Shell = &shell
+		u.Scopes = splitScopes(scopes)
+		if sso {
+			u.Source = SourceSSO
+		}
 		users = append(users, u)
 	}
 	if err := rows.Err(); err != nil {
@@ -121,13 +127,16 @@ func (s *Service) CreateUser(ctx context.Context, actor string, u api.User) (*ap
 	if e := validatePassword(u.Password); e != nil {
 		return nil, e
 	}
+	if e := validateScopes(u.Role, u.Scopes); e != nil {
+		return nil, e
+	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(u.Password), s.opts.BcryptCost)
 	if err != nil {
 		return nil, fmt.Errorf("auth: hashing the password of user %q: %w", u.Name, err)
 	}
 	now := s.now()
 	shell := u.CanShell()
-	_, err = s.db.ExecContext(ctx, s.q.userInsert, s.sched, u.Name, string(u.Role), string(hash), nanos(now), nanos(now), shell)
+	_, err = s.db.ExecContext(ctx, s.q.userInsert, s.sched, u.Name, string(u.Role), string(hash), nanos(now), nanos(now), shell, joinScopes(u.Scopes))
 	if s.st.IsUniqueViolation(err) {
 		return nil, httpjson.Errorf(api.CodeConflict, "name", "a user named %q already exists", u.Name)
 	}
@@ -138,22 +147,26 @@ func (s *Service) CreateUser(ctx context.Context, actor string, u api.User) (*ap
 	if shell {
 		detail["shell"] = true
 	}
+	if len(u.Scopes) > 0 {
+		detail["scopes"] = u.Scopes
+	}
 	s.audit(ctx, actor, ActionUserCreate, userTarget(u.Name), detail)
 	created := instant(nanos(now))
-	return &api.User{Name: u.Name, Role: u.Role, Shell: &shell, Created: &created}, nil
+	return &api.User{Name: u.Name, Role: u.Role, Shell: &shell, Scopes: splitScopes(joinScopes(u.Scopes)), Created: &created}, nil
 }
 
-// UpdateUser changes a user's role, password, shell capability or several
-// (an empty Role or Password and a nil Shell keep the current one) and
-// returns the user. A new password ends every session of the user; the
+// UpdateUser changes a user's role, password, shell capability, job-group
+// scopes or several (an empty Role or Password and a nil Shell or Scopes
+// keep the current one; an empty, non-nil Scopes clears them) and returns
+// the user. A user given a role other than operator loses its scopes. A new password ends every session of the user; the
 // user's API tokens stay, and act without the shell capability while the
 // user lacks it. The last admin cannot be demoted.
 func (s *Service) UpdateUser(ctx context.Context, actor string, u api.User) (*api.User, error) {
 	if e := validateUserName("name", u.Name); e != nil {
 		return nil, e
 	}
-	if u.Role == "" && u.Password == "" && u.Shell == nil {
-		return nil, httpjson.Errorf(api.CodeInvalidArgument, "", "nothing to change: set role, password, shell or several")
+	if u.Role == "" && u.Password == "" && u.Shell == nil && u.Scopes == nil {
+		return nil, httpjson.Errorf(api.CodeInvalidArgument, "", "nothing to change: set role, password, shell, scopes or several")
 	}
 	if e := validateRole(u.Role, false); e != nil {
 		return nil, e
@@ -185,6 +198,22 @@ func (s *Service) UpdateUser(ctx context.Context, actor string, u api.User) (*ap
 			}
 			out.Role = u.Role
 		}
+		scopes := current.Scopes
+		if u.Scopes != nil {
+			scopes = u.Scopes
+		}
+		if out.Role != api.RoleOperator && u.Scopes == nil {
+			scopes = nil // a new role of viewer or admin is not limited
+		}
+		if e := validateScopes(out.Role, scopes); e != nil {
+			return e
+		}
+		if joinScopes(scopes) != joinScopes(current.Scopes) {
+			if _, err := tx.ExecContext(ctx, s.q.userSetScopes, joinScopes(scopes), now, s.sched, u.Name); err != nil {
+				return err
+			}
+		}
+		out.Scopes = splitScopes(joinScopes(scopes))
 		if u.Shell != nil && *u.Shell != current.CanShell() {
 			if _, err := tx.ExecContext(ctx, s.q.userSetShell, *u.Shell, now, s.sched, u.Name); err != nil {
 				return err
@@ -213,6 +242,9 @@ func (s *Service) UpdateUser(ctx context.Context, actor string, u api.User) (*ap
 	}
 	if hash != nil {
 		detail["password_changed"] = true
+	}
+	if u.Scopes != nil {
+		detail["scopes"] = out.Scopes
 	}
 	s.audit(ctx, actor, ActionUserUpdate, userTarget(u.Name), detail)
 	return &out, nil
@@ -268,12 +300,14 @@ func (s *Service) lockUser(ctx context.Context, tx *sql.Tx, name string) (u api.
 		var (
 			row     api.User
 			shell   bool
+			scopes  string
 			created int64
 		)
-		if err := rows.Scan(&row.Name, &row.Role, &shell, &created); err != nil {
+		if err := rows.Scan(&row.Name, &row.Role, &shell, &created, &scopes); err != nil {
 			return u, 0, err
 		}
 		row.Shell = &shell
+		row.Scopes = splitScopes(scopes)
 		if row.Role == api.RoleAdmin {
 			admins++
 		}

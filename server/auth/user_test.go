@@ -135,7 +135,7 @@ func TestValidation(t *testing.T) {
 			_, err := e.svc.UpdateUser(ctx, "ann", api.User{Name: "ann", Role: "root"})
 			return err
 		}},
-		{"nothing to change", "", "nothing to change: set role, password, shell or several", func() error {
+		{"nothing to change", "", "nothing to change: set role, password, shell, scopes or several", func() error {
 			_, err := e.svc.UpdateUser(ctx, "ann", api.User{Name: "ann"})
 			return err
 		}},

@@ -27,6 +27,17 @@
 // caller's name is passed to every changing Service method as the actor,
 // which the service records in the audit log.
 //
+// A caller may be limited to job groups (api.User.Scopes, set by single
+// sign-on's role mapping): then its role above viewer reaches only the
+// job groups its patterns match. The route wrapper checks this, in
+// authorizeScope, before the handler runs: each route above viewer that
+// changes jobs names how to find the job groups a request touches (the
+// path's {group}, the body's jobs, an execution's job, the maintenance
+// window), and a request touching a group outside the scopes, or a route
+// that belongs to no job group (calendars), is refused with 403 naming
+// the scopes. Reads are not limited; jobs outside the scopes are masked
+// as for a viewer.
+//
 // # Errors
 //
 // Every error is an api.Error, {"code", "message", "field"}, with the HTTP

@@ -32,6 +32,10 @@ type Options struct {
 	// then. Defaults to nil: streams end with their execution or their
 	// client.
 	Stopping <-chan struct{}
+	// SSO is the single sign-on provider GET /api/v1/auth/methods names
+	// for the login page; its routes are served beside the API. Defaults
+	// to nil: password logins only.
+	SSO *api.SSOProvider
 }
 
 // handler serves the API. It is immutable once built and safe for
@@ -42,6 +46,7 @@ type handler struct {
 	log     *slog.Logger
 	maxBody int64
 	metrics http.Handler
+	sso     *api.SSOProvider
 	mux     *http.ServeMux
 	// stopping and streamPoll are Options.Stopping and how often a log
 	// stream reads new lines (see streamLogs).
@@ -82,6 +87,7 @@ func New(svc Service, authn Authenticator, opts *Options) http.Handler {
 		log:     o.Logger,
 		maxBody: o.MaxBodyBytes,
 		metrics: o.Metrics,
+		sso:     o.SSO,
 		mux:     http.NewServeMux(),
 
 		stopping:   o.Stopping,

@@ -41,6 +41,11 @@ type route struct {
 	// document derives from its other fields (400, 401, 403, 404, 412,
 	// 413).
 	errors []int
+	// groups returns the job groups a request to a route above viewer
+	// changes, for callers limited to some groups (authorizeScope); nil
+	// for a route that belongs to no job group, which such callers may
+	// not use.
+	groups groupsFunc
 	// quiet routes (probes, metrics) are logged at Debug level.
 	quiet  bool
 	handle handlerFunc
@@ -71,11 +76,12 @@ type call struct {
 func (c *call) actor() string { return c.user.Name }
 
 // viewOf returns j as the caller may read it: masked (secret.MaskJob) for
-// a role below operator. Operators and admins read jobs whole: they may
+// a role below operator, and for an operator limited to job groups that
+// do not include j's. Operators and admins read jobs whole: they may
 // change a job's URL to a server of their own, so masking would hide
 // nothing from them.
 func (c *call) viewOf(j api.Job) api.Job {
-	if c.user != nil && c.user.Role.Includes(api.RoleOperator) {
+	if c.user != nil && c.user.Role.Includes(api.RoleOperator) && c.user.MayChangeGroup(j.Group) {
 		return j
 	}
 	return secret.MaskJob(j)
@@ -115,6 +121,10 @@ func (h *handler) serve(rt *route) http.Handler {
 			if !mayCall(user.Role, rt.role) {
 				h.writeError(w, r, httpjson.Errorf(api.CodePermissionDenied, "",
 					"%s %s needs role %s; %s has role %q", rt.method, rt.path, rt.role, user.Name, user.Role))
+				return
+			}
+			if err := h.authorizeScope(r, rt, user); err != nil {
+				h.writeError(w, r, err)
 				return
 			}
 			c.user = user

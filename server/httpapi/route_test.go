@@ -89,6 +89,7 @@ func routeCases() []routeCase {
 func publicRoutes() []string {
 	return []string{
 		"POST /api/v1/auth/login",
+		"GET /api/v1/auth/methods",
 		"GET /healthz",
 		"GET /readyz",
 		"GET /metrics",

@@ -37,13 +37,19 @@ func (h *handler) table() []route {
 			handle: h.login,
 		},
 		{
+			method: http.MethodGet, path: v1 + "/auth/methods", role: none, operationID: "authMethods",
+			summary:   "How users may sign in: with a password, and through the single sign-on provider when one is configured.",
+			responses: ok(api.AuthMethods{}),
+			handle:    h.authMethods,
+		},
+		{
 			method: http.MethodPost, path: v1 + "/auth/logout", role: viewer, operationID: "logout",
 			summary: "End the caller's session and clear the chime_session cookie.", responses: noContent,
 			handle: h.logout,
 		},
 		{
 			method: http.MethodGet, path: v1 + "/auth/me", role: viewer, operationID: "me",
-			summary: "The caller: user name, role and shell capability.", responses: ok(api.User{}),
+			summary: "The caller: user name, role, shell capability, and the job groups its role is limited to.", responses: ok(api.User{}),
 			handle: h.me,
 		},
 
@@ -62,14 +68,14 @@ func (h *handler) table() []route {
 			handle:    h.listJobs,
 		},
 		{
-			method: http.MethodPost, path: v1 + "/jobs", role: operator, operationID: "createJob",
+			method: http.MethodPost, path: v1 + "/jobs", role: operator, operationID: "createJob", groups: jobBodyGroup,
 			summary: "Create a job; 409 if a job with its key exists. A shell job also needs the caller's shell capability (403 without).",
 			body:    api.Job{}, responses: []response{{status: http.StatusCreated, body: api.Job{}, etag: true}},
 			errors: []int{http.StatusConflict},
 			handle: h.createJob,
 		},
 		{
-			method: http.MethodPost, path: v1 + "/jobs/batch", role: operator, operationID: "createJobs",
+			method: http.MethodPost, path: v1 + "/jobs/batch", role: operator, operationID: "createJobs", groups: batchBodyGroups,
 			summary: "Create up to 1,000 new jobs in one step: all of them, or, when any is refused, none. " +
 				"A problem with one job names it in the error's field (jobs[3].triggers[0].schedule); 409 if a job's or a trigger's key is taken. " +
 				"Shell jobs also need the caller's shell capability (403 without).",
@@ -84,7 +90,7 @@ func (h *handler) table() []route {
 			handle:    h.getJob,
 		},
 		{
-			method: http.MethodPut, path: v1 + "/jobs/{group}/{name}", role: operator, operationID: "putJob",
+			method: http.MethodPut, path: v1 + "/jobs/{group}/{name}", role: operator, operationID: "putJob", groups: pathGroup,
 			summary: "Create (201) or replace (200) the job with this key. With If-Match, refused (412) unless it names the current version. Writing a shell job (or turning a job into or out of one) also needs the caller's shell capability (403 without).",
 			ifMatch: true, body: api.Job{},
 			responses: []response{
@@ -94,28 +100,28 @@ func (h *handler) table() []route {
 			handle: h.putJob,
 		},
 		{
-			method: http.MethodDelete, path: v1 + "/jobs/{group}/{name}", role: operator, operationID: "deleteJob",
+			method: http.MethodDelete, path: v1 + "/jobs/{group}/{name}", role: operator, operationID: "deleteJob", groups: pathGroup,
 			summary: "Delete the job and its triggers. Deleting a shell job also needs the caller's shell capability (403 without).", responses: noContent,
 			handle: h.deleteJob,
 		},
 		{
-			method: http.MethodPost, path: v1 + "/jobs/{group}/{name}/pause", role: operator, operationID: "pauseJob",
+			method: http.MethodPost, path: v1 + "/jobs/{group}/{name}/pause", role: operator, operationID: "pauseJob", groups: pathGroup,
 			summary: "Pause every trigger of the job.", responses: noContent,
 			handle: h.pauseJob,
 		},
 		{
-			method: http.MethodPost, path: v1 + "/jobs/{group}/{name}/resume", role: operator, operationID: "resumeJob",
+			method: http.MethodPost, path: v1 + "/jobs/{group}/{name}/resume", role: operator, operationID: "resumeJob", groups: pathGroup,
 			summary: "Resume every trigger of the job.", responses: noContent,
 			handle: h.resumeJob,
 		},
 		{
-			method: http.MethodPost, path: v1 + "/jobs/{group}/{name}/run", role: operator, operationID: "runJob",
+			method: http.MethodPost, path: v1 + "/jobs/{group}/{name}/run", role: operator, operationID: "runJob", groups: pathGroup,
 			summary: "Run the job now, with optional parameters merged over its data. Parameters for a shell job also need the caller's shell capability (403 without).",
 			body:    api.RunRequest{}, optionalBody: true, responses: accepted,
 			handle: h.runJob,
 		},
 		{
-			method: http.MethodPost, path: v1 + "/jobs/{group}/{name}/backfill", role: operator, operationID: "backfillJob",
+			method: http.MethodPost, path: v1 + "/jobs/{group}/{name}/backfill", role: operator, operationID: "backfillJob", groups: pathGroup,
 			summary: "Run the job once for each fire time of its triggers in [from, to).",
 			body:    api.BackfillRequest{}, responses: accepted,
 			handle: h.backfillJob,
@@ -212,13 +218,13 @@ func (h *handler) table() []route {
 			handle:      h.streamLogs,
 		},
 		{
-			method: http.MethodPost, path: v1 + "/executions/{id}/retry", role: operator, operationID: "retryExecution",
+			method: http.MethodPost, path: v1 + "/executions/{id}/retry", role: operator, operationID: "retryExecution", groups: executionGroup,
 			summary: "Run a finished execution's job again as a new attempt.", responses: accepted,
 			errors: []int{http.StatusConflict},
 			handle: h.retryExecution,
 		},
 		{
-			method: http.MethodPost, path: v1 + "/executions/{id}/kill", role: operator, operationID: "killExecution",
+			method: http.MethodPost, path: v1 + "/executions/{id}/kill", role: operator, operationID: "killExecution", groups: executionGroup,
 			summary: "Kill a running execution, on whichever node runs it: its job's context is cancelled within a second " +
 				"and it ends killed, by the caller. Answers the execution as it stands.",
 			responses: []response{{status: http.StatusAccepted, body: api.Execution{}}},
@@ -311,7 +317,7 @@ func (h *handler) table() []route {
 			handle:    h.maintenance,
 		},
 		{
-			method: http.MethodPost, path: v1 + "/maintenance", role: operator, operationID: "startMaintenance",
+			method: http.MethodPost, path: v1 + "/maintenance", role: operator, operationID: "startMaintenance", groups: maintenanceBodyGroup,
 			summary: "Start a maintenance window: pause every job, or the jobs of one group (jobs added meanwhile " +
 				"start paused), with a reason the dashboard shows; 409 if a window is on.",
 			body: api.MaintenanceRequest{}, responses: []response{{status: http.StatusCreated, body: api.Maintenance{}}},
@@ -319,7 +325,7 @@ func (h *handler) table() []route {
 			handle: h.startMaintenance,
 		},
 		{
-			method: http.MethodDelete, path: v1 + "/maintenance", role: operator, operationID: "endMaintenance",
+			method: http.MethodDelete, path: v1 + "/maintenance", role: operator, operationID: "endMaintenance", groups: maintenanceGroup,
 			summary: "End the maintenance window: its jobs resume, missed fire times following each trigger's misfire " +
 				"instruction, except jobs paused by hand, which stay paused; 409 if no window is on.",
 			responses: noContent, errors: []int{http.StatusConflict},

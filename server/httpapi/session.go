@@ -63,7 +63,15 @@ func (h *handler) logout(w http.ResponseWriter, r *http.Request, _ *call) error 
 }
 
 func (h *handler) me(w http.ResponseWriter, _ *http.Request, c *call) error {
-	httpjson.Write(w, http.StatusOK, api.User{Name: c.user.Name, Role: c.user.Role, Shell: c.user.Shell, Created: c.user.Created})
+	httpjson.Write(w, http.StatusOK, api.User{
+		Name: c.user.Name, Role: c.user.Role, Shell: c.user.Shell, Scopes: c.user.Scopes, Created: c.user.Created,
+	})
+	return nil
+}
+
+// authMethods tells the login page how users may sign in.
+func (h *handler) authMethods(w http.ResponseWriter, _ *http.Request, _ *call) error {
+	httpjson.Write(w, http.StatusOK, api.AuthMethods{Password: true, SSO: h.sso})
 	return nil
 }
 

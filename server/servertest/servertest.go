@@ -15,6 +15,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
@@ -48,6 +49,11 @@ type Options struct {
 	// JobTypes are Go job types registered on the server, by name, before
 	// it runs. Defaults to none.
 	JobTypes map[string]chime.Job
+	// Listener, when set, is where the test's HTTP server listens, so
+	// that a test can put the server's URL in its Config before it starts
+	// (a single sign-on redirect URL). Start closes it with the server.
+	// Defaults to a new listener on 127.0.0.1.
+	Listener net.Listener
 }
 
 // jobTypes returns o's JobTypes; none for a nil o.
@@ -135,7 +141,12 @@ func Start(t testing.TB, opts *Options) *Server {
 	go func() { done <- srv.Run(runCtx) }()
 	// Run serves the API on Config.Listen, whose port the test cannot
 	// learn; the same handler served here has an address it can.
-	hs := httptest.NewServer(srv.Handler())
+	hs := httptest.NewUnstartedServer(srv.Handler())
+	if opts != nil && opts.Listener != nil {
+		_ = hs.Listener.Close()
+		hs.Listener = opts.Listener
+	}
+	hs.Start()
 	t.Cleanup(func() {
 		hs.Close()
 		stop()

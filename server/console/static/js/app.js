@@ -111,7 +111,8 @@ class App {
       ? nav.filter(([, , role]) => roleIncludes(this.user.role, role)).map(([r, label]) => link(r, label, { dataset: { route: r } }))
       : []);
     replace(this.userbox, signedIn ? [
-      h('span', { class: 'muted', 'data-testid': 'whoami' }, `${this.user.name} (${this.user.role})`),
+      h('span', { class: 'muted', 'data-testid': 'whoami' },
+        `${this.user.name} (${this.user.role}${this.user.scopes ? ' of ' + this.user.scopes.join(', ') : ''})`),
       h('button', { type: 'button', onclick: () => this.logout() }, 'Log out'),
     ] : []);
   }

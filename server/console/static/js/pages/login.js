@@ -1,5 +1,8 @@
 // The login page: user name and password, answered with the session
-// cookie. Wrong credentials and rate limits are shown in the form.
+// cookie. Wrong credentials and rate limits are shown in the form. When the
+// server has a single sign-on provider, a "Sign in with <provider>" link
+// above the form starts its sign-on (a full page navigation to the
+// provider and back).
 import { h, replace, field, showError, clearErrors } from '../ui.js';
 
 export async function render(ctx) {
@@ -31,6 +34,16 @@ export async function render(ctx) {
       submit.disabled = false;
     }
   });
-  replace(ctx.main, h('div', { class: 'login panel' }, h('h1', null, 'Log in to chime'), form));
+  const sso = h('div', { class: 'sso-login', hidden: true });
+  replace(ctx.main, h('div', { class: 'login panel' }, h('h1', null, 'Log in to chime'), sso, form));
   form.elements.username.focus();
+  try {
+    const methods = await ctx.api.get('/auth/methods');
+    if (methods.sso) {
+      replace(sso,
+        h('a', { class: 'btn btn-primary', href: methods.sso.login_url, 'data-testid': 'sso-login' }, `Sign in with ${methods.sso.name}`),
+        h('p', { class: 'muted' }, 'or with a local user:'));
+      sso.hidden = false;
+    }
+  } catch { /* password logins still work */ }
 }
