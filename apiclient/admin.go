@@ -36,6 +36,17 @@ func (c *Client) Me(ctx context.Context) (*api.User, error) {
 	return &out, nil
 }
 
+// AuthMethods returns how users may sign in: with a password, and with
+// the single sign-on provider it names when one is configured. It needs
+// no credentials.
+func (c *Client) AuthMethods(ctx context.Context) (*api.AuthMethods, error) {
+	var out api.AuthMethods
+	if _, err := c.do(ctx, request{method: http.MethodGet, path: path("auth", "methods")}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // ListUsers returns the local users (admin only).
 func (c *Client) ListUsers(ctx context.Context) ([]api.User, error) {
 	var out []api.User

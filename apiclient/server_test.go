@@ -339,6 +339,9 @@ func TestUsersTokensAndAudit(t *testing.T) {
 	}
 	_, err = admin.Login(ctx, "admin", "wrong password")
 	wantCode(t, err, api.CodeUnauthenticated, "")
+	if m, err := admin.AuthMethods(ctx); err != nil || !m.Password || m.SSO != nil {
+		t.Errorf("AuthMethods = %+v, %v; want passwords only, no sign-on provider configured", m, err)
+	}
 
 	if _, err := admin.CreateUser(ctx, api.User{Name: "vera", Role: api.RoleViewer, Password: "a long enough password"}); err != nil {
 		t.Fatalf("CreateUser: %v", err)
@@ -452,7 +455,7 @@ func TestAlertSettings(t *testing.T) {
 // clientMethods maps each operation of the server's OpenAPI document to the
 // client method that calls it ("" for routes a Go client has no use for).
 var clientMethods = map[string]string{
-	"login": "Login", "logout": "Logout", "me": "Me",
+	"login": "Login", "logout": "Logout", "me": "Me", "authMethods": "AuthMethods",
 	"listJobs": "ListJobs", "createJob": "CreateJob", "createJobs": "CreateJobs", "getJob": "GetJob", "putJob": "PutJob", "deleteJob": "DeleteJob",
 	"pauseJob": "PauseJob", "resumeJob": "ResumeJob", "runJob": "RunJob", "backfillJob": "Backfill",
 	"upcomingFireTimes": "Upcoming", "explainJob": "Explain",
