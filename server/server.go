@@ -23,6 +23,7 @@ import (
 	"github.com/chime-scheduler/chime/server/history"
 	"github.com/chime-scheduler/chime/server/httpapi"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
+	"github.com/chime-scheduler/chime/server/jobversion"
 	"github.com/chime-scheduler/chime/server/livelog"
 	"github.com/chime-scheduler/chime/server/secret"
 	"github.com/chime-scheduler/chime/store/sqlstore"
@@ -49,19 +50,21 @@ type Server struct {
 	store   *sqlstore.Store
 	sched   *chime.Scheduler
 	history *history.History
-	pruner  *history.Pruner
-	auth    *auth.Service
-	secrets *secret.Service
-	alerts  *alerter
-	metrics *metrics
-	state   *stateStore
-	handler http.Handler
-	http    *httpjob.Runner
-	egress  *egress.Policy
-	shell   *shelljob.Runner
-	local   *localRuns
-	writes  *writeQueue
-	deadMan *alert.DeadManChecker
+	// versions keeps the versions of the jobs; see versions.go.
+	versions *jobversion.Versions
+	pruner   *history.Pruner
+	auth     *auth.Service
+	secrets  *secret.Service
+	alerts   *alerter
+	metrics  *metrics
+	state    *stateStore
+	handler  http.Handler
+	http     *httpjob.Runner
+	egress   *egress.Policy
+	shell    *shelljob.Runner
+	local    *localRuns
+	writes   *writeQueue
+	deadMan  *alert.DeadManChecker
 	// alertState is the alert state the nodes share: dead-man records,
 	// failing jobs and claimed alerts.
 	alertState *alertState
@@ -150,6 +153,9 @@ func (s *Server) init(ctx context.Context) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	s.history = h
+	if s.versions, err = jobversion.New(ctx, s.store, &jobversion.Options{Keep: cfg.JobVersions}); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
 	if s.live, err = livelog.New(ctx, s.store, &livelog.Options{MaxLines: maxLogLines}); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
