@@ -8,7 +8,6 @@ import (
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
-	"github.com/chime-scheduler/chime/server/jobversion"
 )
 
 // CreateJobs creates new jobs in one atomic step (POST
@@ -42,10 +41,14 @@ func (s *Server) CreateJobs(ctx context.Context, actor string, jobs []api.Job) (
 	if err := s.sched.ScheduleJobs(ctx, batch); err != nil {
 		return nil, batchErr(err)
 	}
+	keys := make([]chime.JobKey, len(writes))
+	for i, w := range writes {
+		keys[i] = w.detail.Key
+	}
+	s.recordCreatedVersions(ctx, actor, keys)
 	res := &api.JobBatchResult{Created: make([]api.CreatedJob, len(jobs))}
 	for i, w := range writes {
 		key := w.detail.Key
-		s.recordJobVersion(ctx, actor, jobversion.Created, key, 0)
 		s.audit(ctx, actor, auditJobCreate, jobTarget(key), map[string]any{"type": w.detail.Type, "batch": len(jobs)})
 		res.Created[i] = api.CreatedJob{Group: key.Group, Name: key.Name, Warnings: s.warn(ctx, actor, jobTarget(key), w.warnings)}
 	}

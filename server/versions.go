@@ -223,22 +223,57 @@ func escapeAll(toks []string) []string {
 // its own version. A failure to record it is logged, not returned: the
 // change stands, and an error would tell the client it did not.
 func (s *Server) recordVersion(ctx context.Context, actor string, kind jobversion.Kind, key chime.JobKey, spec *api.Job, jobVersion, from int64) {
-	b, masked, err := maskedSpec(spec)
+	ver, err := s.newVersion(actor, kind, key, spec, jobVersion, from)
 	if err != nil {
 		s.log.Error("cannot record a version of a job", "job_key", key.String(), "error", err)
 		return
 	}
-	ver := &jobversion.Version{
+	s.storeVersions(ctx, "a version of job "+key.String(), []*jobversion.Version{ver})
+}
+
+// newVersion makes the version to record of the job key.
+func (s *Server) newVersion(actor string, kind jobversion.Kind, key chime.JobKey, spec *api.Job, jobVersion, from int64) (*jobversion.Version, error) {
+	b, masked, err := maskedSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &jobversion.Version{
 		Group: key.Group, Name: key.Name, ID: newID(), JobVersion: jobVersion, Kind: kind,
 		Actor: actor, Time: s.now(), RolledBackFrom: from, Spec: b, Masked: masked,
-	}
-	_ = s.writes.persist(ctx, s.log, "a version of job "+key.String(), func(ctx context.Context) error {
-		_, err := s.versions.Record(ctx, ver)
+	}, nil
+}
+
+// storeVersions records vers in one transaction, through the write queue.
+func (s *Server) storeVersions(ctx context.Context, what string, vers []*jobversion.Version) {
+	_ = s.writes.persist(ctx, s.log, what, func(ctx context.Context) error {
+		_, err := s.versions.RecordAll(ctx, vers)
 		if errors.Is(err, jobversion.ErrInvalid) {
 			return permanent(err)
 		}
 		return err
 	})
+}
+
+// recordCreatedVersions records a created version of each of the new jobs
+// keys, in one transaction.
+func (s *Server) recordCreatedVersions(ctx context.Context, actor string, keys []chime.JobKey) {
+	rec, done := recordCtx(ctx)
+	defer done()
+	vers := make([]*jobversion.Version, 0, len(keys))
+	for _, key := range keys {
+		spec, v, err := s.versionSpec(rec, key)
+		if err == nil {
+			var ver *jobversion.Version
+			if ver, err = s.newVersion(actor, jobversion.Created, key, spec, v, 0); err == nil {
+				vers = append(vers, ver)
+				continue
+			}
+		}
+		s.log.Error("cannot record a version of a job", "job_key", key.String(), "error", err)
+	}
+	if len(vers) > 0 {
+		s.storeVersions(rec, fmt.Sprintf("the versions of %d new jobs", len(vers)), vers)
+	}
 }
 
 // recordJobVersion reads the job key as it now is and records it as a

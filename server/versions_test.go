@@ -235,3 +235,27 @@ func TestJobVersionsRestoreDeletedJob(t *testing.T) {
 		t.Errorf("newest version %+v, want number 3, rolled_back from 2", got)
 	}
 }
+
+// TestJobVersionsOfBatch checks that a batch create records a created
+// version of each job.
+func TestJobVersionsOfBatch(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Start(t, nil)
+	ctx, c := t.Context(), srv.Client
+	var jobs []api.Job
+	for _, name := range []string{"a", "b", "c"} {
+		jobs = append(jobs, api.Job{Group: "batch", Name: name, Type: "http", HTTP: json.RawMessage(`{"url":"http://127.0.0.1:9/` + name + `"}`)})
+	}
+	if _, err := c.CreateJobs(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		v, err := c.GetJobVersion(ctx, "batch", j.Name, 1)
+		if err != nil {
+			t.Fatalf("version 1 of batch/%s: %v", j.Name, err)
+		}
+		if v.Kind != api.VersionCreated || v.JobVersion == 0 || v.Spec == nil || string(v.Spec.HTTP) != string(j.HTTP) {
+			t.Errorf("version 1 of batch/%s = %+v, want created with the job's spec", j.Name, v)
+		}
+	}
+}

@@ -149,19 +149,68 @@ func (v *Versions) Keep() int { return v.keep }
 // returned as it is, and nothing is written. A malformed version is
 // refused with an error wrapping ErrInvalid that names the field.
 func (v *Versions) Record(ctx context.Context, ver *Version) (*Version, error) {
+	out, err := v.RecordAll(ctx, []*Version{ver})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// RecordAll records versions as Record does, in one transaction: all of
+// them or, on an error, none. A batch of new jobs costs one commit
+// instead of one per job. The versions are numbered in the order given,
+// so a job may appear more than once.
+func (v *Versions) RecordAll(ctx context.Context, vers []*Version) ([]*Version, error) {
+	recs := make([]*Version, len(vers))
+	masked := make([]string, len(vers))
+	for i, ver := range vers {
+		rec, m, err := prepare(ver)
+		if err != nil {
+			if len(vers) > 1 {
+				return nil, fmt.Errorf("versions[%d]: %w", i, err)
+			}
+			return nil, err
+		}
+		recs[i], masked[i] = rec, m
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	what := fmt.Sprintf("job %s/%s", recs[0].Group, recs[0].Name)
+	if len(recs) > 1 {
+		what = fmt.Sprintf("%d jobs", len(recs))
+	}
+	for range maxRecordTries {
+		out, err := v.recordOnce(ctx, recs, masked)
+		if err != nil && v.st.IsUniqueViolation(err) {
+			// Another Record of a job took the number, or an ID got
+			// stored meanwhile: look again.
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("jobversion: recording versions of %s: %w", what, err)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("jobversion: recording versions of %s: lost the race for a number %d times", what, maxRecordTries)
+}
+
+// prepare checks a version and returns a copy to record, with its Time
+// set, and its masked pointers encoded.
+func prepare(ver *Version) (*Version, string, error) {
 	switch {
 	case ver.Group == "" || ver.Name == "":
-		return nil, invalid("Group/Name", "are required")
+		return nil, "", invalid("Group/Name", "are required")
 	case ver.ID == "" || len(ver.ID) > 200:
-		return nil, invalid("ID", "%q: want 1 to 200 bytes", ver.ID)
+		return nil, "", invalid("ID", "%q: want 1 to 200 bytes", ver.ID)
 	case !ver.Kind.Valid():
-		return nil, invalid("Kind", "%q: want created, updated, deleted or rolled_back", ver.Kind)
+		return nil, "", invalid("Kind", "%q: want created, updated, deleted or rolled_back", ver.Kind)
 	case ver.Actor == "":
-		return nil, invalid("Actor", "is required")
+		return nil, "", invalid("Actor", "is required")
 	case !json.Valid(ver.Spec):
-		return nil, invalid("Spec", "is not JSON")
+		return nil, "", invalid("Spec", "is not JSON")
 	case ver.JobVersion < 0 || ver.RolledBackFrom < 0:
-		return nil, invalid("JobVersion/RolledBackFrom", "are negative")
+		return nil, "", invalid("JobVersion/RolledBackFrom", "are negative")
 	}
 	rec := *ver
 	if rec.Time.IsZero() {
@@ -170,25 +219,13 @@ func (v *Versions) Record(ctx context.Context, ver *Version) (*Version, error) {
 	rec.Time = rec.Time.UTC()
 	masked, err := json.Marshal(nonNil(rec.Masked))
 	if err != nil {
-		return nil, fmt.Errorf("jobversion: encoding the masked pointers: %w", err)
+		return nil, "", fmt.Errorf("jobversion: encoding the masked pointers: %w", err)
 	}
-	for range maxRecordTries {
-		out, err := v.recordOnce(ctx, &rec, string(masked))
-		if err != nil && v.st.IsUniqueViolation(err) {
-			// Another Record of the job took the number, or this one's ID
-			// got stored meanwhile: look again.
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("jobversion: recording a version of job %s/%s: %w", rec.Group, rec.Name, err)
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("jobversion: recording a version of job %s/%s: lost the race for a number %d times", rec.Group, rec.Name, maxRecordTries)
+	return &rec, string(masked), nil
 }
 
-// recordOnce makes one try of Record in one transaction.
-func (v *Versions) recordOnce(ctx context.Context, rec *Version, masked string) (out *Version, err error) {
+// recordOnce makes one try of RecordAll in one transaction.
+func (v *Versions) recordOnce(ctx context.Context, recs []*Version, masked []string) (out []*Version, err error) {
 	tx, err := v.st.BeginTx(ctx)
 	if err != nil {
 		return nil, err
@@ -198,10 +235,23 @@ func (v *Versions) recordOnce(ctx context.Context, rec *Version, masked string) 
 			_ = tx.Rollback()
 		}
 	}()
+	out = make([]*Version, len(recs))
+	for i, rec := range recs {
+		if out[i], err = v.recordTx(ctx, tx, rec, masked[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, tx.Commit()
+}
+
+// recordTx records one version in tx: the stored one when its ID is
+// taken, else a new one numbered after the job's last, deleting the
+// job's versions older than the newest Keep.
+func (v *Versions) recordTx(ctx context.Context, tx *sql.Tx, rec *Version, masked string) (*Version, error) {
 	stored, err := scanVersion(tx.QueryRowContext(ctx, v.q.byID, v.sched, rec.ID))
 	switch {
 	case err == nil:
-		return stored, tx.Commit()
+		return stored, nil
 	case !errors.Is(err, sql.ErrNoRows):
 		return nil, err
 	}
@@ -220,7 +270,7 @@ func (v *Versions) recordOnce(ctx context.Context, rec *Version, masked string) 
 			return nil, err
 		}
 	}
-	return &n, tx.Commit()
+	return &n, nil
 }
 
 // List returns a page of a job's versions, newest first: those numbered

@@ -31,6 +31,7 @@ func TestVersions(t *testing.T) {
 		{"Retention", testRetention},
 		{"ConcurrentRecordsNumberInOrder", testConcurrent},
 		{"Invalid", testInvalid},
+		{"RecordAllIsOneStep", testRecordAll},
 	}
 	for _, db := range dbtest.Databases() {
 		t.Run(db.Name, func(t *testing.T) {
@@ -240,5 +241,31 @@ func testInvalid(t *testing.T, open func(*jobversion.Options) *jobversion.Versio
 	}
 	if _, err := v.List(t.Context(), "g", "n", 0, jobversion.MaxListLimit+1); !errors.Is(err, jobversion.ErrInvalid) {
 		t.Errorf("List with limit %d = %v, want ErrInvalid", jobversion.MaxListLimit+1, err)
+	}
+}
+
+func testRecordAll(t *testing.T, open func(*jobversion.Options) *jobversion.Versions) {
+	v := open(nil)
+	a, b, again := version(jobversion.Created, 1), version(jobversion.Created, 2), version(jobversion.Updated, 3)
+	b.Name = "other"
+	bad := version(jobversion.Created, 4)
+	bad.Actor = ""
+	_, err := v.RecordAll(t.Context(), []*jobversion.Version{a, b, bad})
+	if !errors.Is(err, jobversion.ErrInvalid) || !strings.Contains(err.Error(), "versions[2]") {
+		t.Fatalf("RecordAll with a bad third version = %v, want ErrInvalid naming versions[2]", err)
+	}
+	if list, _ := v.List(t.Context(), "g", "n", 0, 0); len(list) != 0 {
+		t.Fatalf("a refused RecordAll stored %d versions", len(list))
+	}
+	got, err := v.RecordAll(t.Context(), []*jobversion.Version{a, b, again})
+	if err != nil {
+		t.Fatalf("RecordAll: %v", err)
+	}
+	var numbers []string
+	for _, ver := range got {
+		numbers = append(numbers, fmt.Sprintf("%s:%d", ver.Name, ver.Number))
+	}
+	if diff := cmp.Diff([]string{"n:1", "other:1", "n:2"}, numbers); diff != "" {
+		t.Errorf("RecordAll numbers (-want +got):\n%s", diff)
 	}
 }
