@@ -37,7 +37,8 @@ import (
 // or the server stops, with an ID chosen before the first try, so that a
 // try whose answer was lost is not recorded twice. The spec is read right
 // after the write: a concurrent write of the same job in between makes
-// both versions show the later state.
+// both versions show the later state. A delete's spec is read just before
+// the delete, so a write in between is missing from it.
 
 // versionSpec reads a job as a version records it: its API form without
 // status, version, warnings and the triggers' firing state. It returns

@@ -421,6 +421,18 @@ func execute(ctx context.Context, w io.Writer, c *apiclient.Client, changes []ch
 		if ch.action != actionDelete {
 			continue
 		}
+		// The API's delete has no If-Match: check the version the diff
+		// showed first, so that a job changed since is not deleted unseen.
+		cur, err := c.GetJob(ctx, ch.job.Group, ch.job.Name)
+		switch {
+		case apiclient.IsCode(err, api.CodeNotFound):
+			continue // gone already
+		case err != nil:
+			return failed(fmt.Errorf("job %s: %w", ch.key, err), "this one; nothing after it")
+		case cur.Version != ch.version:
+			return failed(fmt.Errorf("job %s changed on the server after the diff was made against version %d; run apply again to see the new diff", ch.key, ch.version),
+				"this one; nothing after it")
+		}
 		if err := c.DeleteJob(ctx, ch.job.Group, ch.job.Name); err != nil && !apiclient.IsCode(err, api.CodeNotFound) {
 			return failed(fmt.Errorf("deleting job %s: %w", ch.key, err), "this one; nothing after it")
 		}
