@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -257,5 +258,42 @@ func TestJobVersionsOfBatch(t *testing.T) {
 		if v.Kind != api.VersionCreated || v.JobVersion == 0 || v.Spec == nil || string(v.Spec.HTTP) != string(j.HTTP) {
 			t.Errorf("version 1 of batch/%s = %+v, want created with the job's spec", j.Name, v)
 		}
+	}
+}
+
+// TestJobVersionsRetention keeps the newest Config.JobVersions versions of
+// a job, and refuses a malformed version number naming it.
+func TestJobVersionsRetention(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Start(t, &servertest.Options{Config: server.Config{JobVersions: 2}})
+	ctx, c := t.Context(), srv.Client
+	job := api.Job{Group: "keep", Name: "two", Type: "http", HTTP: json.RawMessage(`{"url":"http://127.0.0.1:9/x"}`)}
+	for _, d := range []string{"one", "two", "three", "four"} {
+		job.Description = d
+		if _, _, err := c.PutJob(ctx, job, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := c.ListJobVersions(ctx, "keep", "two", api.JobVersionQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var numbers []int64
+	for _, v := range list.Versions {
+		numbers = append(numbers, v.Number)
+	}
+	if diff := cmp.Diff([]int64{4, 3}, numbers); diff != "" {
+		t.Errorf("versions kept (-want +got):\n%s", diff)
+	}
+	_, err = c.GetJobVersion(ctx, "keep", "two", 2)
+	wantCode(t, "a pruned version", err, api.CodeNotFound, "version 2")
+	d, err := c.DiffJobVersions(ctx, "keep", "two", 0, 3)
+	if err != nil || d.From != 0 || !strings.Contains(d.Diff, "--- nothing") {
+		t.Errorf("diff of the oldest kept version = %+v, %v; want it against nothing", d, err)
+	}
+
+	status, body, _ := rawCall(t, srv, http.MethodGet, api.Version+"/jobs/keep/two/versions/latest", nil)
+	if status != http.StatusBadRequest || body["field"] != "number" {
+		t.Errorf("GET …/versions/latest: %d %v, want 400 naming number", status, body)
 	}
 }
