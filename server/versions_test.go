@@ -274,7 +274,7 @@ func TestJobVersionsRetention(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	list, err := c.ListJobVersions(ctx, "keep", "two", api.JobVersionQuery{})
+	list, err := c.ListJobVersions(ctx, "keep", "two", api.JobVersionQuery{Limit: 500}) // the largest page
 	if err != nil {
 		t.Fatal(err)
 	}

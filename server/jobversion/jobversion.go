@@ -89,7 +89,7 @@ type Options struct {
 const DefaultKeep = 50
 
 // MaxListLimit bounds the versions one List returns.
-const MaxListLimit = 500
+const MaxListLimit = 1000
 
 // maxRecordTries bounds the tries of Record that lose the race for a
 // number to another Record of the same job.
