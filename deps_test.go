@@ -35,6 +35,7 @@ func TestDependenciesPointInward(t *testing.T) {
 		"jobs/httpjob":             {"jobs", "jobs/egress"},
 		"jobs/shelljob":            {"jobs"},
 		"lock":                     {"store/sqlstore"},
+		"executor":                 {"api", "apiclient"},
 	}
 	for pkg, deps := range allowed {
 		t.Run(pkg, func(t *testing.T) {

@@ -61,13 +61,16 @@ type Job struct {
 	Group       string `json:"group"`
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
-	// Type is "http", "shell" or a Go job type the embedding binary
-	// registered.
+	// Type is "http", "shell", "executor" or a Go job type the embedding
+	// binary registered.
 	Type string `json:"type"`
 	// HTTP is the request of an "http" job (package jobs/httpjob's Spec).
 	HTTP json.RawMessage `json:"http,omitempty"`
 	// Shell is the command of a "shell" job (package jobs/shelljob's Spec).
 	Shell json.RawMessage `json:"shell,omitempty"`
+	// Executor says where an "executor" job runs: which group of
+	// executors, which handler, and how one executor is chosen.
+	Executor *ExecutorTarget `json:"executor,omitempty"`
 	// Data is the data map handed to a Go job type.
 	Data map[string]any `json:"data,omitempty"`
 	// Triggers say when the job runs. A job without triggers runs only
@@ -284,6 +287,11 @@ type Execution struct {
 	// it ran (POST /api/v1/executions/{id}/kill); its outcome is killed
 	// once its job stopped.
 	KilledBy string `json:"killed_by,omitempty"`
+	// ExecutorID and ExecutorInstance name the executor that ran an
+	// "executor" job's attempt (see ExecutorTarget); empty for runs on a
+	// scheduler node.
+	ExecutorID       string `json:"executor_id,omitempty"`
+	ExecutorInstance string `json:"executor_instance,omitempty"`
 }
 
 // LogLine is one log record a job wrote during an execution.
@@ -421,6 +429,11 @@ const (
 	RoleOperator Role = "operator"
 	// RoleAdmin also manages users, tokens, alert settings and secrets.
 	RoleAdmin Role = "admin"
+	// RoleExecutor is the role of an executor's token, outside the
+	// order of the three roles above: it may call only the executor
+	// protocol's routes, and only for the groups the token names
+	// (Token.Groups). No other role includes it, and it includes none.
+	RoleExecutor Role = "executor"
 )
 
 // rank orders the roles: each may do everything the ones below it may.
@@ -459,6 +472,9 @@ type User struct {
 	// server always returns it; in an update, absent (nil) keeps it.
 	Shell   *bool      `json:"shell,omitempty"`
 	Created *time.Time `json:"created,omitempty"`
+	// Groups are the executor groups a caller of role executor serves;
+	// empty for the other roles. Read-only.
+	Groups []string `json:"groups,omitempty"`
 }
 
 // CanShell reports whether u has the shell capability.
@@ -474,7 +490,10 @@ type Token struct {
 	// Shell gives the token the shell capability (see User.Shell), which
 	// it has only while its user has it too. Only a user with the
 	// capability may own such a token.
-	Shell    bool       `json:"shell,omitempty"`
+	Shell bool `json:"shell,omitempty"`
+	// Groups are the executor groups a token of role executor serves: 1
+	// to 20 names, required for that role and refused for the others.
+	Groups   []string   `json:"groups,omitempty"`
 	Secret   string     `json:"secret,omitempty"`
 	Created  *time.Time `json:"created,omitempty"`
 	LastUsed *time.Time `json:"last_used,omitempty"`

@@ -459,6 +459,8 @@ var clientMethods = map[string]string{
 	"listJobVersions": "ListJobVersions", "getJobVersion": "GetJobVersion", "diffJobVersions": "DiffJobVersions", "rollbackJob": "RollbackJob",
 	"listExecutions": "ListExecutions", "getExecution": "GetExecution", "executionAttempts": "Attempts", "retryExecution": "RetryExecution",
 	"killExecution": "KillExecution", "streamExecutionLogs": "FollowExecutionLogs",
+	"registerExecutor": "RegisterExecutor", "listExecutors": "ListExecutors", "executorHeartbeat": "ExecutorHeartbeat",
+	"pollExecutor": "PollExecutor", "reportExecutorResult": "ReportExecutorResult",
 	"listCalendars": "ListCalendars", "getCalendar": "GetCalendar", "putCalendar": "PutCalendar", "deleteCalendar": "DeleteCalendar",
 	"listNodes": "Nodes", "explainCron": "ExplainCron",
 	"importCalendar": "ImportCalendar", "activity": "Activity", "upcomingFirings": "UpcomingFirings",

@@ -13,6 +13,7 @@ import (
 	"github.com/chime-scheduler/chime/jobs/shelljob"
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"
+	"github.com/chime-scheduler/chime/server/dispatch"
 	"github.com/chime-scheduler/chime/server/jobversion"
 	"github.com/chime-scheduler/chime/server/secret"
 )
@@ -120,6 +121,10 @@ type Config struct {
 	// instruction applies (and a misfire is recorded). Defaults to 60s,
 	// chime's default.
 	MisfireThreshold time.Duration
+	// ExecutorLease is how long an executor keeps its runs without a
+	// heartbeat (on the database's clock); its runs are lost once it
+	// lapses. At least 1s. Defaults to 15s.
+	ExecutorLease time.Duration
 	// ShutdownTimeout bounds how long Run waits, once its context ends,
 	// for API requests and running jobs to finish before cancelling them.
 	// Defaults to 30s.
@@ -254,6 +259,7 @@ func (c Config) withDefaults() (Config, error) {
 		v    time.Duration
 	}{
 		{"CheckInInterval", c.CheckInInterval}, {"DeadAfter", c.DeadAfter}, {"MisfireThreshold", c.MisfireThreshold},
+		{"ExecutorLease", c.ExecutorLease},
 	} {
 		if f.v < 0 {
 			return c, fmt.Errorf("%w: %s %s is negative", ErrInvalidConfig, f.name, f.v)
@@ -269,6 +275,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MisfireThreshold == 0 {
 		c.MisfireThreshold = DefaultMisfireThreshold
+	}
+	switch {
+	case c.ExecutorLease == 0:
+		c.ExecutorLease = dispatch.DefaultLease
+	case c.ExecutorLease < time.Second:
+		return c, fmt.Errorf("%w: ExecutorLease %s: want at least 1s", ErrInvalidConfig, c.ExecutorLease)
 	}
 	return c, nil
 }

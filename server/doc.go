@@ -30,7 +30,7 @@
 // # Jobs
 //
 // A job of the API (api.Job) is a durable chime job whose type is "http",
-// "shell" or a registered Go type, plus one trigger per schedule, named
+// "shell", "executor" or a registered Go type, plus one trigger per schedule, named
 // after the job ("nightly-0") unless named. The server-only settings
 // (the request or command, retry policy, overlap policy, alert
 // recipients, paused) live in the job's data map under one reserved key
@@ -96,6 +96,21 @@
 // the store's executions of the dead node, which chime.Scheduler.Executions
 // reads (see recordLostFirings). Pauses and resumes are recorded too, so
 // that Explain can answer "why did job X not run at 02:00?".
+//
+// # Executors
+//
+// A job of type "executor" runs on an executor, a process of a team's own
+// service (package executor is the Go SDK), instead of on the node: after
+// the overlap policy, the runner hands the run over through package
+// server/dispatch (routing and fencing token in one transaction), records
+// which executor runs it, and waits for its result, which one goroutine
+// per node reads in batch with the lapsed leases. An executor lost mid-run
+// is recorded executor_lost, and the run handed to another executor as the
+// next attempt when the job requests recovery; no live executor is
+// recorded no_executor. Both are retried and alerted like failures. Kills
+// and timeouts ask the executor to cancel. The executor protocol's routes
+// take tokens of role executor, scoped to their groups. See
+// docs/executors.md.
 //
 // The queue overlap policy is chime's DisallowConcurrentExecution: a
 // firing due while the job runs waits until it ends.

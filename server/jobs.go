@@ -393,7 +393,7 @@ func (s *Server) putJob(ctx context.Context, actor string, job api.Job, ifMatch 
 }
 
 // keepStored fills the fields of job that keep names from the stored job
-// with its key, if there is one: description, type, http, shell, data,
+// with its key, if there is one: description, type, http, shell, executor, data,
 // timeout, retry, overlap, requests_recovery, alerts and paused take the
 // stored values, and triggers, when kept, are left as they are
 // (keepTriggers). group and name are the path's, and version, status and
@@ -426,6 +426,8 @@ func (s *Server) keepStored(ctx context.Context, job api.Job, keep []string) (me
 			job.HTTP = cur.HTTP
 		case "shell":
 			job.Shell = cur.Shell
+		case "executor":
+			job.Executor = cur.Executor
 		case "data":
 			job.Data = cur.Data
 		case "triggers":

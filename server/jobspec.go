@@ -22,6 +22,7 @@ import (
 	"github.com/chime-scheduler/chime/jobs/shelljob"
 	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/server/alert"
+	"github.com/chime-scheduler/chime/server/dispatch"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
 )
 
@@ -34,8 +35,9 @@ import (
 
 // Built-in job types.
 const (
-	typeHTTP  = "http"
-	typeShell = "shell"
+	typeHTTP     = "http"
+	typeShell    = "shell"
+	typeExecutor = "executor"
 )
 
 // Trigger groups of the one-shot triggers the server makes. They are
@@ -71,12 +73,14 @@ const (
 
 // jobSettings are a job's server-only settings, stored as its metadata.
 type jobSettings struct {
-	HTTP    json.RawMessage  `json:"http,omitempty"`
-	Shell   json.RawMessage  `json:"shell,omitempty"`
-	Retry   *api.RetryPolicy `json:"retry,omitempty"`
-	Overlap api.Overlap      `json:"overlap,omitempty"`
-	Alerts  *api.JobAlerts   `json:"alerts,omitempty"`
-	Paused  bool             `json:"paused,omitempty"`
+	HTTP  json.RawMessage `json:"http,omitempty"`
+	Shell json.RawMessage `json:"shell,omitempty"`
+	// Executor is where an executor job runs.
+	Executor *api.ExecutorTarget `json:"executor,omitempty"`
+	Retry    *api.RetryPolicy    `json:"retry,omitempty"`
+	Overlap  api.Overlap         `json:"overlap,omitempty"`
+	Alerts   *api.JobAlerts      `json:"alerts,omitempty"`
+	Paused   bool                `json:"paused,omitempty"`
 }
 
 // runFacts describe a run the server asked for with a one-shot trigger:
@@ -105,6 +109,7 @@ type plan struct {
 	settings jobSettings
 	http     *httpjob.Spec
 	shell    *shelljob.Spec
+	executor *api.ExecutorTarget
 	retry    retryPolicy
 	overlap  api.Overlap
 	deadMan  time.Duration
@@ -258,9 +263,22 @@ func compilePlan(typ string, st jobSettings, shellEnabled, goType bool) (*plan, 
 			return nil, fieldErr("shell", err)
 		}
 		p.shell = &spec
+	case typeExecutor:
+		if err := dispatch.CheckTarget("executor", st.Executor); err != nil {
+			var fe *dispatch.FieldError
+			if errors.As(err, &fe) {
+				return nil, invalidf(fe.Field, "%s", fe.Message)
+			}
+			return nil, invalidf("executor", "%v", err)
+		}
+		t := *st.Executor
+		if t.Routing == "" {
+			t.Routing = api.RoutingRoundRobin
+		}
+		p.executor = &t
 	default:
 		if !goType {
-			return nil, invalidf("type", "unknown job type %q: want http, shell or a Go job type this server registered", typ)
+			return nil, invalidf("type", "unknown job type %q: want http, shell, executor or a Go job type this server registered", typ)
 		}
 	}
 	if typ != typeHTTP && len(st.HTTP) > 0 {
@@ -268,6 +286,9 @@ func compilePlan(typ string, st jobSettings, shellEnabled, goType bool) (*plan, 
 	}
 	if typ != typeShell && len(st.Shell) > 0 {
 		return nil, invalidf("shell", "is only for jobs of type shell")
+	}
+	if typ != typeExecutor && st.Executor != nil {
+		return nil, invalidf("executor", "is only for jobs of type executor")
 	}
 	switch st.Overlap {
 	case "", api.OverlapAllow, api.OverlapSkip, api.OverlapQueue, api.OverlapCancel:
@@ -387,10 +408,10 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 		return nil, err
 	}
 	if j.Type == "" {
-		return nil, invalidf("type", "is required: http, shell or a Go job type this server registered")
+		return nil, invalidf("type", "is required: http, shell, executor or a Go job type this server registered")
 	}
 	j.HTTP, j.Shell = nullAsEmpty(j.HTTP), nullAsEmpty(j.Shell)
-	st := jobSettings{HTTP: j.HTTP, Shell: j.Shell, Retry: j.Retry, Overlap: j.Overlap, Alerts: j.Alerts, Paused: j.Paused}
+	st := jobSettings{HTTP: j.HTTP, Shell: j.Shell, Executor: j.Executor, Retry: j.Retry, Overlap: j.Overlap, Alerts: j.Alerts, Paused: j.Paused}
 	p, err := compilePlan(j.Type, st, s.cfg.EnableShellJobs, s.isGoType(j.Type))
 	if err != nil {
 		return nil, err
@@ -588,6 +609,7 @@ func jobToAPI(d *chime.JobDetail, triggers []chime.TriggerInfo) (*api.Job, error
 		Type:             d.Type,
 		HTTP:             st.HTTP,
 		Shell:            st.Shell,
+		Executor:         st.Executor,
 		Retry:            st.Retry,
 		Overlap:          st.Overlap,
 		RequestsRecovery: d.RequestsRecovery,

@@ -206,7 +206,8 @@ func (s *Server) sweepLostFirings(ctx context.Context, n chime.Node) {
 
 // markNodeLost records the executions of the lost node that are
 // recorded running and started before startedBefore as node_lost, and
-// alerts about each. The bound leaves out the executions of a later
+// alerts about each, and withdraws the runs it handed to executors
+// before then (see dispatch.Service.ForgetNode). The bound leaves out the executions of a later
 // incarnation of a node that restarted under the same ID. Several nodes
 // may do it at once: the one whose write changes an execution alerts
 // about it.
@@ -224,6 +225,12 @@ func (s *Server) markNodeLost(ctx context.Context, node string, startedBefore ti
 	}
 	if marked > 0 {
 		s.log.Warn("recorded the executions of a lost node as node_lost", "lost_node", node, "executions", marked)
+	}
+	// The runs it handed to executors: their executors are told to stop.
+	if n, err := s.dispatch.ForgetNode(ctx, node, startedBefore); err != nil {
+		s.log.Warn("cannot withdraw the executor runs of a lost node", "lost_node", node, "error", err)
+	} else if n > 0 {
+		s.log.Warn("withdrew the executor runs of a lost node", "lost_node", node, "runs", n)
 	}
 }
 

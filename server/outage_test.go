@@ -245,6 +245,9 @@ func testJobCancelledByAnOutage(t *testing.T, url string) {
 	kinds := map[string]int{}
 	for _, d := range ex.Decisions {
 		kinds[d.Kind]++
+		if d.Kind == "recovered" && !strings.Contains(d.Reason, "lease lapsed") {
+			t.Errorf("recovered decision's reason = %q, want it to say the node cancelled the run when its lease lapsed", d.Reason)
+		}
 	}
 	if kinds["recovered"] != 1 {
 		t.Errorf("decisions = %v, want one recovered", kinds)

@@ -78,6 +78,10 @@ func TestPutKeepsAbsentFields(t *testing.T) {
 	delete(shellJob, "http")
 	shellJob["type"] = "shell"
 	shellJob["shell"] = map[string]any{"argv": []any{"true"}}
+	executorJob := maps.Clone(httpJob)
+	delete(executorJob, "http")
+	executorJob["type"] = "executor"
+	executorJob["executor"] = map[string]any{"group": "billing", "handler": "invoice.close", "routing": "lru", "labels": map[string]any{"region": "eu"}}
 
 	// What a body that gives the field as null does: "clears" (the field
 	// is gone from the job), "refused" (400 naming it) or "nothing" (the
@@ -94,6 +98,7 @@ func TestPutKeepsAbsentFields(t *testing.T) {
 		{"type", httpJob, "refused"},
 		{"http", httpJob, "refused"},
 		{"shell", shellJob, "refused"},
+		{"executor", executorJob, "refused"},
 		{"data", httpJob, "clears"},
 		{"triggers", httpJob, "clears"},
 		{"timeout", httpJob, "clears"},

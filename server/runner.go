@@ -16,6 +16,7 @@ import (
 	"github.com/chime-scheduler/chime/jobs"
 	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/server/alert"
+	"github.com/chime-scheduler/chime/server/dispatch"
 	"github.com/chime-scheduler/chime/server/history"
 )
 
@@ -72,10 +73,16 @@ type attempt struct {
 	// and lost that try as the history recorded it.
 	lostNode string
 	lost     *history.Execution
+	// released is true for a re-run of a try this node cancelled itself
+	// when its lease lapsed (chime.ErrLeaseLost) and handed to recovery.
+	released bool
 	// started is when the run started; recorded, whether the history
 	// holds its start.
 	started  time.Time
 	recorded bool
+	// executorID and executorInstance name the executor an executor job's
+	// attempt was handed to.
+	executorID, executorInstance string
 	// log is the server's logger with the attempt's keys, its execution_id
 	// the ID the API shows.
 	log *slog.Logger
@@ -122,6 +129,9 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 		defer release()
 	}
 
+	if err == nil && p.executor != nil {
+		return s.executeRemote(ctx, runCtx, cancel, p, jc, a)
+	}
 	s.recordStart(ctx, a)
 	s.metrics.running.Inc()
 	out := jobs.NewCapture(s.cfg.MaxOutputBytes)
@@ -163,6 +173,7 @@ func (a *attempt) execution(node string) *history.Execution {
 		JobGroup: a.job.Group, JobName: a.job.Name, TriggerGroup: a.triggerGroup, TriggerName: a.triggerName,
 		NodeID: node, ScheduledTime: a.scheduled, StartedTime: a.started,
 		Recovering: a.recovering, Manual: a.manual, Params: a.params,
+		ExecutorID: a.executorID, ExecutorInstance: a.executorInstance,
 	}
 }
 
@@ -248,6 +259,8 @@ func (s *Server) newAttempt(ctx context.Context, jc *chime.JobContext) (*attempt
 		case err == nil:
 			if first.NodeID != s.NodeID() {
 				a.lostNode, a.lost = first.NodeID, first
+			} else {
+				a.released = true
 			}
 		case errors.Is(err, history.ErrNotFound):
 			// Its node died between firing it and recording it: the
@@ -314,8 +327,11 @@ func (s *Server) recordLost(ctx context.Context, a *attempt) {
 		s.markLost(rec, a.lost, "node "+a.lostNode+" lost")
 	}
 	reason := "re-run on node " + s.NodeID() + " because the node running it was lost"
-	if a.lostNode != "" {
+	switch {
+	case a.lostNode != "":
 		reason = fmt.Sprintf("re-run on node %s because node %s, which was running it, was lost", s.NodeID(), a.lostNode)
+	case a.released:
+		reason = "re-run on node " + s.NodeID() + ", which cancelled its earlier try when its lease lapsed (the database was out of reach for longer than DeadAfter)"
 	}
 	s.decide(rec, a, history.DecisionRecovered, reason, a.id)
 }
@@ -378,6 +394,14 @@ func outcomeOf(ctx context.Context, err error, timeout time.Duration) (history.O
 	if err == nil {
 		return history.OutcomeSucceeded, ""
 	}
+	var noExec *dispatch.NoExecutorError
+	var lost *executorLostError
+	switch {
+	case errors.As(err, &noExec):
+		return history.OutcomeNoExecutor, err.Error()
+	case errors.As(err, &lost):
+		return history.OutcomeExecutorLost, err.Error()
+	}
 	if ctx.Err() != nil {
 		var killed *killedError
 		switch cause := context.Cause(ctx); {
@@ -402,7 +426,9 @@ func (s *Server) afterAttempt(ctx context.Context, a *attempt, p *plan, outcome 
 		s.afterSuccess(ctx, a, p)
 		return
 	}
-	if outcome != history.OutcomeFailed && outcome != history.OutcomeTimedOut {
+	switch outcome {
+	case history.OutcomeFailed, history.OutcomeTimedOut, history.OutcomeNoExecutor, history.OutcomeExecutorLost:
+	default:
 		return
 	}
 	if p != nil && a.number < p.retry.maxAttempts {

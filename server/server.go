@@ -20,6 +20,7 @@ import (
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"
 	"github.com/chime-scheduler/chime/server/console"
+	"github.com/chime-scheduler/chime/server/dispatch"
 	"github.com/chime-scheduler/chime/server/history"
 	"github.com/chime-scheduler/chime/server/httpapi"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
@@ -58,6 +59,8 @@ type Server struct {
 	alerts   *alerter
 	metrics  *metrics
 	state    *stateStore
+	// dispatch hands executor jobs' runs to executors.
+	dispatch *dispatch.Service
 	handler  http.Handler
 	http     *httpjob.Runner
 	egress   *egress.Policy
@@ -172,6 +175,10 @@ func (s *Server) init(ctx context.Context) error {
 	if s.state, err = newStateStore(ctx, s.store); err != nil {
 		return err
 	}
+	s.dispatch, err = dispatch.New(ctx, s.store, &dispatch.Options{Lease: cfg.ExecutorLease, Logger: cfg.Logger})
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
 	s.alertState = newAlertState(s.state)
 	s.deadMan = alert.NewDeadManChecker(h, s.alertState)
 	s.metrics = newMetrics(!cfg.DisableJobMetrics)
@@ -207,7 +214,7 @@ func (s *Server) init(ctx context.Context) error {
 	if err := s.migrateLegacyForms(ctx); err != nil {
 		return err
 	}
-	for _, typ := range []string{typeHTTP, typeShell} {
+	for _, typ := range []string{typeHTTP, typeShell, typeExecutor} {
 		if err := sched.Register(typ, &runner{s: s, typ: typ}); err != nil {
 			return fmt.Errorf("server: %w", err)
 		}
@@ -274,7 +281,7 @@ func (s *Server) newSecrets(ctx context.Context) (*secret.Service, error) {
 // with the execution and carry that ID; the server records, times out, retries and
 // alerts on them as on its built-in types. It must be called before Run.
 func (s *Server) RegisterJobType(name string, job chime.Job) error {
-	if name == typeHTTP || name == typeShell {
+	if name == typeHTTP || name == typeShell || name == typeExecutor {
 		return fmt.Errorf("%w: %q is built in", ErrReservedType, name)
 	}
 	if err := checkName("name", name); err != nil {
@@ -447,7 +454,8 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	s.liveBuf.Start()
 	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
-	for _, loop := range []func(context.Context){s.watchNodes, s.watchCancels, s.checkDeadMen, s.pruneLiveLogs} {
+	watchRuns := func(ctx context.Context) { s.dispatch.Watch(ctx, s.NodeID()) }
+	for _, loop := range []func(context.Context){s.watchNodes, s.watchCancels, s.checkDeadMen, s.pruneLiveLogs, watchRuns} {
 		loops.Go(func() { loop(loopCtx) })
 	}
 	serveErr := make(chan error, 1)

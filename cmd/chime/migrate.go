@@ -79,6 +79,7 @@ func migrate(ctx context.Context, cmd *cobra.Command, databaseURL string, log *s
 		{"history", "server_schema_migrations", "execution history, decisions, audit log"},
 		{"runner", "runner_schema_migrations", "overlap markers, server settings, node clocks"},
 		{"auth", "auth_schema_migrations", "users, sessions, API tokens"},
+		{"dispatch", "dispatch_schema_migrations", "executors, executor groups, runs handed to executors"},
 	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "Database %s (%s, tables %s*) is up to date.\n\n", redactURL(databaseURL), st.Dialect(), st.TablePrefix())

@@ -28,9 +28,10 @@ func TestMigrate(t *testing.T) {
 				}
 				for _, want := range []string{
 					fmt.Sprintf(`(?m)^store +%d +`, sqlstore.SchemaVersion),
-					`(?m)^history +2 +`,
+					`(?m)^history +4 +`,
 					`(?m)^runner +4 +`,
-					`(?m)^auth +4 +`,
+					`(?m)^auth +5 +`,
+					`(?m)^dispatch +1 +`,
 				} {
 					if !regexp.MustCompile(want).MatchString(out) {
 						t.Errorf("run %d: output does not match %s:\n%s", run, want, out)

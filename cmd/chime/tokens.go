@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,10 +36,10 @@ func newTokensListCmd(cfg *clientConfig) *cobra.Command {
 			if cfg.output != formatTable {
 				return writeStructured(cmd.OutOrStdout(), cfg.output, nonNil(tokens))
 			}
-			t := newTable(cmd.OutOrStdout(), "ID", "NAME", "ROLE", "SHELL", "USER", "CREATED", "LAST USED", "EXPIRES").ifEmpty("no tokens")
+			t := newTable(cmd.OutOrStdout(), "ID", "NAME", "ROLE", "SHELL", "USER", "GROUPS", "CREATED", "LAST USED", "EXPIRES").ifEmpty("no tokens")
 			for _, tok := range tokens {
-				t.row(tok.ID, tok.Name, string(tok.Role), yesNo(tok.Shell), orDash(tok.User), formatTime(tok.Created),
-					formatTime(tok.LastUsed), formatTime(tok.Expires))
+				t.row(tok.ID, tok.Name, string(tok.Role), yesNo(tok.Shell), orDash(tok.User), orDash(strings.Join(tok.Groups, ",")),
+					formatTime(tok.Created), formatTime(tok.LastUsed), formatTime(tok.Expires))
 			}
 			return t.flush()
 		}),
@@ -51,6 +52,7 @@ func newTokensCreateCmd(cfg *clientConfig) *cobra.Command {
 		role, user string
 		expiresIn  time.Duration
 		shell      bool
+		groups     []string
 	)
 	cmd := &cobra.Command{
 		Use:   "create NAME",
@@ -59,14 +61,19 @@ func newTokensCreateCmd(cfg *clientConfig) *cobra.Command {
 hash: this is the one chance to copy it. The token acts for --user (you by
 default) with --role (the user's by default, and never more than the
 user's), and with the shell capability if --shell is given and its user
-has it; use it as ` + envToken + ` or --token.`,
-		Example: `  chime tokens create deploy-bot --role operator --expires-in 2160h`,
-		Args:    cobra.ExactArgs(1),
+has it; use it as ` + envToken + ` or --token.
+
+A token of role executor is what an executor process authenticates with
+(see docs/executors.md): it serves the executor groups --group names, may
+call only the executor protocol's routes, and must belong to an admin.`,
+		Example: `  chime tokens create deploy-bot --role operator --expires-in 2160h
+  chime tokens create billing-executor --role executor --group billing`,
+		Args: cobra.ExactArgs(1),
 		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, args []string) error {
 			if expiresIn < 0 {
 				return fmt.Errorf("--expires-in %v: want a positive duration, or none for a token that does not expire", expiresIn)
 			}
-			req := api.Token{Name: args[0], Role: api.Role(role), User: user, Shell: shell}
+			req := api.Token{Name: args[0], Role: api.Role(role), User: user, Shell: shell, Groups: groups}
 			if expiresIn > 0 {
 				at := time.Now().Add(expiresIn).UTC()
 				req.Expires = &at
@@ -85,7 +92,8 @@ has it; use it as ` + envToken + ` or --token.`,
 		}),
 	}
 	f := cmd.Flags()
-	f.StringVar(&role, "role", "", "the token's role: "+roleFlagUsage+" (default: its user's)")
+	f.StringVar(&role, "role", "", "the token's role: "+roleFlagUsage+", or executor (default: its user's)")
+	f.StringSliceVar(&groups, "group", nil, "for --role executor: an executor group the token serves; repeat or separate with commas for several")
 	f.StringVar(&user, "user", "", "the user the token acts for (default: you)")
 	f.DurationVar(&expiresIn, "expires-in", 0, "revoke the token by itself after this long, such as 720h (default: never)")
 	f.BoolVar(&shell, "shell", false, "give the token the shell capability, which its user must have (to write shell jobs)")

@@ -74,7 +74,7 @@ func TestUsersTokensAudit(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRun("", "tokens", "list", "-o", "json")), &tokens); err != nil || len(tokens) != 1 {
 		t.Fatalf("chime tokens list -o json: %+v, %v", tokens, err)
 	}
-	if out := mustRun("", "tokens", "list"); !regexp.MustCompile(`(?m)^` + tokens[0].ID + ` +ann-ci +viewer +no +ann +\d{4}-.* \d{4}-`).MatchString(out) {
+	if out := mustRun("", "tokens", "list"); !regexp.MustCompile(`(?m)^` + tokens[0].ID + ` +ann-ci +viewer +no +ann +- +\d{4}-.* \d{4}-`).MatchString(out) {
 		t.Errorf("chime tokens list:\n%s", out)
 	}
 	if out := mustRun("", "tokens", "revoke", tokens[0].ID); out != "Revoked token "+tokens[0].ID+".\n" {
@@ -234,5 +234,32 @@ func TestUsersShellCapability(t *testing.T) {
 	}
 	if _, err := run("", "users", "set-shell", "ann", "maybe"); err == nil || !strings.Contains(err.Error(), "want yes or no") {
 		t.Errorf("chime users set-shell maybe = %v, want refused", err)
+	}
+}
+
+// TestTokensExecutor creates a token of role executor with the CLI: it
+// serves the groups given and may register executors there, nowhere else.
+func TestTokensExecutor(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Start(t, nil)
+	flags := []string{"--server", srv.URL, "--token", srv.AdminToken}
+	out, stderr, err := execChime(t, "", append([]string{"tokens", "create", "billing-exec", "--role", "executor", "--group", "billing,ops"}, flags...)...)
+	if err != nil {
+		t.Fatalf("chime tokens create --role executor: %v\n%s", err, stderr)
+	}
+	secret := strings.TrimSpace(out)
+	ex := srv.Client.WithToken(secret)
+	if _, err := ex.RegisterExecutor(t.Context(), api.ExecutorRegister{Group: "ops", Handlers: []string{"h"}}); err != nil {
+		t.Errorf("registering in a group of the token: %v", err)
+	}
+	if _, err := ex.RegisterExecutor(t.Context(), api.ExecutorRegister{Group: "web", Handlers: []string{"h"}}); !apiclient.IsCode(err, api.CodePermissionDenied) {
+		t.Errorf("registering in another group: %v, want permission_denied", err)
+	}
+	out, _, err = execChime(t, "", append([]string{"tokens", "list"}, flags...)...)
+	if err != nil || !regexp.MustCompile(`(?m) +billing-exec +executor +no +admin +billing,ops +\d{4}-`).MatchString(out) {
+		t.Errorf("chime tokens list: %v\n%s", err, out)
+	}
+	if _, _, err := execChime(t, "", append([]string{"tokens", "create", "no-group", "--role", "executor"}, flags...)...); err == nil || !strings.Contains(err.Error(), "groups") {
+		t.Errorf("an executor token without --group: %v, want an error naming groups", err)
 	}
 }

@@ -94,6 +94,10 @@ func migrations() []sqlstore.Migration {
 		Version:     4,
 		Description: "the shell capability of API tokens",
 		Statements:  []string{"ALTER TABLE {p}auth_tokens ADD COLUMN shell {bool} NOT NULL DEFAULT FALSE"},
+	}, {
+		Version:     5,
+		Description: "the executor groups a token of role executor serves",
+		Statements:  []string{"ALTER TABLE {p}auth_tokens ADD COLUMN executor_groups {json}"},
 	}}
 }
 
@@ -146,15 +150,15 @@ func renderQueries(render func(string) string) queries {
 		sessionPrune:      render(`DELETE FROM {p}auth_sessions WHERE sched_name = ? AND expires <= ?`),
 
 		tokenInsert: render(`INSERT INTO {p}auth_tokens
-			(sched_name, id, name, role, user_name, secret_hash, created, last_used, expires, shell)
-			VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`),
+			(sched_name, id, name, role, user_name, secret_hash, created, last_used, expires, shell, executor_groups)
+			VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)`),
 		// tokenGet joins the owner, whose role and shell capability bound
 		// the token's.
-		tokenGet: render(`SELECT t.id, t.role, t.shell, t.user_name, u.role, u.shell, t.expires, t.last_used
+		tokenGet: render(`SELECT t.id, t.role, t.shell, t.user_name, u.role, u.shell, t.expires, t.last_used, t.executor_groups
 			FROM {p}auth_tokens AS t
 			JOIN {p}auth_users AS u ON u.sched_name = t.sched_name AND u.name = t.user_name
 			WHERE t.sched_name = ? AND t.secret_hash = ?`),
-		tokenList: render(`SELECT id, name, role, shell, user_name, created, last_used, expires
+		tokenList: render(`SELECT id, name, role, shell, user_name, created, last_used, expires, executor_groups
 			FROM {p}auth_tokens WHERE sched_name = ? ORDER BY name`),
 		tokenTouch:      render(`UPDATE {p}auth_tokens SET last_used = ? WHERE sched_name = ? AND id = ?`),
 		tokenName:       render(`SELECT name FROM {p}auth_tokens WHERE sched_name = ? AND id = ?`),

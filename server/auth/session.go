@@ -232,9 +232,10 @@ func (s *Service) authenticateToken(ctx context.Context, secret string) (*api.Us
 		tokenShell, ownShell bool
 		owner                string
 		expires, lastUsed    sql.NullInt64
+		groups               sql.NullString
 	)
 	err := s.db.QueryRowContext(ctx, s.q.tokenGet, s.sched, hashSecret(secret)).
-		Scan(&id, &tokenRole, &tokenShell, &owner, &ownRole, &ownShell, &expires, &lastUsed)
+		Scan(&id, &tokenRole, &tokenShell, &owner, &ownRole, &ownShell, &expires, &lastUsed, &groups)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errBadCredentials()
 	}
@@ -249,6 +250,18 @@ func (s *Service) authenticateToken(ctx context.Context, secret string) (*api.Us
 		if _, err := s.db.ExecContext(ctx, s.q.tokenTouch, nanos(now), s.sched, id); err != nil {
 			return nil, fmt.Errorf("auth: recording token %s's use: %w", id, err)
 		}
+	}
+	if tokenRole == api.RoleExecutor {
+		// It serves its groups while its owner is an admin.
+		if ownRole != api.RoleAdmin {
+			return nil, errBadCredentials()
+		}
+		g, err := parseGroups(groups)
+		if err != nil {
+			return nil, err
+		}
+		noShell := false
+		return &api.User{Name: owner, Role: api.RoleExecutor, Shell: &noShell, Groups: g}, nil
 	}
 	shell := tokenShell && ownShell
 	return &api.User{Name: owner, Role: lesser(tokenRole, ownRole), Shell: &shell}, nil

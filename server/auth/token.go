@@ -3,9 +3,13 @@ package auth
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
@@ -25,8 +29,21 @@ func (s *Service) CreateToken(ctx context.Context, actor string, t api.Token) (*
 	if e := validateTokenName(t.Name); e != nil {
 		return nil, e
 	}
-	if e := validateRole(t.Role, false); e != nil {
-		return nil, e
+	executor := t.Role == api.RoleExecutor
+	if executor {
+		if e := validateGroups(t.Groups); e != nil {
+			return nil, e
+		}
+		if t.Shell {
+			return nil, httpjson.Errorf(api.CodeInvalidArgument, "shell", "a token of role executor cannot have the shell capability")
+		}
+	} else {
+		if e := validateRole(t.Role, false); e != nil {
+			return nil, e
+		}
+		if len(t.Groups) > 0 {
+			return nil, httpjson.Errorf(api.CodeInvalidArgument, "groups", "only a token of role executor serves executor groups")
+		}
 	}
 	if t.User == "" {
 		t.User = actor
@@ -52,7 +69,11 @@ func (s *Service) CreateToken(ctx context.Context, actor string, t api.Token) (*
 	if t.Role == "" {
 		t.Role = owner
 	}
-	if !owner.Includes(t.Role) {
+	if executor && owner != api.RoleAdmin {
+		return nil, httpjson.Errorf(api.CodeInvalidArgument, "role",
+			"a token of role executor must belong to an admin; user %q is %s", t.User, owner)
+	}
+	if !executor && !owner.Includes(t.Role) {
 		return nil, httpjson.Errorf(api.CodeInvalidArgument, "role",
 			"%s exceeds the role of user %q (%s)", t.Role, t.User, owner)
 	}
@@ -61,7 +82,7 @@ func (s *Service) CreateToken(ctx context.Context, actor string, t api.Token) (*
 			"user %q does not have the shell capability, so neither can the token; an admin grants it to the user first", t.User)
 	}
 	secret := TokenPrefix + randomToken()
-	out := api.Token{ID: randomID(), Name: t.Name, Role: t.Role, User: t.User, Shell: t.Shell, Secret: secret}
+	out := api.Token{ID: randomID(), Name: t.Name, Role: t.Role, User: t.User, Shell: t.Shell, Groups: t.Groups, Secret: secret}
 	created := instant(nanos(now))
 	out.Created = &created
 	var expires sql.NullInt64
@@ -70,7 +91,7 @@ func (s *Service) CreateToken(ctx context.Context, actor string, t api.Token) (*
 		out.Expires = nullInstant(expires)
 	}
 	_, err = s.db.ExecContext(ctx, s.q.tokenInsert, s.sched, out.ID, out.Name, string(out.Role), out.User,
-		hashSecret(secret), nanos(now), expires, out.Shell)
+		hashSecret(secret), nanos(now), expires, out.Shell, groupsArg(out.Groups))
 	if s.st.IsUniqueViolation(err) {
 		// The ID is 64 random bits: the clash is the name's.
 		return nil, httpjson.Errorf(api.CodeConflict, "name", "a token named %q already exists", t.Name)
@@ -81,6 +102,9 @@ func (s *Service) CreateToken(ctx context.Context, actor string, t api.Token) (*
 	detail := map[string]any{"name": out.Name, "role": out.Role, "user": out.User}
 	if out.Shell {
 		detail["shell"] = true
+	}
+	if len(out.Groups) > 0 {
+		detail["groups"] = out.Groups
 	}
 	if out.Expires != nil {
 		detail["expires"] = out.Expires.Format(time.RFC3339)
@@ -102,8 +126,12 @@ func (s *Service) ListTokens(ctx context.Context) ([]api.Token, error) {
 			t                 api.Token
 			created           int64
 			lastUsed, expires sql.NullInt64
+			groups            sql.NullString
 		)
-		if err := rows.Scan(&t.ID, &t.Name, &t.Role, &t.Shell, &t.User, &created, &lastUsed, &expires); err != nil {
+		if err := rows.Scan(&t.ID, &t.Name, &t.Role, &t.Shell, &t.User, &created, &lastUsed, &expires, &groups); err != nil {
+			return nil, fmt.Errorf("auth: listing tokens: %w", err)
+		}
+		if t.Groups, err = parseGroups(groups); err != nil {
 			return nil, fmt.Errorf("auth: listing tokens: %w", err)
 		}
 		c := instant(created)
@@ -141,4 +169,49 @@ func (s *Service) DeleteToken(ctx context.Context, actor, id string) error {
 	}
 	s.audit(ctx, actor, ActionTokenDelete, tokenTarget(id), map[string]any{"name": name})
 	return nil
+}
+
+// Limits of a token's executor groups.
+const (
+	maxGroups     = 20
+	maxGroupBytes = 200
+)
+
+// validateGroups checks the groups of a token of role executor.
+func validateGroups(groups []string) *api.Error {
+	if len(groups) == 0 || len(groups) > maxGroups {
+		return httpjson.Errorf(api.CodeInvalidArgument, "groups", "has %d groups; a token of role executor serves 1 to %d", len(groups), maxGroups)
+	}
+	for i, g := range groups {
+		field := fmt.Sprintf("groups[%d]", i)
+		switch {
+		case g == "" || len(g) > maxGroupBytes:
+			return httpjson.Errorf(api.CodeInvalidArgument, field, "want 1 to %d bytes", maxGroupBytes)
+		case !utf8.ValidString(g) || strings.IndexFunc(g, unicode.IsControl) >= 0 || strings.TrimSpace(g) != g:
+			return httpjson.Errorf(api.CodeInvalidArgument, field, "%q: want UTF-8 without control characters or surrounding spaces", g)
+		}
+	}
+	return nil
+}
+
+// groupsArg is the stored form of a token's groups: JSON, or NULL for
+// none.
+func groupsArg(groups []string) any {
+	if len(groups) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(groups) // strings always encode
+	return string(b)
+}
+
+// parseGroups reads a token's stored groups.
+func parseGroups(s sql.NullString) ([]string, error) {
+	if !s.Valid || s.String == "" {
+		return nil, nil
+	}
+	var groups []string
+	if err := json.Unmarshal([]byte(s.String), &groups); err != nil {
+		return nil, fmt.Errorf("auth: reading a token's groups: %w", err)
+	}
+	return groups, nil
 }

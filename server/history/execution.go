@@ -38,13 +38,20 @@ const (
 	// OutcomeKilled is an execution a person killed while it ran (see
 	// [History.RequestKill]); Execution.KilledBy names them.
 	OutcomeKilled Outcome = "killed"
+	// OutcomeNoExecutor is an execution of an executor job that found no
+	// live executor to run it; its error names the group, handler and
+	// labels.
+	OutcomeNoExecutor Outcome = "no_executor"
+	// OutcomeExecutorLost is an execution whose executor's lease lapsed
+	// while it ran (it died, stopped or was cut off).
+	OutcomeExecutorLost Outcome = "executor_lost"
 )
 
 // valid reports whether o is one of the outcomes above.
 func (o Outcome) valid() bool {
 	switch o {
 	case OutcomeRunning, OutcomeSucceeded, OutcomeFailed, OutcomeTimedOut, OutcomeCancelled,
-		OutcomeSkipped, OutcomeNodeLost, OutcomeKilled:
+		OutcomeSkipped, OutcomeNodeLost, OutcomeKilled, OutcomeNoExecutor, OutcomeExecutorLost:
 		return true
 	}
 	return false
@@ -92,6 +99,9 @@ type Execution struct {
 	// KilledBy is who asked to kill the execution while it ran (see
 	// [History.RequestKill]), or empty. Start ignores it.
 	KilledBy string
+	// ExecutorID and ExecutorInstance name the executor that ran an
+	// executor job's attempt; empty for runs on a node.
+	ExecutorID, ExecutorInstance string
 }
 
 // LogLine is one log line of an execution.
@@ -150,7 +160,7 @@ func (h *History) insert(ctx context.Context, e *Execution, outcome Outcome, fin
 	_, err = h.db.ExecContext(ctx, h.q.executionInsert, h.sched,
 		x.ID, x.FirstID, x.Attempt, x.JobGroup, x.JobName, x.TriggerGroup, x.TriggerName, x.NodeID,
 		timeArg(x.ScheduledTime), x.StartedTime.UnixNano(), timeArg(finished), string(outcome), cleanText(errText),
-		false, x.Recovering, x.Manual, params)
+		false, x.Recovering, x.Manual, params, x.ExecutorID, x.ExecutorInstance)
 	switch {
 	case h.st.IsUniqueViolation(err):
 		return fmt.Errorf("%w: execution %q", ErrExists, x.ID)
@@ -633,7 +643,7 @@ func scanExecution(s scanner) (*Execution, error) {
 	)
 	err := s.Scan(&e.ID, &e.FirstID, &e.Attempt, &e.JobGroup, &e.JobName, &e.TriggerGroup, &e.TriggerName, &e.NodeID,
 		&scheduled, &started, &finished, &outcome, &e.Error, &e.Output, &logs, &truncated, &recovering, &man, &params,
-		&e.KilledBy)
+		&e.KilledBy, &e.ExecutorID, &e.ExecutorInstance)
 	if err != nil {
 		return nil, err
 	}

@@ -107,6 +107,14 @@ func migrations() []sqlstore.Migration {
 		Description: "who asked to kill a running execution",
 		// One statement: MySQL commits an ALTER TABLE by itself.
 		Statements: []string{"ALTER TABLE {p}server_executions ADD COLUMN killed_by {key} NOT NULL DEFAULT ''"},
+	}, {
+		Version:     3,
+		Description: "the executor that ran an execution of an executor job",
+		Statements:  []string{"ALTER TABLE {p}server_executions ADD COLUMN executor_id {key} NOT NULL DEFAULT ''"},
+	}, {
+		Version:     4,
+		Description: "the instance name of the executor that ran an execution",
+		Statements:  []string{"ALTER TABLE {p}server_executions ADD COLUMN executor_instance {key} NOT NULL DEFAULT ''"},
 	}}
 }
 
@@ -115,7 +123,7 @@ func migrations() []sqlstore.Migration {
 const (
 	executionHead = "id, first_id, attempt, job_group, job_name, trigger_group, trigger_name, node_id, " +
 		"scheduled_time, started_time, finished_time, outcome, error_message, "
-	executionTail  = ", output_truncated, recovering, manual, params, killed_by"
+	executionTail  = ", output_truncated, recovering, manual, params, killed_by, executor_id, executor_instance"
 	executionCols  = executionHead + "output, logs" + executionTail
 	executionLight = executionHead + "'', NULL" + executionTail
 
@@ -143,7 +151,7 @@ type queries struct {
 func renderQueries(st *sqlstore.Store) queries {
 	return queries{
 		executionInsert: st.SQL(`INSERT INTO {p}server_executions (sched_name, ` + executionCols + `)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?, ?, '')`),
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?, ?, '', ?, ?)`),
 		executionFinish: st.SQL(`UPDATE {p}server_executions
 			SET outcome = ?, finished_time = ?, error_message = ?, output = ?, output_truncated = ?, logs = ?
 			WHERE sched_name = ? AND id = ? AND outcome IN ('running', 'node_lost')`),

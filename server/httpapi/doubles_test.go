@@ -251,6 +251,40 @@ func (s *recordingService) KillExecution(_ context.Context, actor, id string) (*
 	return &api.Execution{ID: id, FirstID: id, Attempt: 1, Outcome: "running", KilledBy: actor}, nil
 }
 
+// callerName names the API caller of ctx, as the executor methods, which
+// take no actor, record it.
+func callerName(ctx context.Context) string {
+	if u, ok := Caller(ctx); ok {
+		return u.Name
+	}
+	return ""
+}
+
+func (s *recordingService) RegisterExecutor(ctx context.Context, r api.ExecutorRegister) (*api.ExecutorRegistration, error) {
+	s.call("RegisterExecutor", callerName(ctx), r.Group)
+	return &api.ExecutorRegistration{ID: "x1", Lease: "15s", HeartbeatInterval: "5s"}, nil
+}
+
+func (s *recordingService) ExecutorHeartbeat(ctx context.Context, id string, _ api.ExecutorHeartbeat) (*api.ExecutorHeartbeatReply, error) {
+	s.call("ExecutorHeartbeat", callerName(ctx), id)
+	return &api.ExecutorHeartbeatReply{Cancel: []api.ExecutorRunRef{}}, nil
+}
+
+func (s *recordingService) PollExecutor(ctx context.Context, id string, _ api.ExecutorPoll) (*api.ExecutorWork, error) {
+	s.call("PollExecutor", callerName(ctx), id)
+	return &api.ExecutorWork{Runs: []api.ExecutorRun{}, Cancel: []api.ExecutorRunRef{}}, nil
+}
+
+func (s *recordingService) ReportExecutorResult(ctx context.Context, id, run string, _ api.ExecutorResult) error {
+	s.call("ReportExecutorResult", callerName(ctx), id, run)
+	return nil
+}
+
+func (s *recordingService) ListExecutors(context.Context) ([]api.Executor, error) {
+	s.call("ListExecutors", "")
+	return nil, nil
+}
+
 func (s *recordingService) ListCalendars(context.Context) ([]api.Calendar, error) {
 	s.call("ListCalendars", "")
 	return nil, nil
@@ -360,6 +394,7 @@ func testUsers() []testUser {
 		{api.User{Name: "otto", Role: api.RoleOperator, Password: "otto-pw"}, "operator-token"},
 		{api.User{Name: "ada", Role: api.RoleAdmin, Password: "ada-pw"}, "admin-token"},
 		{api.User{Name: "rogue", Role: "superuser", Password: "rogue-pw"}, "unknown-role-token"},
+		{api.User{Name: "exa", Role: api.RoleExecutor, Password: "exa-pw"}, "executor-token"},
 	}
 }
 

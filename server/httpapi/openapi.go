@@ -185,10 +185,13 @@ func (b *schemaBuilder) operation(rt *route) (*operation, error) {
 		Role:        rt.role,
 	}
 	security := authenticated()
-	if rt.role != "" {
-		op.Description = "Needs role " + string(rt.role) + " or above."
-	} else {
+	switch rt.role {
+	case "":
 		security = []map[string][]string{}
+	case api.RoleExecutor:
+		op.Description = "Needs a token of role executor that serves the executor's group."
+	default:
+		op.Description = "Needs role " + string(rt.role) + " or above."
 	}
 	op.Security = &security
 	errStatuses := slices.Clone(rt.errors)

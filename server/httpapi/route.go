@@ -112,7 +112,7 @@ func (h *handler) serve(rt *route) http.Handler {
 			if info != nil {
 				info.user = user.Name
 			}
-			if !user.Role.Includes(rt.role) {
+			if !mayCall(user.Role, rt.role) {
 				h.writeError(w, r, httpjson.Errorf(api.CodePermissionDenied, "",
 					"%s %s needs role %s; %s has role %q", rt.method, rt.path, rt.role, user.Name, user.Role))
 				return
@@ -130,6 +130,16 @@ func (h *handler) serve(rt *route) http.Handler {
 			h.writeError(w, r, err)
 		}
 	})
+}
+
+// mayCall reports whether a caller of role have may call a route that
+// needs role need. The executor role stands apart: only it may call the
+// executor routes, and it may call nothing else.
+func mayCall(have, need api.Role) bool {
+	if need == api.RoleExecutor || have == api.RoleExecutor {
+		return have == need
+	}
+	return have.Includes(need)
 }
 
 // callerKey is the context key of the authenticated caller.

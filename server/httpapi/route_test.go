@@ -27,8 +27,14 @@ func routeCases() []routeCase {
 		viewer   = api.RoleViewer
 		operator = api.RoleOperator
 		admin    = api.RoleAdmin
+		executor = api.RoleExecutor
 	)
 	return []routeCase{
+		{"POST /api/v1/executors", executor, "/api/v1/executors", `{"group":"billing","handlers":["h"]}`, "RegisterExecutor", http.StatusCreated},
+		{"GET /api/v1/executors", viewer, "/api/v1/executors", "", "ListExecutors", http.StatusOK},
+		{"POST /api/v1/executors/{id}/heartbeat", executor, "/api/v1/executors/x1/heartbeat", "", "ExecutorHeartbeat", http.StatusOK},
+		{"POST /api/v1/executors/{id}/poll", executor, "/api/v1/executors/x1/poll", `{"wait":"1s"}`, "PollExecutor", http.StatusOK},
+		{"POST /api/v1/executors/{id}/runs/{run}/result", executor, "/api/v1/executors/x1/runs/r1/result", `{"token":1,"outcome":"succeeded"}`, "ReportExecutorResult", http.StatusNoContent},
 		{"POST /api/v1/auth/logout", viewer, "/api/v1/auth/logout", "", "Logout", http.StatusNoContent},
 		{"GET /api/v1/auth/me", viewer, "/api/v1/auth/me", "", "", http.StatusOK},
 		{"GET /api/v1/jobs", viewer, "/api/v1/jobs", "", "ListJobs", http.StatusOK},
@@ -143,6 +149,7 @@ func TestRolesEnforced(t *testing.T) {
 		{name: "viewer", token: "viewer-token", role: api.RoleViewer, user: "vera"},
 		{name: "operator", token: "operator-token", role: api.RoleOperator, user: "otto"},
 		{name: "admin", token: "admin-token", role: api.RoleAdmin, user: "ada"},
+		{name: "executor", token: "executor-token", role: api.RoleExecutor, user: "exa"},
 	}
 	for _, rc := range routeCases() {
 		method, _, _ := strings.Cut(rc.pattern, " ")
@@ -162,7 +169,7 @@ func TestRolesEnforced(t *testing.T) {
 					if resp.Header.Get("WWW-Authenticate") == "" {
 						t.Error("401 without WWW-Authenticate")
 					}
-				case !caller.role.Includes(rc.role):
+				case !mayCall(caller.role, rc.role):
 					if resp.StatusCode != http.StatusForbidden {
 						t.Fatalf("status = %d, want 403; body %s", resp.StatusCode, raw)
 					}

@@ -8,7 +8,7 @@ import (
 
 // outcomes are the execution outcomes ?outcome= accepts.
 func outcomes() []string {
-	return []string{"running", "succeeded", "failed", "timed_out", "cancelled", "skipped", "node_lost", "killed"}
+	return []string{"running", "succeeded", "failed", "timed_out", "cancelled", "skipped", "node_lost", "killed", "no_executor", "executor_lost"}
 }
 
 // table is the route table: every route of docs/api.md. The mux serves
@@ -20,6 +20,7 @@ func (h *handler) table() []route {
 		viewer            = api.RoleViewer
 		operator          = api.RoleOperator
 		admin             = api.RoleAdmin
+		executor          = api.RoleExecutor
 		v1                = api.Version
 	)
 	ok := func(body any) []response { return []response{{status: http.StatusOK, body: body}} }
@@ -164,6 +165,46 @@ func (h *handler) table() []route {
 			query:     []param{{name: "at", typ: paramTime, required: true, description: "The instant, RFC 3339."}},
 			responses: ok(api.Explanation{}),
 			handle:    h.explain,
+		},
+
+		// Executors: the protocol executors speak (see docs/executors.md),
+		// with tokens of role executor, and the list people read.
+		{
+			method: http.MethodPost, path: v1 + "/executors", role: executor, operationID: "registerExecutor",
+			summary: "Register an executor of a group the token serves; the answer names it in every later call, " +
+				"with its lease and how often to send heartbeats.",
+			body: api.ExecutorRegister{}, responses: []response{{status: http.StatusCreated, body: api.ExecutorRegistration{}}},
+			handle: h.registerExecutor,
+		},
+		{
+			method: http.MethodGet, path: v1 + "/executors", role: viewer, operationID: "listExecutors",
+			summary:   "The registered executors by group, live or not, with their labels, handlers, lease and running runs.",
+			responses: ok([]api.Executor{}),
+			handle:    h.listExecutors,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/executors/{id}/heartbeat", role: executor, operationID: "executorHeartbeat",
+			summary: "Extend the executor's lease; the answer lists the runs it must cancel. 409 once the lease lapsed: " +
+				"its runs were taken from it, and it must cancel them and register again.",
+			body: api.ExecutorHeartbeat{}, optionalBody: true, responses: ok(api.ExecutorHeartbeatReply{}),
+			errors: []int{http.StatusConflict},
+			handle: h.executorHeartbeat,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/executors/{id}/poll", role: executor, operationID: "pollExecutor",
+			summary: "Take the runs handed to the executor (they become running) and the cancel requests not yet told; " +
+				"with wait, the request is held up to that long (at most 30s) while there is neither.",
+			body: api.ExecutorPoll{}, optionalBody: true, responses: ok(api.ExecutorWork{}),
+			errors: []int{http.StatusConflict},
+			handle: h.pollExecutor,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/executors/{id}/runs/{run}/result", role: executor, operationID: "reportExecutorResult",
+			summary: "Report how a run ended, under the run's token. 409, changing nothing, when the run is not leased " +
+				"to this executor under that token (it was handed to another, or it ended).",
+			body: api.ExecutorResult{}, responses: noContent,
+			errors: []int{http.StatusConflict},
+			handle: h.reportExecutorResult,
 		},
 
 		// Executions.

@@ -1,0 +1,450 @@
+package dispatch_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
+	"github.com/chime-scheduler/chime/server/dispatch"
+	"github.com/chime-scheduler/chime/store/sqlstore"
+)
+
+// forEachDB runs fn on a fresh Service on every database.
+func forEachDB(t *testing.T, opts *dispatch.Options, fn func(t *testing.T, s *dispatch.Service)) {
+	t.Helper()
+	for _, db := range dbtest.Databases() {
+		t.Run(db.Name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, newService(t, db.URL(t), opts))
+		})
+	}
+}
+
+func newService(t *testing.T, url string, opts *dispatch.Options) *dispatch.Service {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	o := &sqlstore.Options{SchedulerName: "test-" + rand.Text(), Logger: log}
+	st, err := sqlstore.Open(t.Context(), url, o)
+	if err != nil {
+		t.Fatalf("sqlstore.Open: %v", err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	var do dispatch.Options
+	if opts != nil {
+		do = *opts
+	}
+	do.Logger = log
+	s, err := dispatch.New(t.Context(), st, &do)
+	if err != nil {
+		t.Fatalf("dispatch.New: %v", err)
+	}
+	return s
+}
+
+func register(t *testing.T, s *dispatch.Service, group string, labels map[string]string, handlers ...string) *dispatch.Executor {
+	t.Helper()
+	e, err := s.Register(t.Context(), api.ExecutorRegister{Group: group, Instance: "i-" + group, Labels: labels, Handlers: handlers})
+	if err != nil {
+		t.Fatalf("Register: %v", err)
+	}
+	return e
+}
+
+// order returns the IDs of a group's executors in registration order.
+func order(t *testing.T, s *dispatch.Service, group string) []string {
+	t.Helper()
+	all, err := s.List(t.Context())
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	var ids []string
+	for _, e := range all {
+		if e.Group == group {
+			ids = append(ids, e.ID)
+		}
+	}
+	return ids
+}
+
+func handover(t *testing.T, s *dispatch.Service, target api.ExecutorTarget, params map[string]any) (*dispatch.Assignment, error) {
+	t.Helper()
+	id := rand.Text()
+	return s.Handover(t.Context(), dispatch.Handover{
+		RunID: id, ExecutionID: id, Attempt: 1, Target: target, JobGroup: "g", JobName: "j",
+		ScheduledTime: time.Unix(1, 0), Params: params, NodeID: "node-a",
+	})
+}
+
+// TestRouting hands runs over by each strategy, on every database, and
+// checks whom each picks among three live executors.
+func TestRouting(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, nil, func(t *testing.T, s *dispatch.Service) {
+		tests := []struct {
+			routing api.Routing
+			hashKey string
+			params  []map[string]any
+			// want checks the picks, given the executors in registration
+			// order.
+			want func(t *testing.T, ids, picks []string)
+		}{
+			{api.RoutingFirst, "", nil, func(t *testing.T, ids, picks []string) { same(t, picks, ids[0], ids[0], ids[0]) }},
+			{api.RoutingLast, "", nil, func(t *testing.T, ids, picks []string) { same(t, picks, ids[2], ids[2], ids[2]) }},
+			{api.RoutingFailover, "", nil, func(t *testing.T, ids, picks []string) { same(t, picks, ids[0], ids[0], ids[0]) }},
+			{api.RoutingRoundRobin, "", make([]map[string]any, 4), func(t *testing.T, ids, picks []string) {
+				distinct(t, picks[:3], 3)
+				if picks[3] != picks[0] {
+					t.Errorf("the 4th pick %s is not the 1st %s", picks[3], picks[0])
+				}
+			}},
+			{api.RoutingLRU, "", nil, func(t *testing.T, ids, picks []string) { distinct(t, picks, 3) }},
+			{api.RoutingLFU, "", nil, func(t *testing.T, ids, picks []string) { distinct(t, picks, 3) }},
+			// The runs are not taken, so each stays running (assigned).
+			{api.RoutingBusyOver, "", nil, func(t *testing.T, ids, picks []string) { same(t, picks, ids[0], ids[1], ids[2]) }},
+			{api.RoutingConsistentHash, "customer", []map[string]any{{"customer": "acme"}, {"customer": "acme"}, {"customer": "acme"}},
+				func(t *testing.T, ids, picks []string) { distinct(t, picks, 1) }},
+			{api.RoutingConsistentHash, "", nil, func(t *testing.T, ids, picks []string) { distinct(t, picks, 1) }},
+			{api.RoutingRandom, "", nil, func(t *testing.T, ids, picks []string) {
+				for _, p := range picks {
+					if !strings.Contains(strings.Join(ids, " "), p) {
+						t.Errorf("picked %s, not one of %v", p, ids)
+					}
+				}
+			}},
+		}
+		for _, tc := range tests {
+			t.Run(string(tc.routing)+tc.hashKey, func(t *testing.T) {
+				group := "g-" + string(tc.routing) + tc.hashKey
+				for range 3 {
+					register(t, s, group, nil, "h")
+				}
+				ids := order(t, s, group)
+				params := tc.params
+				if params == nil {
+					params = make([]map[string]any, 3)
+				}
+				var picks []string
+				for _, p := range params {
+					a, err := handover(t, s, api.ExecutorTarget{Group: group, Handler: "h", Routing: tc.routing, HashKey: tc.hashKey}, p)
+					if err != nil {
+						t.Fatalf("Handover: %v", err)
+					}
+					if a.Token != 1 {
+						t.Errorf("token %d, want 1", a.Token)
+					}
+					picks = append(picks, a.ExecutorID)
+				}
+				tc.want(t, ids, picks)
+			})
+		}
+		t.Run("Labels", func(t *testing.T) {
+			register(t, s, "lab", map[string]string{"region": "us"}, "h")
+			eu := register(t, s, "lab", map[string]string{"region": "eu", "gpu": "true"}, "h")
+			register(t, s, "lab", map[string]string{"region": "eu"}, "other")
+			for range 3 {
+				a, err := handover(t, s, api.ExecutorTarget{Group: "lab", Handler: "h", Labels: map[string]string{"region": "eu"}}, nil)
+				if err != nil {
+					t.Fatalf("Handover: %v", err)
+				}
+				if a.ExecutorID != eu.ID {
+					t.Errorf("picked %s, want %s, the only one with region=eu and handler h", a.ExecutorID, eu.ID)
+				}
+			}
+		})
+		t.Run("NoExecutor", func(t *testing.T) {
+			register(t, s, "none", map[string]string{"region": "us"}, "h")
+			_, err := handover(t, s, api.ExecutorTarget{Group: "none", Handler: "h", Labels: map[string]string{"region": "eu"}}, nil)
+			var ne *dispatch.NoExecutorError
+			if !errors.As(err, &ne) {
+				t.Fatalf("Handover: %v, want a *NoExecutorError", err)
+			}
+			want := `no live executor of group "none" runs handler "h" with labels region=eu (1 live executors in the group)`
+			if ne.Error() != want {
+				t.Errorf("error %q, want %q", ne.Error(), want)
+			}
+			_, err = handover(t, s, api.ExecutorTarget{Group: "empty", Handler: "h"}, nil)
+			if !errors.As(err, &ne) || ne.Live != 0 {
+				t.Errorf("Handover to an empty group: %v, want a *NoExecutorError with no live executor", err)
+			}
+		})
+	})
+}
+
+func same(t *testing.T, got []string, want ...string) {
+	t.Helper()
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("picks %v, want %v", got, want)
+	}
+}
+
+func distinct(t *testing.T, picks []string, n int) {
+	t.Helper()
+	set := map[string]bool{}
+	for _, p := range picks {
+		set[p] = true
+	}
+	if len(set) != n {
+		t.Errorf("picks %v: %d distinct executors, want %d", picks, len(set), n)
+	}
+}
+
+// TestFencing checks that only the executor a run is leased to, under its
+// token, may report its result, once, and that the node waiting for it
+// gets it.
+func TestFencing(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, &dispatch.Options{PollInterval: 20 * time.Millisecond}, func(t *testing.T, s *dispatch.Service) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go s.Watch(ctx, "node-a")
+		e := register(t, s, "fence", nil, "h")
+		other := register(t, s, "fence", nil, "other")
+		id := rand.Text()
+		updates, stop := s.Await(id)
+		defer stop()
+		a, err := s.Handover(ctx, dispatch.Handover{RunID: id, ExecutionID: id, Attempt: 1,
+			Target: api.ExecutorTarget{Group: "fence", Handler: "h"}, JobGroup: "g", JobName: "j",
+			Params: map[string]any{"n": 1.0}, NodeID: "node-a", Timeout: time.Minute})
+		if err != nil {
+			t.Fatalf("Handover: %v", err)
+		}
+		work, err := s.Take(ctx, e.ID, 10, time.Second)
+		if err != nil || len(work.Runs) != 1 {
+			t.Fatalf("Take: %+v, %v; want the run", work, err)
+		}
+		r := work.Runs[0]
+		if r.ID != id || r.Token != a.Token || r.Params["n"] != 1.0 || r.Timeout != "1m0s" {
+			t.Errorf("taken run %+v", r)
+		}
+		bad := []struct {
+			name     string
+			executor string
+			token    int64
+		}{
+			{"StaleToken", e.ID, a.Token + 1},
+			{"OtherExecutor", other.ID, a.Token},
+		}
+		for _, b := range bad {
+			err := s.Report(ctx, b.executor, id, api.ExecutorResult{Token: b.token, Outcome: "succeeded"})
+			if !errors.Is(err, dispatch.ErrStale) {
+				t.Errorf("%s: Report: %v, want ErrStale", b.name, err)
+			}
+		}
+		if err := s.Report(ctx, e.ID, id, api.ExecutorResult{Token: a.Token, Outcome: "bogus"}); !errors.Is(err, dispatch.ErrInvalid) {
+			t.Errorf("Report with a bad outcome: %v, want ErrInvalid", err)
+		}
+		if err := s.Report(ctx, e.ID, id, api.ExecutorResult{Token: a.Token, Outcome: "failed", Error: "boom", Output: "out"}); err != nil {
+			t.Fatalf("Report: %v", err)
+		}
+		if err := s.Report(ctx, e.ID, id, api.ExecutorResult{Token: a.Token, Outcome: "succeeded"}); !errors.Is(err, dispatch.ErrStale) {
+			t.Errorf("second Report: %v, want ErrStale", err)
+		}
+		u := await(t, updates, a.Token)
+		if u.State != dispatch.StateDone || u.Result.Outcome != "failed" || u.Result.Error != "boom" || u.Result.Output != "out" || u.ExecutorID != e.ID {
+			t.Errorf("update %+v, want the first result", u)
+		}
+	})
+}
+
+// await returns the next update of the hand-over with token, skipping
+// those of earlier hand-overs.
+func await(t *testing.T, updates <-chan dispatch.Update, token int64) dispatch.Update {
+	t.Helper()
+	timeout := time.After(10 * time.Second) // a bound, not a speed check
+	for {
+		select {
+		case u := <-updates:
+			if u.Token == token {
+				return u
+			}
+		case <-timeout:
+			t.Fatal("no update within 10s")
+			return dispatch.Update{}
+		}
+	}
+}
+
+// TestLostAndRehandover lets an executor's lease lapse: its run is lost,
+// handed to another executor with the next token and recovering set, and
+// what the lost executor sends is refused.
+func TestLostAndRehandover(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, &dispatch.Options{Lease: time.Second, PollInterval: 20 * time.Millisecond}, func(t *testing.T, s *dispatch.Service) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go s.Watch(ctx, "node-a")
+		lost := register(t, s, "lost", nil, "h")
+		id := rand.Text()
+		updates, stop := s.Await(id)
+		defer stop()
+		h := dispatch.Handover{RunID: id, ExecutionID: id, Attempt: 1,
+			Target: api.ExecutorTarget{Group: "lost", Handler: "h"}, JobGroup: "g", JobName: "j", NodeID: "node-a"}
+		a, err := s.Handover(ctx, h)
+		if err != nil {
+			t.Fatalf("Handover: %v", err)
+		}
+		if _, err := s.Take(ctx, lost.ID, 10, 0); err != nil {
+			t.Fatalf("Take: %v", err)
+		}
+		// No heartbeat: the lease lapses after a second.
+		if u := await(t, updates, a.Token); u.State != dispatch.StateLost || u.ExecutorID != lost.ID {
+			t.Fatalf("update %+v, want lost with %s", u, lost.ID)
+		}
+		next := register(t, s, "lost", nil, "h")
+		h.ExecutionID, h.Attempt, h.Recovering = rand.Text(), 2, true
+		updates, stop2 := s.Await(id)
+		defer stop2()
+		b, err := s.Rehandover(ctx, h)
+		if err != nil {
+			t.Fatalf("Rehandover: %v", err)
+		}
+		if b.ExecutorID != next.ID || b.Token <= a.Token {
+			t.Errorf("handed over again to %s with token %d; want %s and a token above %d", b.ExecutorID, b.Token, next.ID, a.Token)
+		}
+		if err := s.Report(ctx, lost.ID, id, api.ExecutorResult{Token: a.Token, Outcome: "succeeded"}); !errors.Is(err, dispatch.ErrStale) {
+			t.Errorf("the lost executor's Report: %v, want ErrStale", err)
+		}
+		if _, err := s.Heartbeat(ctx, lost.ID, nil); !errors.Is(err, dispatch.ErrLeaseLost) {
+			t.Errorf("the lost executor's Heartbeat: %v, want ErrLeaseLost", err)
+		}
+		if _, err := s.Take(ctx, lost.ID, 10, 0); !errors.Is(err, dispatch.ErrLeaseLost) {
+			t.Errorf("the lost executor's Take: %v, want ErrLeaseLost", err)
+		}
+		work, err := s.Take(ctx, next.ID, 10, 0)
+		if err != nil || len(work.Runs) != 1 || !work.Runs[0].Recovering || work.Runs[0].Token != b.Token || work.Runs[0].Attempt != 2 {
+			t.Fatalf("Take: %+v, %v; want the recovering run under the new token", work, err)
+		}
+		if _, err := s.Heartbeat(ctx, next.ID, []api.ExecutorRunRef{{ID: id, Token: b.Token}}); err != nil {
+			t.Fatalf("Heartbeat: %v", err)
+		}
+		if err := s.Report(ctx, next.ID, id, api.ExecutorResult{Token: b.Token, Outcome: "succeeded"}); err != nil {
+			t.Fatalf("Report: %v", err)
+		}
+		if u := await(t, updates, b.Token); u.State != dispatch.StateDone || u.ExecutorID != next.ID {
+			t.Errorf("update %+v, want done by %s", u, next.ID)
+		}
+	})
+}
+
+// TestCancel asks to cancel a running run: the executor's poll and its
+// heartbeats say so, and a heartbeat names runs no longer leased to it.
+func TestCancel(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, &dispatch.Options{PollInterval: 20 * time.Millisecond}, func(t *testing.T, s *dispatch.Service) {
+		ctx := t.Context()
+		e := register(t, s, "cancel", nil, "h")
+		a, err := handover(t, s, api.ExecutorTarget{Group: "cancel", Handler: "h"}, nil)
+		if err != nil {
+			t.Fatalf("Handover: %v", err)
+		}
+		if _, err := s.Take(ctx, e.ID, 10, 0); err != nil {
+			t.Fatalf("Take: %v", err)
+		}
+		polled := make(chan *api.ExecutorWork, 1)
+		go func() {
+			w, err := s.Take(ctx, e.ID, 10, 10*time.Second)
+			if err != nil {
+				t.Errorf("Take: %v", err)
+			}
+			polled <- w
+		}()
+		if err := s.RequestCancel(ctx, a); err != nil {
+			t.Fatalf("RequestCancel: %v", err)
+		}
+		w := <-polled
+		want := api.ExecutorRunRef{ID: a.RunID, Token: a.Token}
+		if len(w.Cancel) != 1 || w.Cancel[0] != want {
+			t.Errorf("poll's cancels %+v, want %+v", w.Cancel, want)
+		}
+		stale := api.ExecutorRunRef{ID: "gone", Token: 1}
+		cancels, err := s.Heartbeat(ctx, e.ID, []api.ExecutorRunRef{want, stale})
+		if err != nil {
+			t.Fatalf("Heartbeat: %v", err)
+		}
+		if len(cancels) != 2 || cancels[0] != want || cancels[1] != stale {
+			t.Errorf("heartbeat's cancels %+v, want %+v and %+v", cancels, want, stale)
+		}
+		// A busy executor (max 0) takes cancel requests only.
+		if _, err := handover(t, s, api.ExecutorTarget{Group: "cancel", Handler: "h"}, nil); err != nil {
+			t.Fatalf("Handover: %v", err)
+		}
+		if w, err := s.Take(ctx, e.ID, 0, 100*time.Millisecond); err != nil || len(w.Runs) != 0 || len(w.Cancel) != 0 {
+			t.Errorf("Take with max 0: %+v, %v; want nothing", w, err)
+		}
+		if w, err := s.Take(ctx, e.ID, 10, 0); err != nil || len(w.Runs) != 1 {
+			t.Errorf("Take: %+v, %v; want the run a busy Take left", w, err)
+		}
+	})
+}
+
+// TestCheckTarget refuses bad targets, naming the field.
+func TestCheckTarget(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		t     *api.ExecutorTarget
+		field string
+	}{
+		{"Missing", nil, "executor"},
+		{"NoGroup", &api.ExecutorTarget{Handler: "h"}, "executor.group"},
+		{"NoHandler", &api.ExecutorTarget{Group: "g"}, "executor.handler"},
+		{"UnknownRouting", &api.ExecutorTarget{Group: "g", Handler: "h", Routing: "fastest"}, "executor.routing"},
+		{"Sharding", &api.ExecutorTarget{Group: "g", Handler: "h", Routing: api.RoutingShardingBroadcast}, "executor.routing"},
+		{"BadLabel", &api.ExecutorTarget{Group: "g", Handler: "h", Labels: map[string]string{"": "x"}}, "executor.labels"},
+		{"BadLabelValue", &api.ExecutorTarget{Group: "g", Handler: "h", Labels: map[string]string{"a": " x"}}, "executor.labels.a"},
+		{"HashKeyWithoutHash", &api.ExecutorTarget{Group: "g", Handler: "h", HashKey: "k"}, "executor.hash_key"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := dispatch.CheckTarget("executor", tc.t)
+			var fe *dispatch.FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field || !errors.Is(err, dispatch.ErrInvalid) {
+				t.Errorf("CheckTarget: %v, want an error naming %s", err, tc.field)
+			}
+		})
+	}
+	if err := dispatch.CheckTarget("executor", &api.ExecutorTarget{Group: "g", Handler: "h", Routing: api.RoutingConsistentHash, HashKey: "k"}); err != nil {
+		t.Errorf("CheckTarget of a good target: %v", err)
+	}
+}
+
+// TestForgetNode withdraws the runs of a lost node: its executor's next
+// heartbeat says to cancel them, and their results are refused; a later
+// incarnation's runs stay.
+func TestForgetNode(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, nil, func(t *testing.T, s *dispatch.Service) {
+		ctx := t.Context()
+		e := register(t, s, "forget", nil, "h")
+		old, err := handover(t, s, api.ExecutorTarget{Group: "forget", Handler: "h"}, nil)
+		if err != nil {
+			t.Fatalf("Handover: %v", err)
+		}
+		if _, err := s.Take(ctx, e.ID, 10, 0); err != nil {
+			t.Fatalf("Take: %v", err)
+		}
+		n, err := s.ForgetNode(ctx, "node-a", time.Now().Add(time.Hour))
+		if err != nil || n != 1 {
+			t.Fatalf("ForgetNode: %d, %v; want 1", n, err)
+		}
+		ref := api.ExecutorRunRef{ID: old.RunID, Token: old.Token}
+		cancels, err := s.Heartbeat(ctx, e.ID, []api.ExecutorRunRef{ref})
+		if err != nil || len(cancels) != 1 || cancels[0] != ref {
+			t.Errorf("Heartbeat: %+v, %v; want the forgotten run cancelled", cancels, err)
+		}
+		if err := s.Report(ctx, e.ID, old.RunID, api.ExecutorResult{Token: old.Token, Outcome: "succeeded"}); !errors.Is(err, dispatch.ErrStale) {
+			t.Errorf("Report of a forgotten run: %v, want ErrStale", err)
+		}
+		if n, err := s.ForgetNode(ctx, "node-a", time.Unix(0, 0)); err != nil || n != 0 {
+			t.Errorf("ForgetNode before any run: %d, %v; want 0", n, err)
+		}
+	})
+}

@@ -1,0 +1,47 @@
+// Package dispatch hands the runs of "executor" jobs to executors, the
+// worker processes of the teams' own services, and fences what they send
+// back. It keeps its own tables on the server's database:
+//
+//   - {p}dispatch_executors: one row per registered executor, with its
+//     group, labels, handlers and lease (lease_until, on the database's
+//     clock), and what the routing strategies read (last_used, use_count);
+//   - {p}dispatch_groups: one row per group, locked by every hand-over to
+//     the group so that hand-overs to one group are serialized (the round
+//     robin cursor lives there);
+//   - {p}dispatch_runs: one row per run: the execution it stands for, the
+//     executor it is leased to, its fencing token, the node that handed
+//     it over and waits for it, its state and its result.
+//
+// # Protocol
+//
+//  1. Hand-over (Service.Handover, by the node whose runner runs the
+//     execution): in one transaction, lock the group's row, read its live
+//     executors (lease_until > the database's now) that advertise the
+//     handler and carry the labels, pick one by the job's routing, insert
+//     the run as assigned with token 1, and record the use. No such
+//     executor: a *NoExecutorError naming the group, handler and labels.
+//  2. Take (Service.Take, the executor's long-poll): assigned runs of the
+//     executor become running and are returned with their tokens; cancel
+//     requests not yet told are returned too. While there is none, Take
+//     polls the database every PollInterval, and wakes at once when this
+//     node handed a run to the executor.
+//  3. Result (Service.Report): accepted only from the executor the run is
+//     leased to, under its current token, while the run is assigned,
+//     running or cancel_requested; anything else is ErrStale and changes
+//     nothing. The run becomes done.
+//  4. Watch (Service.Watch, one goroutine per node): every PollInterval,
+//     the runs this node awaits are read in one query; a done run's
+//     result is delivered to its waiter, and a run whose executor's lease
+//     lapsed becomes lost (fenced on its token) and its waiter told.
+//  5. Recovery (Service.Rehandover): a lost run is handed over again to
+//     another live executor with its token incremented, so that whatever
+//     the lost executor still sends is refused.
+//  6. Cancel (Service.RequestCancel): a killed or timed-out run becomes
+//     cancel_requested; the executor learns it from its next poll or
+//     heartbeat.
+//
+// An executor's lease covers all of its runs: one heartbeat extends it,
+// and when it lapses every run of the executor is lost. A heartbeat after
+// the lease lapsed is refused with ErrLeaseLost: the executor must cancel
+// its runs and register again.
+package dispatch

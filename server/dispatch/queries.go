@@ -1,0 +1,89 @@
+package dispatch
+
+// Columns of an executor, in the order scanExecutor reads them, and of a
+// run, in the order scanRun reads them.
+const (
+	executorCols = "id, grp, instance, version, labels, handlers, registered, last_heartbeat, lease_until, last_used, use_count"
+	runCols      = "id, execution_id, attempt, grp, handler, job_group, job_name, scheduled_time, params, recovering, " +
+		"timeout_ns, executor_id, token, node_id, state"
+	// active are the states of a run not ended.
+	active = "('assigned', 'running', 'cancel_requested')"
+)
+
+// queries are the package's statements, rendered once per Service.
+type queries struct {
+	now                                           string
+	executorInsert, executorGet, executorList     string
+	executorHeartbeat, executorsLive, executorUse string
+	groupInsert, groupLock, groupSetRR            string
+	runningGroup, runningAll, runsActive          string
+	runInsert, runRehandover, runToken            string
+	runTake, runStart, cancelsUntold, cancelTold  string
+	runReport, runCancel, runLose, runDelete      string
+	runsForgetNode, watch, pending                string
+}
+
+func renderQueries(render func(string) string) queries {
+	return queries{
+		now: render(`SELECT {now}`),
+		executorInsert: render(`INSERT INTO {p}dispatch_executors (sched_name, id, grp, instance, version, labels, handlers,
+			registered, last_heartbeat, lease_until, last_used, use_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`),
+		executorGet:  render(`SELECT ` + executorCols + ` FROM {p}dispatch_executors WHERE sched_name = ? AND id = ?`),
+		executorList: render(`SELECT ` + executorCols + ` FROM {p}dispatch_executors WHERE sched_name = ? ORDER BY grp, registered, id`),
+		// A heartbeat extends only a lease that holds: once it lapsed,
+		// the executor's runs may be someone else's.
+		executorHeartbeat: render(`UPDATE {p}dispatch_executors SET last_heartbeat = ?, lease_until = ?
+			WHERE sched_name = ? AND id = ? AND lease_until > ?`),
+		executorsLive: render(`SELECT ` + executorCols + ` FROM {p}dispatch_executors
+			WHERE sched_name = ? AND grp = ? AND lease_until > ? ORDER BY registered, id`),
+		executorUse: render(`UPDATE {p}dispatch_executors SET last_used = ?, use_count = use_count + 1 WHERE sched_name = ? AND id = ?`),
+
+		groupInsert: render(`INSERT INTO {p}dispatch_groups (sched_name, grp, rr_last) VALUES (?, ?, '')`),
+		groupLock:   render(`SELECT rr_last FROM {p}dispatch_groups WHERE sched_name = ? AND grp = ? {update}`),
+		groupSetRR:  render(`UPDATE {p}dispatch_groups SET rr_last = ? WHERE sched_name = ? AND grp = ?`),
+
+		runningGroup: render(`SELECT executor_id, COUNT(*) FROM {p}dispatch_runs
+			WHERE sched_name = ? AND grp = ? AND state IN ` + active + ` GROUP BY executor_id`),
+		runningAll: render(`SELECT executor_id, COUNT(*) FROM {p}dispatch_runs
+			WHERE sched_name = ? AND state IN ` + active + ` GROUP BY executor_id`),
+		runsActive: render(`SELECT id, token, state FROM {p}dispatch_runs
+			WHERE sched_name = ? AND executor_id = ? AND state IN ` + active),
+
+		runInsert: render(`INSERT INTO {p}dispatch_runs (sched_name, ` + runCols + `, cancel_told, outcome, error_message, output, logs,
+			assigned, started, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, 'assigned', ?, '', '', '', NULL, ?, NULL, NULL)`),
+		// A lost run goes to its next executor with the next token, so
+		// that whatever the lost one sends is refused.
+		runRehandover: render(`UPDATE {p}dispatch_runs SET executor_id = ?, token = token + 1, state = 'assigned',
+			execution_id = ?, attempt = ?, recovering = ?, cancel_told = ?, assigned = ?, started = NULL
+			WHERE sched_name = ? AND id = ? AND state = 'lost'`),
+		runToken: render(`SELECT token FROM {p}dispatch_runs WHERE sched_name = ? AND id = ?`),
+		runTake: render(`SELECT ` + runCols + ` FROM {p}dispatch_runs
+			WHERE sched_name = ? AND executor_id = ? AND state = 'assigned' ORDER BY assigned LIMIT ? {update}`),
+		runStart: render(`UPDATE {p}dispatch_runs SET state = 'running', started = ?
+			WHERE sched_name = ? AND id = ? AND token = ? AND state = 'assigned'`),
+		cancelsUntold: render(`SELECT id, token FROM {p}dispatch_runs
+			WHERE sched_name = ? AND executor_id = ? AND state = 'cancel_requested' AND cancel_told = ?`),
+		cancelTold: render(`UPDATE {p}dispatch_runs SET cancel_told = ? WHERE sched_name = ? AND id = ? AND token = ?`),
+		// The fence: only the executor the run is leased to, under the
+		// run's current token, while it has not ended.
+		runReport: render(`UPDATE {p}dispatch_runs SET state = 'done', outcome = ?, error_message = ?, output = ?, logs = ?, finished = ?
+			WHERE sched_name = ? AND id = ? AND executor_id = ? AND token = ? AND state IN ` + active),
+		runCancel: render(`UPDATE {p}dispatch_runs SET state = 'cancel_requested', cancel_told = ?
+			WHERE sched_name = ? AND id = ? AND token = ? AND state IN ('assigned', 'running')`),
+		runLose: render(`UPDATE {p}dispatch_runs SET state = 'lost', finished = ?
+			WHERE sched_name = ? AND id = ? AND token = ? AND state IN ` + active),
+		runDelete: render(`DELETE FROM {p}dispatch_runs WHERE sched_name = ? AND id = ?`),
+		// pending tells a waiting Take whether a transaction would find
+		// anything: most reads find nothing, and take no lock.
+		pending: render(`SELECT COUNT(*) FROM {p}dispatch_runs WHERE sched_name = ? AND executor_id = ?
+			AND ((? > 0 AND state = 'assigned') OR (state = 'cancel_requested' AND cancel_told = ?))`),
+		runsForgetNode: render(`DELETE FROM {p}dispatch_runs WHERE sched_name = ? AND node_id = ? AND assigned < ?`),
+		// Every run of this node, with its executor's lease: the results
+		// and the lapsed leases in one read.
+		watch: render(`SELECT r.id, r.token, r.state, r.outcome, r.error_message, r.output, r.logs, r.executor_id,
+			e.instance, e.lease_until
+			FROM {p}dispatch_runs AS r
+			LEFT JOIN {p}dispatch_executors AS e ON e.sched_name = r.sched_name AND e.id = r.executor_id
+			WHERE r.sched_name = ? AND r.node_id = ?`),
+	}
+}

@@ -1,0 +1,616 @@
+package dispatch
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/chime-scheduler/chime/api"
+)
+
+// Handover is one run to hand to an executor.
+type Handover struct {
+	// RunID identifies the run across its hand-overs: the execution ID of
+	// its first attempt.
+	RunID string
+	// ExecutionID and Attempt are the attempt's in the history.
+	ExecutionID string
+	Attempt     int
+	Target      api.ExecutorTarget
+	JobGroup    string
+	JobName     string
+	// ScheduledTime is the fire time the run is for.
+	ScheduledTime time.Time
+	Params        map[string]any
+	Recovering    bool
+	// Timeout is the job's timeout, told to the executor; zero for none.
+	Timeout time.Duration
+	// NodeID is the node that hands the run over and waits for its end.
+	NodeID string
+}
+
+// Assignment is a run handed over: the executor it is leased to and the
+// lease's token.
+type Assignment struct {
+	RunID      string
+	Token      int64
+	ExecutorID string
+	Instance   string
+}
+
+// Handover picks an executor for h by its target's routing among the
+// group's live executors that advertise the handler and carry the labels,
+// and leases the run to it with token 1, in one transaction. No such
+// executor: a *NoExecutorError, and nothing is written.
+func (s *Service) Handover(ctx context.Context, h Handover) (*Assignment, error) {
+	if err := CheckTarget("executor", &h.Target); err != nil {
+		return nil, err
+	}
+	params, err := encodeJSON(h.Params)
+	if err != nil {
+		return nil, err
+	}
+	var a *Assignment
+	err = s.inGroup(ctx, h.Target.Group, func(tx *sql.Tx, now time.Time, rrLast string) error {
+		e, err := s.choose(ctx, tx, now, rrLast, h)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.q.runInsert, s.sched, h.RunID, h.ExecutionID, h.Attempt, h.Target.Group,
+			h.Target.Handler, h.JobGroup, h.JobName, nanos(h.ScheduledTime), params, h.Recovering, int64(h.Timeout),
+			e.ID, h.NodeID, false, nanos(now)); err != nil {
+			return fmt.Errorf("dispatch: inserting run %s: %w", h.RunID, err)
+		}
+		a = &Assignment{RunID: h.RunID, Token: 1, ExecutorID: e.ID, Instance: e.Instance}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.wakePolls(a.ExecutorID)
+	return a, nil
+}
+
+// Rehandover hands a lost run over again, as attempt h.Attempt recorded
+// as h.ExecutionID, to a live executor of the group (its lost one is not
+// live), with the next token. No live executor: a *NoExecutorError, and
+// the run stays lost.
+func (s *Service) Rehandover(ctx context.Context, h Handover) (*Assignment, error) {
+	var a *Assignment
+	err := s.inGroup(ctx, h.Target.Group, func(tx *sql.Tx, now time.Time, rrLast string) error {
+		e, err := s.choose(ctx, tx, now, rrLast, h)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, s.q.runRehandover, e.ID, h.ExecutionID, h.Attempt, h.Recovering, false, nanos(now), s.sched, h.RunID)
+		if err != nil {
+			return fmt.Errorf("dispatch: handing run %s over again: %w", h.RunID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("dispatch: run %s is not lost: %w", h.RunID, ErrStale)
+		}
+		var token int64
+		if err := tx.QueryRowContext(ctx, s.q.runToken, s.sched, h.RunID).Scan(&token); err != nil {
+			return fmt.Errorf("dispatch: reading run %s: %w", h.RunID, err)
+		}
+		a = &Assignment{RunID: h.RunID, Token: token, ExecutorID: e.ID, Instance: e.Instance}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.wakePolls(a.ExecutorID)
+	return a, nil
+}
+
+// inGroup runs fn in a transaction holding the lock of the group's row,
+// so that the hand-overs to one group are serialized and each sees the
+// uses the one before it recorded. It creates the row first if needed.
+func (s *Service) inGroup(ctx context.Context, group string, fn func(tx *sql.Tx, now time.Time, rrLast string) error) error {
+	// Outside the transaction: on PostgreSQL, a unique violation would
+	// abort it.
+	if _, err := s.db.ExecContext(ctx, s.q.groupInsert, s.sched, group); err != nil && !s.st.IsUniqueViolation(err) {
+		return fmt.Errorf("dispatch: creating group %q: %w", group, err)
+	}
+	tx, err := s.st.BeginTx(ctx)
+	if err != nil {
+		return fmt.Errorf("dispatch: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var rrLast string
+	if err := tx.QueryRowContext(ctx, s.q.groupLock, s.sched, group).Scan(&rrLast); err != nil {
+		return fmt.Errorf("dispatch: locking group %q: %w", group, err)
+	}
+	now, err := s.now(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx, now, rrLast); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("dispatch: committing a hand-over to group %q: %w", group, err)
+	}
+	return nil
+}
+
+// choose picks the executor of a hand-over and records its use, in tx.
+func (s *Service) choose(ctx context.Context, tx *sql.Tx, now time.Time, rrLast string, h Handover) (*Executor, error) {
+	t := h.Target
+	rows, err := tx.QueryContext(ctx, s.q.executorsLive, s.sched, t.Group, nanos(now))
+	if err != nil {
+		return nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", t.Group, err)
+	}
+	var (
+		fit  []*Executor
+		live int
+	)
+	for rows.Next() {
+		e, err := scanExecutor(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", t.Group, err)
+		}
+		live++
+		if serves(e, t.Handler, t.Labels) {
+			fit = append(fit, e)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", t.Group, err)
+	}
+	if len(fit) == 0 {
+		return nil, &NoExecutorError{Group: t.Group, Handler: t.Handler, Labels: t.Labels, Live: live}
+	}
+	var running map[string]int
+	if t.Routing == api.RoutingBusyOver {
+		if running, err = s.runningCounts(ctx, tx, s.q.runningGroup, s.sched, t.Group); err != nil {
+			return nil, err
+		}
+	}
+	cands := make([]candidate, len(fit))
+	byID := make(map[string]*Executor, len(fit))
+	for i, e := range fit {
+		cands[i] = candidate{id: e.ID, registered: e.Registered, lastHeartbeat: e.LastHeartbeat,
+			lastUsed: e.LastUsed, useCount: e.UseCount, running: running[e.ID]}
+		byID[e.ID] = e
+	}
+	c := pick(cands, pickInput{
+		routing: t.Routing, key: hashKey(t, h.JobGroup, h.JobName, h.Params), rrLast: rrLast,
+		now: now, heartbeat: s.HeartbeatInterval(),
+	})
+	if _, err := tx.ExecContext(ctx, s.q.executorUse, nanos(now), s.sched, c.id); err != nil {
+		return nil, fmt.Errorf("dispatch: recording the use of executor %s: %w", c.id, err)
+	}
+	if t.Routing == "" || t.Routing == api.RoutingRoundRobin {
+		if _, err := tx.ExecContext(ctx, s.q.groupSetRR, c.id, s.sched, t.Group); err != nil {
+			return nil, fmt.Errorf("dispatch: recording the round robin of group %q: %w", t.Group, err)
+		}
+	}
+	return byID[c.id], nil
+}
+
+// Take returns the runs assigned to an executor (at most max; none when
+// max is 0), now running, and the cancel requests it was not told yet. While there is
+// neither, it waits up to wait: it reads the database every PollInterval,
+// and at once when this node hands the executor a run. An executor whose
+// lease lapsed gets ErrLeaseLost.
+func (s *Service) Take(ctx context.Context, executor string, max int, wait time.Duration) (*api.ExecutorWork, error) {
+	wait = min(max0(wait), MaxWait)
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	tick := time.NewTicker(s.opts.PollInterval)
+	defer tick.Stop()
+	check := false
+	for {
+		woken := s.pollChan(executor)
+		if check && !s.pending(ctx, executor, max) {
+			// Nothing to take: wait again without a transaction.
+		} else {
+			work, err := s.takeOnce(ctx, executor, max)
+			if err != nil || len(work.Runs) > 0 || len(work.Cancel) > 0 {
+				return work, err
+			}
+			check = true
+		}
+		select {
+		case <-ctx.Done():
+			return emptyWork(), nil
+		case <-deadline.C:
+			// The lease is checked once more, so that a lapsed one is
+			// told rather than an empty answer.
+			return s.takeOnce(ctx, executor, max)
+		case <-woken:
+			check = false
+		case <-tick.C:
+		}
+	}
+}
+
+// emptyWork is an answer with no run and no cancel request.
+func emptyWork() *api.ExecutorWork {
+	return &api.ExecutorWork{Runs: []api.ExecutorRun{}, Cancel: []api.ExecutorRunRef{}}
+}
+
+// pending reports whether an executor has runs to take (when limit > 0)
+// or cancel requests not told, with a read that locks nothing. An error
+// reports true, so that the transaction tells it.
+func (s *Service) pending(ctx context.Context, executor string, limit int) bool {
+	var n int
+	if err := s.db.QueryRowContext(ctx, s.q.pending, s.sched, executor, limit, false).Scan(&n); err != nil {
+		return true
+	}
+	return n > 0
+}
+
+func max0(d time.Duration) time.Duration { return max(d, 0) }
+
+// takeOnce is one read of Take.
+func (s *Service) takeOnce(ctx context.Context, executor string, limit int) (*api.ExecutorWork, error) {
+	tx, err := s.st.BeginTx(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("dispatch: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	now, err := s.now(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	e, err := scanExecutor(tx.QueryRowContext(ctx, s.q.executorGet, s.sched, executor))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, executor)
+	case err != nil:
+		return nil, fmt.Errorf("dispatch: reading executor %s: %w", executor, err)
+	case !e.LeaseUntil.After(now):
+		return nil, ErrLeaseLost
+	}
+	work := emptyWork()
+	if err := s.takeRuns(ctx, tx, now, executor, limit, work); err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, s.q.cancelsUntold, s.sched, executor, false)
+	if err != nil {
+		return nil, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dispatch: reading the cancel requests of executor %s: %w", executor, err)
+	}
+	for rows.Next() {
+		var ref api.ExecutorRunRef
+		if err := rows.Scan(&ref.ID, &ref.Token); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("dispatch: reading the cancel requests of executor %s: %w", executor, err)
+		}
+		work.Cancel = append(work.Cancel, ref)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("dispatch: reading the cancel requests of executor %s: %w", executor, err)
+	}
+	for _, ref := range work.Cancel {
+		if _, err := tx.ExecContext(ctx, s.q.cancelTold, true, s.sched, ref.ID, ref.Token); err != nil {
+			return nil, fmt.Errorf("dispatch: marking the cancel of run %s told: %w", ref.ID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("dispatch: committing the runs of executor %s: %w", executor, err)
+	}
+	return work, nil
+}
+
+// takeRuns takes up to limit assigned runs of executor into work, in tx.
+func (s *Service) takeRuns(ctx context.Context, tx *sql.Tx, now time.Time, executor string, limit int, work *api.ExecutorWork) error {
+	if limit <= 0 {
+		return nil
+	}
+	rows, err := tx.QueryContext(ctx, s.q.runTake, s.sched, executor, limit)
+	if err != nil {
+		return fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+	}
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+		}
+		work.Runs = append(work.Runs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+	}
+	for _, r := range work.Runs {
+		if _, err := tx.ExecContext(ctx, s.q.runStart, nanos(now), s.sched, r.ID, r.Token); err != nil {
+			return fmt.Errorf("dispatch: starting run %s: %w", r.ID, err)
+		}
+	}
+	return nil
+}
+
+func scanRun(r scanner) (api.ExecutorRun, error) {
+	var (
+		run                 api.ExecutorRun
+		grp, executor, node string
+		scheduled, timeout  int64
+		params              sql.NullString
+		state               string
+	)
+	if err := r.Scan(&run.ID, &run.ExecutionID, &run.Attempt, &grp, &run.Handler, &run.JobGroup, &run.JobName,
+		&scheduled, &params, &run.Recovering, &timeout, &executor, &run.Token, &node, &state); err != nil {
+		return run, err
+	}
+	run.ScheduledTime = instant(scheduled)
+	if timeout > 0 {
+		run.Timeout = time.Duration(timeout).String()
+	}
+	if err := decodeJSON(params, &run.Params); err != nil {
+		return run, err
+	}
+	return run, nil
+}
+
+// Result is how a run ended, as its executor reported it.
+type Result struct {
+	// Outcome is succeeded, failed or cancelled.
+	Outcome string
+	Error   string
+	Output  string
+	Logs    []api.LogLine
+}
+
+// Limits of a result.
+const (
+	maxLogLines   = 1000
+	maxOutputSize = 1 << 20
+)
+
+// CheckResult refuses a malformed result, naming the field.
+func CheckResult(r api.ExecutorResult) error {
+	switch r.Outcome {
+	case "succeeded", "failed", "cancelled":
+	case "":
+		return invalid("outcome", "is required: succeeded, failed or cancelled")
+	default:
+		return invalid("outcome", "%q: want succeeded, failed or cancelled", r.Outcome)
+	}
+	if r.Token < 1 {
+		return invalid("token", "%d: want the run's token, from 1", r.Token)
+	}
+	if len(r.Logs) > maxLogLines {
+		return invalid("logs", "has %d lines; at most %d are allowed", len(r.Logs), maxLogLines)
+	}
+	if len(r.Output) > maxOutputSize {
+		return invalid("output", "is %d bytes long; at most %d are allowed", len(r.Output), maxOutputSize)
+	}
+	return nil
+}
+
+// Report records how a run ended, from the executor it is leased to,
+// under its current token. Anything else is ErrStale, and nothing
+// changes.
+func (s *Service) Report(ctx context.Context, executor, runID string, r api.ExecutorResult) error {
+	if err := CheckResult(r); err != nil {
+		return err
+	}
+	logs, err := encodeJSON(r.Logs)
+	if err != nil {
+		return err
+	}
+	now, err := s.now(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, s.q.runReport, r.Outcome, r.Error, r.Output, logs, nanos(now),
+		s.sched, runID, executor, r.Token)
+	if err != nil {
+		return fmt.Errorf("dispatch: recording the result of run %s: %w", runID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("%w: run %s, token %d", ErrStale, runID, r.Token)
+	}
+	select {
+	case s.nudge <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// RequestCancel asks the executor of a run to stop it: its next poll or
+// heartbeat tells it. A run that ended, or was handed over again, is
+// left alone.
+func (s *Service) RequestCancel(ctx context.Context, a *Assignment) error {
+	if _, err := s.db.ExecContext(ctx, s.q.runCancel, false, s.sched, a.RunID, a.Token); err != nil {
+		return fmt.Errorf("dispatch: asking to cancel run %s: %w", a.RunID, err)
+	}
+	s.wakePolls(a.ExecutorID)
+	return nil
+}
+
+// Close forgets a run whose end the node recorded: whatever its executor
+// sends about it from now on is refused.
+func (s *Service) Close(ctx context.Context, runID string) error {
+	if _, err := s.db.ExecContext(ctx, s.q.runDelete, s.sched, runID); err != nil {
+		return fmt.Errorf("dispatch: closing run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// ForgetNode forgets the runs a lost node handed over before before
+// (the bound spares those of a later incarnation of the node): nobody
+// waits for their ends any more, and the cluster recovers their firings
+// as any of the node's. Their executors learn from their next heartbeat
+// that the runs are no longer theirs and cancel them, and their results
+// are refused. It returns how many runs it forgot.
+func (s *Service) ForgetNode(ctx context.Context, node string, before time.Time) (int, error) {
+	res, err := s.db.ExecContext(ctx, s.q.runsForgetNode, s.sched, node, nanos(before))
+	if err != nil {
+		return 0, fmt.Errorf("dispatch: forgetting the runs of node %s: %w", node, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("dispatch: forgetting the runs of node %s: %w", node, err)
+	}
+	return int(n), nil
+}
+
+// Update tells a waiting runner how its run ended: with a result, or
+// lost with its executor.
+type Update struct {
+	State      State // StateDone or StateLost
+	Result     Result
+	ExecutorID string
+	Instance   string
+	Token      int64
+}
+
+// Await registers the caller as the waiter of a run handed over by this
+// node, until stop. The channel receives the run's end, possibly more
+// than once, and possibly that of an earlier hand-over of the run read
+// before it was handed over again: the waiter keeps the update whose
+// Token is its hand-over's.
+func (s *Service) Await(runID string) (updates <-chan Update, stop func()) {
+	ch := make(chan Update, 1)
+	s.mu.Lock()
+	s.waiters[runID] = ch
+	s.mu.Unlock()
+	return ch, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.waiters[runID] == ch {
+			delete(s.waiters, runID)
+		}
+	}
+}
+
+// pollChan returns the channel closed when this node hands a run to the
+// executor or asks it to cancel one.
+func (s *Service) pollChan(executor string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, ok := s.polls[executor]
+	if !ok {
+		ch = make(chan struct{})
+		s.polls[executor] = ch
+	}
+	return ch
+}
+
+func (s *Service) wakePolls(executor string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ch, ok := s.polls[executor]; ok {
+		close(ch)
+		delete(s.polls, executor)
+	}
+}
+
+// Watch delivers the ends of the runs node handed over to their waiters
+// until ctx ends: every PollInterval while any waits, and at once after a
+// result reported to this node, it reads the node's runs in one query;
+// a done run's result goes to its waiter, and a run whose executor's
+// lease lapsed is marked lost (fenced on its token) and its waiter told.
+func (s *Service) Watch(ctx context.Context, node string) {
+	tick := time.NewTicker(s.opts.PollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-s.nudge:
+		}
+		if !s.anyWaiter() {
+			continue
+		}
+		if err := s.watchOnce(ctx, node); err != nil && ctx.Err() == nil {
+			s.log.Warn("cannot read the runs handed to executors", "error", err)
+		}
+	}
+}
+
+func (s *Service) anyWaiter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.waiters) > 0
+}
+
+// watchOnce is one pass of Watch.
+func (s *Service) watchOnce(ctx context.Context, node string) error {
+	now, err := s.now(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	rows, err := s.db.QueryContext(ctx, s.q.watch, s.sched, node)
+	if err != nil {
+		return fmt.Errorf("dispatch: reading the runs of node %s: %w", node, err)
+	}
+	type seen struct {
+		id    string
+		token int64
+		state State
+		u     Update
+		lease sql.NullInt64
+	}
+	var all []seen
+	for rows.Next() {
+		var (
+			r        seen
+			logs     sql.NullString
+			instance sql.NullString
+		)
+		if err := rows.Scan(&r.id, &r.token, &r.state, &r.u.Result.Outcome, &r.u.Result.Error, &r.u.Result.Output, &logs,
+			&r.u.ExecutorID, &instance, &r.lease); err != nil {
+			rows.Close()
+			return fmt.Errorf("dispatch: reading the runs of node %s: %w", node, err)
+		}
+		r.u.Instance, r.u.Token = instance.String, r.token
+		if err := decodeJSON(logs, &r.u.Result.Logs); err != nil {
+			r.u.Result.Logs = []api.LogLine{{Time: now, Level: "WARN", Message: "the executor's log lines could not be read: " + err.Error()}}
+		}
+		all = append(all, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("dispatch: reading the runs of node %s: %w", node, err)
+	}
+	for _, r := range all {
+		switch r.state {
+		case StateDone, StateLost:
+		default:
+			if r.lease.Valid && instant(r.lease.Int64).After(now) {
+				continue // still leased
+			}
+			res, err := s.db.ExecContext(ctx, s.q.runLose, nanos(now), s.sched, r.id, r.token)
+			if err != nil {
+				return fmt.Errorf("dispatch: marking run %s lost: %w", r.id, err)
+			}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				continue // it ended meanwhile: the next pass delivers it
+			}
+			r.state = StateLost
+		}
+		r.u.State = r.state
+		s.deliver(r.id, r.u)
+	}
+	return nil
+}
+
+// deliver hands u to the run's waiter, if any and if it has room: an
+// update it has not taken yet is delivered again by the next pass, the
+// run's row being there until the waiter closes it.
+func (s *Service) deliver(runID string, u Update) {
+	s.mu.Lock()
+	ch, ok := s.waiters[runID]
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	select {
+	case ch <- u:
+	default:
+	}
+}

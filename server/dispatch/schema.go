@@ -1,0 +1,84 @@
+package dispatch
+
+import "github.com/chime-scheduler/chime/store/sqlstore"
+
+// component names the package's tables: {p}dispatch_….
+const component = "dispatch"
+
+// migrations are the package's schema, oldest first. A released
+// migration is never edited; changes append a new one. Instants are
+// BIGINT Unix nanoseconds of the database's clock.
+func migrations() []sqlstore.Migration {
+	return []sqlstore.Migration{{
+		Version:     1,
+		Description: "executors, executor groups and the runs handed to executors",
+		Tables: []sqlstore.Table{
+			{
+				Name: "dispatch_executors",
+				Columns: []string{
+					"sched_name {key} NOT NULL",
+					"id {key} NOT NULL",
+					"grp {key} NOT NULL",
+					"instance {key} NOT NULL",
+					"version {key} NOT NULL",
+					"labels {json}",
+					"handlers {json}",
+					"registered BIGINT NOT NULL",
+					"last_heartbeat BIGINT NOT NULL",
+					"lease_until BIGINT NOT NULL",
+					"last_used BIGINT",
+					"use_count BIGINT NOT NULL",
+				},
+				Primary: "sched_name, id",
+				Indexes: []sqlstore.Index{
+					{Name: "dispatch_executors_group", Cols: "grp, sched_name, lease_until"},
+				},
+			},
+			{
+				Name: "dispatch_groups",
+				Columns: []string{
+					"sched_name {key} NOT NULL",
+					"grp {key} NOT NULL",
+					// The ID of the executor the round robin picked last.
+					"rr_last {key} NOT NULL",
+				},
+				Primary: "sched_name, grp",
+			},
+			{
+				Name: "dispatch_runs",
+				Columns: []string{
+					"sched_name {key} NOT NULL",
+					"id {key} NOT NULL",
+					"execution_id {key} NOT NULL",
+					"attempt INTEGER NOT NULL",
+					"grp {key} NOT NULL",
+					"handler {key} NOT NULL",
+					"job_group {key} NOT NULL",
+					"job_name {key} NOT NULL",
+					"scheduled_time BIGINT NOT NULL",
+					"params {json}",
+					"recovering {bool} NOT NULL",
+					"timeout_ns BIGINT NOT NULL",
+					"executor_id {key} NOT NULL",
+					"token BIGINT NOT NULL",
+					"node_id {key} NOT NULL",
+					"state VARCHAR(16) NOT NULL",
+					"cancel_told {bool} NOT NULL",
+					"outcome VARCHAR(16) NOT NULL",
+					"error_message {text} NOT NULL",
+					"output {text} NOT NULL",
+					"logs {json}",
+					"assigned BIGINT NOT NULL",
+					"started BIGINT",
+					"finished BIGINT",
+				},
+				Primary: "sched_name, id",
+				Indexes: []sqlstore.Index{
+					// Take, Heartbeat and the running counts of busy_over.
+					{Name: "dispatch_runs_executor", Cols: "executor_id, sched_name, state"},
+					{Name: "dispatch_runs_group", Cols: "grp, sched_name, state"},
+				},
+			},
+		},
+	}}
+}
