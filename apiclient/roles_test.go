@@ -229,6 +229,8 @@ func (f *roleFixture) mutations() []mutation {
 		{op: "resumeJob", role: operator, path: v1 + "/jobs/g/fixture/resume", want: http.StatusNoContent},
 		{op: "runJob", role: operator, path: v1 + "/jobs/g/fixture/run", body: api.RunRequest{Params: map[string]any{"why": "test"}}, want: http.StatusAccepted},
 		{op: "backfillJob", role: operator, path: v1 + "/jobs/g/fixture/backfill", body: newYear2024, want: http.StatusAccepted},
+		// Version 1 is the fixture as created, before putJob edited it.
+		{op: "rollbackJob", role: operator, path: v1 + "/jobs/g/fixture/versions/1/rollback", want: http.StatusOK},
 		{op: "retryExecution", role: operator, path: v1 + "/executions/" + f.failedID + "/retry", want: http.StatusAccepted},
 		{op: "killExecution", role: operator, path: v1 + "/executions/" + f.runningID + "/kill", want: http.StatusAccepted},
 		{op: "deleteJob", role: operator, path: v1 + "/jobs/g/created", want: http.StatusNoContent},

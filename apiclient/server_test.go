@@ -459,6 +459,7 @@ var clientMethods = map[string]string{
 	"listJobs": "ListJobs", "createJob": "CreateJob", "createJobs": "CreateJobs", "getJob": "GetJob", "putJob": "PutJob", "deleteJob": "DeleteJob",
 	"pauseJob": "PauseJob", "resumeJob": "ResumeJob", "runJob": "RunJob", "backfillJob": "Backfill",
 	"upcomingFireTimes": "Upcoming", "explainJob": "Explain",
+	"listJobVersions": "ListJobVersions", "getJobVersion": "GetJobVersion", "diffJobVersions": "DiffJobVersions", "rollbackJob": "RollbackJob",
 	"listExecutions": "ListExecutions", "getExecution": "GetExecution", "executionAttempts": "Attempts", "retryExecution": "RetryExecution",
 	"killExecution": "KillExecution", "streamExecutionLogs": "FollowExecutionLogs",
 	"registerExecutor": "RegisterExecutor", "listExecutors": "ListExecutors", "executorHeartbeat": "ExecutorHeartbeat",

@@ -18,6 +18,7 @@ const (
 	auditJobResume      history.AuditAction = "job.resume"
 	auditJobRun         history.AuditAction = "job.run"
 	auditJobBackfill    history.AuditAction = "job.backfill"
+	auditJobRollback    history.AuditAction = "job.rollback"
 	auditCalendarCreate history.AuditAction = "calendar.create"
 	auditCalendarUpdate history.AuditAction = "calendar.update"
 	auditCalendarDelete history.AuditAction = "calendar.delete"

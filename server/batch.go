@@ -41,6 +41,11 @@ func (s *Server) CreateJobs(ctx context.Context, actor string, jobs []api.Job) (
 	if err := s.sched.ScheduleJobs(ctx, batch); err != nil {
 		return nil, batchErr(err)
 	}
+	keys := make([]chime.JobKey, len(writes))
+	for i, w := range writes {
+		keys[i] = w.detail.Key
+	}
+	s.recordCreatedVersions(ctx, actor, keys)
 	res := &api.JobBatchResult{Created: make([]api.CreatedJob, len(jobs))}
 	for i, w := range writes {
 		key := w.detail.Key

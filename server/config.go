@@ -14,6 +14,7 @@ import (
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"
 	"github.com/chime-scheduler/chime/server/dispatch"
+	"github.com/chime-scheduler/chime/server/jobversion"
 	"github.com/chime-scheduler/chime/server/secret"
 	"github.com/chime-scheduler/chime/server/sso"
 )
@@ -64,6 +65,10 @@ type Config struct {
 	// every node. Defaults to 30 days, keeping each job's 1000 newest
 	// executions however old and its 10000 newest at most.
 	Retention Retention
+	// JobVersions is how many versions of each job are kept (see
+	// RollbackJob): each change of a job records one, and the oldest are
+	// deleted as new ones come. Defaults to 50.
+	JobVersions int
 	// Alert configures alert delivery: SMTP, default recipients,
 	// templates and rate limit. Defaults to alert.Config's defaults: no
 	// e-mail, no default recipients. Recipients set through the API
@@ -176,6 +181,7 @@ const (
 	DefaultRetentionAge       = 30 * 24 * time.Hour
 	DefaultRetentionPerJob    = 1000
 	DefaultRetentionMaxPerJob = 10000
+	DefaultJobVersions        = jobversion.DefaultKeep
 	DefaultDeadManInterval    = time.Minute
 	DefaultShutdownTimeout    = 30 * time.Second
 	DefaultCheckInInterval    = chime.DefaultCheckInInterval
@@ -227,6 +233,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if err := c.Retention.applyDefaults(); err != nil {
 		return c, err
+	}
+	switch {
+	case c.JobVersions < 0:
+		return c, fmt.Errorf("%w: JobVersions %d is negative", ErrInvalidConfig, c.JobVersions)
+	case c.JobVersions == 0:
+		c.JobVersions = DefaultJobVersions
 	}
 	for _, f := range []struct {
 		name string

@@ -45,7 +45,10 @@
 // the previous release's spellings, still accepted with a warning, change
 // nothing stored. Every write of the job bumps its version, and an update
 // that names the version it read (If-Match) is applied only if nobody
-// changed the job since, checked atomically by the store.
+// changed the job since, checked atomically by the store. Every change
+// of a job is kept as a version (package server/jobversion; see
+// versions.go): who made it, when, and the job's spec with its secrets
+// masked, which the API lists, compares and rolls back to.
 //
 // # Executions
 //

@@ -17,6 +17,7 @@ import (
 	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/server/history"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
+	"github.com/chime-scheduler/chime/server/jobversion"
 )
 
 // Limits of the job service methods.
@@ -306,6 +307,7 @@ func (s *Server) CreateJob(ctx context.Context, actor string, job api.Job) (*api
 	if err != nil {
 		return nil, err
 	}
+	s.recordJobVersion(ctx, actor, jobversion.Created, key, 0)
 	s.audit(ctx, actor, auditJobCreate, jobTarget(key), map[string]any{"version": stored.Version, "type": stored.Type})
 	stored.Warnings = s.warn(ctx, actor, jobTarget(key), w.warnings)
 	return stored, nil
@@ -338,6 +340,12 @@ func (s *Server) checkTriggerKeys(ctx context.Context, job chime.JobKey, trigger
 // set, the write happens only if the stored job has that version, checked
 // atomically with the write.
 func (s *Server) PutJob(ctx context.Context, actor string, job api.Job, ifMatch int64, keep []string) (*api.Job, bool, error) {
+	return s.putJob(ctx, actor, job, ifMatch, keep, 0)
+}
+
+// putJob is PutJob; rollbackOf, when not 0, is the version a rollback
+// writes, which the version it records names.
+func (s *Server) putJob(ctx context.Context, actor string, job api.Job, ifMatch int64, keep []string, rollbackOf int64) (*api.Job, bool, error) {
 	for range maxWriteAttempts {
 		merged, base, keepTriggers, err := s.keepStored(ctx, job, keep)
 		if err != nil {
@@ -367,10 +375,14 @@ func (s *Server) PutJob(ctx context.Context, actor string, job api.Job, ifMatch 
 			return nil, false, err
 		}
 		if changed {
-			action := auditJobUpdate
+			action, kind := auditJobUpdate, jobversion.Updated
 			if created {
-				action = auditJobCreate
+				action, kind = auditJobCreate, jobversion.Created
 			}
+			if rollbackOf != 0 {
+				kind = jobversion.RolledBack
+			}
+			s.recordJobVersion(ctx, actor, kind, key, rollbackOf)
 			s.audit(ctx, actor, action, jobTarget(key), map[string]any{"version": stored.Version, "type": stored.Type})
 		}
 		stored.Warnings = s.warn(ctx, actor, jobTarget(key), w.warnings)
@@ -543,6 +555,14 @@ func (s *Server) DeleteJob(ctx context.Context, actor, group, name string) error
 	if err := s.checkShellWrite(ctx, key, "", "deleting"); err != nil {
 		return err
 	}
+	// The version of a delete is the job as it was.
+	spec, _, err := s.versionSpec(ctx, key)
+	switch {
+	case errors.Is(err, chime.ErrJobNotFound):
+		return jobNotFound(key)
+	case err != nil:
+		return err
+	}
 	ok, err := s.sched.DeleteJob(ctx, key)
 	if err != nil {
 		return err
@@ -550,6 +570,9 @@ func (s *Server) DeleteJob(ctx context.Context, actor, group, name string) error
 	if !ok {
 		return jobNotFound(key)
 	}
+	rec, done := recordCtx(ctx)
+	defer done()
+	s.recordVersion(rec, actor, jobversion.Deleted, key, spec, 0, 0)
 	s.metrics.jobDeleted(key)
 	s.audit(ctx, actor, auditJobDelete, jobTarget(key), nil)
 	return nil
@@ -578,7 +601,8 @@ func (s *Server) setPaused(ctx context.Context, actor string, key chime.JobKey, 
 		if err != nil {
 			return err
 		}
-		if st.Paused != paused && d.Durable {
+		changed := st.Paused != paused && d.Durable
+		if changed {
 			st.Paused = paused
 			if d.Metadata, err = json.Marshal(st); err != nil {
 				return fmt.Errorf("server: encoding job settings: %w", err)
@@ -603,6 +627,9 @@ func (s *Server) setPaused(ctx context.Context, actor string, key chime.JobKey, 
 		rec, done := recordCtx(ctx)
 		defer done()
 		s.decide(rec, &attempt{job: key}, kind, verb+" by "+actor, "")
+		if changed {
+			s.recordJobVersion(rec, actor, jobversion.Updated, key, 0)
+		}
 		s.audit(rec, actor, action, jobTarget(key), nil)
 		return nil
 	}

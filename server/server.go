@@ -24,6 +24,7 @@ import (
 	"github.com/chime-scheduler/chime/server/history"
 	"github.com/chime-scheduler/chime/server/httpapi"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
+	"github.com/chime-scheduler/chime/server/jobversion"
 	"github.com/chime-scheduler/chime/server/livelog"
 	"github.com/chime-scheduler/chime/server/secret"
 	"github.com/chime-scheduler/chime/server/sso"
@@ -51,12 +52,14 @@ type Server struct {
 	store   *sqlstore.Store
 	sched   *chime.Scheduler
 	history *history.History
-	pruner  *history.Pruner
-	auth    *auth.Service
-	secrets *secret.Service
-	alerts  *alerter
-	metrics *metrics
-	state   *stateStore
+	// versions keeps the versions of the jobs; see versions.go.
+	versions *jobversion.Versions
+	pruner   *history.Pruner
+	auth     *auth.Service
+	secrets  *secret.Service
+	alerts   *alerter
+	metrics  *metrics
+	state    *stateStore
 	// dispatch hands executor jobs' runs to executors.
 	dispatch *dispatch.Service
 	handler  http.Handler
@@ -156,6 +159,9 @@ func (s *Server) init(ctx context.Context) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	s.history = h
+	if s.versions, err = jobversion.New(ctx, s.store, &jobversion.Options{Keep: cfg.JobVersions}); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
 	if s.live, err = livelog.New(ctx, s.store, &livelog.Options{MaxLines: maxLogLines}); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}

@@ -25,6 +25,8 @@ const (
 	actionCreate    action = "create"
 	actionUpdate    action = "update"
 	actionUnchanged action = "unchanged"
+	// actionDelete is a prune: a job on the server the file does not list.
+	actionDelete action = "delete"
 )
 
 // change is the plan for one calendar or job of a manifest: what the server
@@ -49,6 +51,9 @@ type applyOptions struct {
 	// only restricts the manifest to "calendars" (chime calendars apply);
 	// empty allows both.
 	only string
+	// prune deletes the jobs of the file's groups that the file does not
+	// list; pruneAllGroups widens it to every group.
+	prune, pruneAllGroups bool
 }
 
 // newApplyCmd is `chime apply -f FILE` (also `chime jobs apply`).
@@ -78,13 +83,24 @@ apply compares each entry with the server's, prints a unified diff of what
 changes and asks before applying (--yes skips the question, --dry-run stops
 after the diff). An update is sent with the version it was compared with, so
 a job someone changed in the meantime is refused rather than overwritten.
-Jobs and calendars on the server that the file does not list are left alone.`,
+Jobs and calendars on the server that the file does not list are left alone,
+unless --prune is given: then the jobs of the groups the file lists jobs of
+that the file does not list are deleted, after the diff shows them (and with
+--prune-all-groups, those of every group). Calendars are never pruned. A prune
+needs a file that lists at least one job: an empty file is refused rather than
+read as "delete everything". --dry-run shows the deletions and changes nothing.
+Each change, deletions included, is kept as a version of the job on the server
+(chime jobs versions), so a pruned job can be brought back with chime jobs
+rollback.`,
 		Args: cobra.NoArgs,
 		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, _ []string) error {
 			return runApply(ctx, cmd, c, opts)
 		}),
 	}
 	addApplyFlags(cmd, &opts)
+	f := cmd.Flags()
+	f.BoolVar(&opts.prune, "prune", false, "also delete the jobs of the file's groups that the file does not list")
+	f.BoolVar(&opts.pruneAllGroups, "prune-all-groups", false, "with --prune, delete the jobs the file does not list in every group, not only the file's")
 	return cmd
 }
 
@@ -109,9 +125,22 @@ func runApply(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, opts
 	if opts.only == "calendars" && len(m.Jobs) > 0 {
 		return fmt.Errorf("%s lists jobs: apply it with chime apply", opts.file)
 	}
+	if opts.pruneAllGroups && !opts.prune {
+		return errors.New("--prune-all-groups widens --prune: add --prune")
+	}
 	changes, err := plan(ctx, c, m)
 	if err != nil {
 		return err
+	}
+	if opts.prune {
+		if len(m.Jobs) == 0 {
+			return fmt.Errorf("refusing to prune: %s lists no jobs, and pruning it would delete every job of the scope; list the jobs to keep", opts.file)
+		}
+		deletes, err := planPrune(ctx, c, m, opts.pruneAllGroups)
+		if err != nil {
+			return err
+		}
+		changes = append(changes, deletes...)
 	}
 	out := cmd.OutOrStdout()
 	pending := writePlan(out, changes)
@@ -197,6 +226,49 @@ func plan(ctx context.Context, c *apiclient.Client, m *manifest) ([]change, erro
 	return changes, nil
 }
 
+// planPrune lists the jobs on the server that m does not list, in the
+// groups m lists jobs of (every group with allGroups), as deletions with
+// the diff of what goes.
+func planPrune(ctx context.Context, c *apiclient.Client, m *manifest, allGroups bool) ([]change, error) {
+	listed := make(map[string]bool, len(m.Jobs))
+	var groups []string
+	for _, j := range m.Jobs {
+		listed[j.Group+"/"+j.Name] = true
+		if !slices.Contains(groups, j.Group) {
+			groups = append(groups, j.Group)
+		}
+	}
+	slices.Sort(groups)
+	if allGroups {
+		groups = []string{""} // the API's "every group"
+	}
+	var changes []change
+	for _, g := range groups {
+		for job, err := range c.Jobs(ctx, api.JobQuery{Group: g}) {
+			if err != nil {
+				return nil, fmt.Errorf("listing the jobs to prune: %w", err)
+			}
+			key := job.Group + "/" + job.Name
+			if listed[key] {
+				continue
+			}
+			canon, _, err := canonicalJob(job)
+			if err != nil {
+				return nil, fmt.Errorf("job %s: the server's copy: %w", key, err)
+			}
+			y, err := marshalYAML(canon)
+			if err != nil {
+				return nil, fmt.Errorf("job %s: the server's copy: %w", key, err)
+			}
+			changes = append(changes, change{
+				kind: "job", key: key, action: actionDelete, version: job.Version, job: job,
+				diff: udiff.Unified(fmt.Sprintf("server: job %s (version %d)", key, job.Version), "/dev/null", string(y), ""),
+			})
+		}
+	}
+	return changes, nil
+}
+
 // adoptServerDefaults returns the file's job as the server would have it
 // for comparison: a trigger the file gives no start time gets the server's
 // trigger's, which the server set when it scheduled the trigger. The job
@@ -251,15 +323,18 @@ func compare[T any](ch *change, current *T, want T, version int64) error {
 // writePlan prints the diff of every entry that changes and a summary, and
 // returns how many entries change.
 func writePlan(w io.Writer, changes []change) int {
-	var created, updated, unchanged int
+	var created, updated, deleted, unchanged int
 	afterDiff := false // a diff ends with a blank line already
 	for _, ch := range changes {
 		switch ch.action {
-		case actionCreate, actionUpdate:
-			if ch.action == actionCreate {
+		case actionCreate, actionUpdate, actionDelete:
+			switch ch.action {
+			case actionCreate:
 				created++
-			} else {
+			case actionUpdate:
 				updated++
+			default:
+				deleted++
 			}
 			fmt.Fprintf(w, "%s %s: %s\n%s\n", ch.kind, ch.key, ch.action, ch.diff)
 			afterDiff = true
@@ -272,8 +347,12 @@ func writePlan(w io.Writer, changes []change) int {
 	if !afterDiff {
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "%d to create, %d to update, %d unchanged.\n", created, updated, unchanged)
-	return created + updated
+	if deleted > 0 {
+		fmt.Fprintf(w, "%d to create, %d to update, %d to delete, %d unchanged.\n", created, updated, deleted, unchanged)
+	} else {
+		fmt.Fprintf(w, "%d to create, %d to update, %d unchanged.\n", created, updated, unchanged)
+	}
+	return created + updated + deleted
 }
 
 // confirm asks question on standard error and reads the answer from
@@ -294,7 +373,8 @@ func confirm(cmd *cobra.Command, question string) (bool, error) {
 // execute applies the changes: calendars first (jobs name them), then
 // the new jobs, created together with one request per api.MaxJobBatch
 // jobs (all of a request or none of it), then the updated jobs one by
-// one. It stops at the first failure, saying what was applied before it.
+// one, then the pruned jobs are deleted. It stops at the first failure,
+// saying what was applied before it.
 func execute(ctx context.Context, w io.Writer, c *apiclient.Client, changes []change) error {
 	applied := 0
 	failed := func(err error, what string) error {
@@ -336,6 +416,28 @@ func execute(ctx context.Context, w io.Writer, c *apiclient.Client, changes []ch
 		}
 		applied++
 		fmt.Fprintln(w, msg)
+	}
+	for _, ch := range changes {
+		if ch.action != actionDelete {
+			continue
+		}
+		// The API's delete has no If-Match: check the version the diff
+		// showed first, so that a job changed since is not deleted unseen.
+		cur, err := c.GetJob(ctx, ch.job.Group, ch.job.Name)
+		switch {
+		case apiclient.IsCode(err, api.CodeNotFound):
+			continue // gone already
+		case err != nil:
+			return failed(fmt.Errorf("job %s: %w", ch.key, err), "this one; nothing after it")
+		case cur.Version != ch.version:
+			return failed(fmt.Errorf("job %s changed on the server after the diff was made against version %d; run apply again to see the new diff", ch.key, ch.version),
+				"this one; nothing after it")
+		}
+		if err := c.DeleteJob(ctx, ch.job.Group, ch.job.Name); err != nil && !apiclient.IsCode(err, api.CodeNotFound) {
+			return failed(fmt.Errorf("deleting job %s: %w", ch.key, err), "this one; nothing after it")
+		}
+		applied++
+		fmt.Fprintf(w, "deleted job %s\n", ch.key)
 	}
 	_, err := fmt.Fprintf(w, "Applied %d change%s.\n", applied, plural(applied))
 	return err

@@ -20,7 +20,7 @@ import (
 func newJobsCmd(cfg *clientConfig) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "jobs",
-		Short: "List, inspect, apply, pause, resume, run, backfill, explain and delete jobs on a server",
+		Short: "List, inspect, apply, pause, resume, run, backfill, explain, delete and roll back jobs on a server",
 	}
 	cmd.AddCommand(
 		newJobsListCmd(cfg),
@@ -33,6 +33,9 @@ func newJobsCmd(cfg *clientConfig) *cobra.Command {
 		newJobsUpcomingCmd(cfg),
 		newJobsExplainCmd(cfg),
 		newJobsBackfillCmd(cfg),
+		newJobsVersionsCmd(cfg),
+		newJobsDiffCmd(cfg),
+		newJobsRollbackCmd(cfg),
 	)
 	return cmd
 }

@@ -56,7 +56,8 @@ type serverConfig struct {
 		PerJob    int           `koanf:"per_job"`
 		MaxPerJob int           `koanf:"max_per_job"`
 	} `koanf:"retention"`
-	Cluster struct {
+	JobVersions int `koanf:"job_versions"`
+	Cluster     struct {
 		CheckInInterval  time.Duration `koanf:"check_in_interval"`
 		DeadAfter        time.Duration `koanf:"dead_after"`
 		MisfireThreshold time.Duration `koanf:"misfire_threshold"`
@@ -161,6 +162,7 @@ func serverSettings() []serverSetting {
 		{key: "retention.max_age", flag: "retention-max-age", def: server.DefaultRetentionAge, usage: "executions older than this are pruned, unless among their job's per_job newest"},
 		{key: "retention.per_job", flag: "retention-per-job", def: server.DefaultRetentionPerJob, usage: "newest executions of each job kept however old (default lowered to max_per_job when that is less)"},
 		{key: "retention.max_per_job", flag: "retention-max-per-job", def: server.DefaultRetentionMaxPerJob, usage: "newest executions of each job kept at most, however young (-1: no cap)"},
+		{key: "job_versions", flag: "job-versions", def: server.DefaultJobVersions, usage: "versions of each job kept (chime jobs versions); older ones are deleted as changes come"},
 		{key: "cluster.check_in_interval", flag: "check-in-interval", def: 2 * time.Second, usage: "how often the node renews its cluster lease"},
 		{key: "cluster.dead_after", flag: "dead-after", def: time.Duration(0), usage: "silence after which a node is declared dead (default 3 × check-in interval)"},
 		{key: "cluster.misfire_threshold", flag: "misfire-threshold", def: time.Minute, usage: "how late a firing may be before its misfire instruction applies"},
@@ -522,6 +524,9 @@ func (c *serverConfig) validate() error {
 	if c.SSO.Issuer == "" && (c.SSO.ClientID != "" || len(c.SSO.Roles) > 0) {
 		return errors.New("chime server: sso.client_id or sso.roles is set without sso.issuer: set the provider's issuer URL")
 	}
+	if c.JobVersions < 1 {
+		return fmt.Errorf("chime server: job_versions %d: want at least 1", c.JobVersions)
+	}
 	r := c.Retention
 	switch {
 	case r.PerJob < 0:
@@ -560,6 +565,7 @@ func (c *serverConfig) toServer(log *slog.Logger) server.Config {
 		AdminPassword:     c.AdminPassword,
 		SecretKey:         c.SecretKey,
 		Retention:         server.Retention{MaxAge: c.Retention.MaxAge, PerJob: c.Retention.PerJob, MaxPerJob: c.Retention.MaxPerJob},
+		JobVersions:       c.JobVersions,
 		CheckInInterval:   c.Cluster.CheckInInterval,
 		DeadAfter:         c.Cluster.DeadAfter,
 		MisfireThreshold:  c.Cluster.MisfireThreshold,
@@ -712,6 +718,7 @@ func effectiveValues(cfg *serverConfig, run server.Config) map[string]slog.Value
 		"retention.max_age":         d(run.Retention.MaxAge),
 		"retention.per_job":         slog.IntValue(run.Retention.PerJob),
 		"retention.max_per_job":     slog.IntValue(run.Retention.MaxPerJob),
+		"job_versions":              slog.IntValue(run.JobVersions),
 		"cluster.check_in_interval": d(run.CheckInInterval),
 		"cluster.dead_after":        d(run.DeadAfter),
 		"cluster.misfire_threshold": d(run.MisfireThreshold),

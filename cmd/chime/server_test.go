@@ -220,6 +220,28 @@ func TestServerConfigRetention(t *testing.T) {
 	}
 }
 
+// TestServerConfigJobVersions checks job_versions: 50 by default, and
+// what the flag says.
+func TestServerConfigJobVersions(t *testing.T) {
+	t.Parallel()
+	noEnv := func(string) (string, bool) { return "", false }
+	for args, want := range map[string]int{"": server.DefaultJobVersions, "--job-versions=7": 7} {
+		cmd := newServerCmd()
+		if args != "" {
+			if err := cmd.Flags().Parse([]string{args}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg, _, err := loadServerConfig(cmd.Flags(), serverSettings(), "", noEnv)
+		if err != nil {
+			t.Fatalf("loadServerConfig(%q): %v", args, err)
+		}
+		if got := cfg.toServer(nil).JobVersions; got != want {
+			t.Errorf("JobVersions with %q = %d, want %d", args, got, want)
+		}
+	}
+}
+
 func TestServerConfigErrors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -250,6 +272,7 @@ func TestServerConfigErrors(t *testing.T) {
 			want: "retention.per_job 20000 is more than retention.max_per_job 10000"},
 		{name: "zero cap", args: []string{"--retention-max-per-job", "0"}, want: "retention.max_per_job 0"},
 		{name: "negative floor", args: []string{"--retention-per-job=-5"}, want: "retention.per_job -5 is negative"},
+		{name: "no job versions", args: []string{"--job-versions", "0"}, want: "job_versions 0: want at least 1"},
 		{name: "egress rule with a port", args: []string{"--egress-allow", "10.0.0.0/8,db.corp.example:5432"},
 			want: `egress_allow[1] "db.corp.example:5432": not an IP address, and a host name has no colon`},
 		{name: "bad egress network in file", file: write("egress.yaml", "egress_deny: [10.0.0.0/99]\n"),

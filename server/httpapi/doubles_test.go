@@ -180,6 +180,26 @@ func (s *recordingService) UpcomingFireTimes(_ context.Context, group, name stri
 	return nil, nil
 }
 
+func (s *recordingService) ListJobVersions(_ context.Context, group, name string, q api.JobVersionQuery) (*api.JobVersionList, error) {
+	s.call("ListJobVersions", "", group, name, q)
+	return &api.JobVersionList{}, nil
+}
+
+func (s *recordingService) GetJobVersion(_ context.Context, group, name string, n int64) (*api.JobVersion, error) {
+	s.call("GetJobVersion", "", group, name, n)
+	return &api.JobVersion{Number: n, Kind: api.VersionCreated}, nil
+}
+
+func (s *recordingService) DiffJobVersions(_ context.Context, group, name string, from, to int64) (*api.JobVersionDiff, error) {
+	s.call("DiffJobVersions", "", group, name, from, to)
+	return &api.JobVersionDiff{From: from, To: to}, nil
+}
+
+func (s *recordingService) RollbackJob(_ context.Context, actor, group, name string, n, ifMatch int64) (*api.Job, error) {
+	s.call("RollbackJob", actor, group, name, n, ifMatch)
+	return &api.Job{Group: group, Name: name, Version: 2}, nil
+}
+
 func (s *recordingService) Explain(_ context.Context, group, name string, at time.Time) (*api.Explanation, error) {
 	s.call("Explain", "", group, name, at)
 	return &api.Explanation{At: at, Summary: "Not due"}, nil

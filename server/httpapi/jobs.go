@@ -180,6 +180,71 @@ func (h *handler) explain(w http.ResponseWriter, r *http.Request, c *call) error
 	return nil
 }
 
+func (h *handler) listJobVersions(w http.ResponseWriter, r *http.Request, c *call) error {
+	list, err := h.svc.ListJobVersions(r.Context(), r.PathValue("group"), r.PathValue("name"), api.JobVersionQuery{
+		Cursor: c.query.str("cursor"), Limit: c.query.int("limit"),
+	})
+	if err != nil {
+		return err
+	}
+	list.Versions = nonNil(list.Versions)
+	httpjson.Write(w, http.StatusOK, list)
+	return nil
+}
+
+// versionNumber reads the {number} of a version's path.
+func versionNumber(r *http.Request) (int64, error) {
+	raw := r.PathValue("number")
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || n < 1 {
+		return 0, httpjson.Errorf(api.CodeInvalidArgument, "number", "%q is not a version number: want 1 or more", raw)
+	}
+	return n, nil
+}
+
+func (h *handler) getJobVersion(w http.ResponseWriter, r *http.Request, _ *call) error {
+	n, err := versionNumber(r)
+	if err != nil {
+		return err
+	}
+	v, err := h.svc.GetJobVersion(r.Context(), r.PathValue("group"), r.PathValue("name"), n)
+	if err != nil {
+		return err
+	}
+	httpjson.Write(w, http.StatusOK, v)
+	return nil
+}
+
+func (h *handler) diffJobVersions(w http.ResponseWriter, r *http.Request, c *call) error {
+	n, err := versionNumber(r)
+	if err != nil {
+		return err
+	}
+	d, err := h.svc.DiffJobVersions(r.Context(), r.PathValue("group"), r.PathValue("name"), int64(c.query.int("from")), n)
+	if err != nil {
+		return err
+	}
+	httpjson.Write(w, http.StatusOK, d)
+	return nil
+}
+
+func (h *handler) rollbackJob(w http.ResponseWriter, r *http.Request, c *call) error {
+	ifMatch, err := parseIfMatch(r.Header.Values("If-Match"))
+	if err != nil {
+		return err
+	}
+	n, err := versionNumber(r)
+	if err != nil {
+		return err
+	}
+	stored, err := h.svc.RollbackJob(r.Context(), c.actor(), r.PathValue("group"), r.PathValue("name"), n, ifMatch)
+	if err != nil {
+		return err
+	}
+	writeJob(w, http.StatusOK, stored)
+	return nil
+}
+
 // writeJob writes a job with its version as the ETag.
 func writeJob(w http.ResponseWriter, status int, job *api.Job) {
 	w.Header().Set("ETag", etag(job.Version))

@@ -134,6 +134,38 @@ func (h *handler) table() []route {
 			handle:    h.upcoming,
 		},
 		{
+			method: http.MethodGet, path: v1 + "/jobs/{group}/{name}/versions", role: viewer, operationID: "listJobVersions",
+			summary: "The job's versions, newest first: every create, update (pause and resume included), delete and rollback " +
+				"records one, with who made it and when. A deleted job's versions stay. Each job keeps its newest 50 (the server's job_versions).",
+			query:     pageParams(),
+			responses: ok(api.JobVersionList{}),
+			handle:    h.listJobVersions,
+		},
+		{
+			method: http.MethodGet, path: v1 + "/jobs/{group}/{name}/versions/{number}", role: viewer, operationID: "getJobVersion",
+			summary: "One version of the job with its spec. Values the API masks for viewers are masked in every version, " +
+				"for everyone: their JSON pointers are in masked. 404 naming the version when it is not kept.",
+			responses: ok(api.JobVersion{}),
+			handle:    h.getJobVersion,
+		},
+		{
+			method: http.MethodGet, path: v1 + "/jobs/{group}/{name}/versions/{number}/diff", role: viewer, operationID: "diffJobVersions",
+			summary: "A unified diff of the specs of two versions of the job, as indented JSON with sorted keys: from the version from " +
+				"(by default the version before this one) to this one.",
+			query:     []param{{name: "from", typ: paramInt, min: 1, max: 1<<31 - 1, description: "The version to compare with; defaults to the one before."}},
+			responses: ok(api.JobVersionDiff{}),
+			handle:    h.diffJobVersions,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/jobs/{group}/{name}/versions/{number}/rollback", role: operator, operationID: "rollbackJob",
+			summary: "Write this version's spec as the job, with the checks of PUT, and record it as a rolled_back version; a deleted job comes back. " +
+				"With If-Match, refused (412) unless it names the job's current version. Masked values keep the job's current ones " +
+				"(400 naming the pointer when the job has none there). Shell jobs also need the caller's shell capability (403 without).",
+			ifMatch:   true,
+			responses: []response{{status: http.StatusOK, body: api.Job{}, etag: true}},
+			handle:    h.rollbackJob,
+		},
+		{
 			method: http.MethodGet, path: v1 + "/jobs/{group}/{name}/explain", role: viewer, operationID: "explainJob",
 			summary:   "Why the job did or did not run at an instant.",
 			query:     []param{{name: "at", typ: paramTime, required: true, description: "The instant, RFC 3339."}},

@@ -46,6 +46,20 @@ type Service interface {
 	// UpcomingFireTimes lists a job's next count fire times, count in
 	// [1, 1000] (10 when the query gives none).
 	UpcomingFireTimes(ctx context.Context, group, name string, count int) ([]api.FireTime, error)
+	// ListJobVersions lists a job's versions, newest first, without their
+	// specs (GET /api/v1/jobs/{group}/{name}/versions); not_found when the
+	// job has none and does not exist.
+	ListJobVersions(ctx context.Context, group, name string, q api.JobVersionQuery) (*api.JobVersionList, error)
+	// GetJobVersion returns version n of a job with its spec; not_found,
+	// naming it, when absent.
+	GetJobVersion(ctx context.Context, group, name string, n int64) (*api.JobVersion, error)
+	// DiffJobVersions compares version from of a job with version to; from
+	// 0 compares to with the version before it.
+	DiffJobVersions(ctx context.Context, group, name string, from, to int64) (*api.JobVersionDiff, error)
+	// RollbackJob writes version n's spec as the job, as PutJob does
+	// (ifMatch included), recording a rolled_back version; it returns the
+	// job as stored.
+	RollbackJob(ctx context.Context, actor, group, name string, n, ifMatch int64) (*api.Job, error)
 	// Explain says why a job did or did not run at an instant.
 	Explain(ctx context.Context, group, name string, at time.Time) (*api.Explanation, error)
 	// ExplainCron explains a cron expression; timeZone may be empty (UTC).

@@ -1,6 +1,8 @@
 // A job's page: its state and actions (operators), the schedule in words,
 // the next 10 fire times with DST instants marked, triggers and their
-// calendars, recent executions and a duration / outcome chart.
+// calendars, recent executions and a duration / outcome chart; and, in its
+// History tab, the job's versions, the diff of each against the one
+// before, and (operators) a rollback to one of them.
 import { h, replace, pageHead, panel, table, facts, badge, outcomeBadge, timeEl, fmtTime, fmtDuration, between,
   link, button, toast, confirmDialog, formDialog, field, toLocalInput, fromLocalInput, stat, errorBox, nameText, clipText, zoneLabel } from '../ui.js';
 import { jobPath, ApiError } from '../api.js';
@@ -18,9 +20,22 @@ export async function render(ctx) {
   ctx.setTitle(key);
 
   const head = h('div');
-  const body = h('div');
+  const body = h('div', { id: 'job-tab-overview', role: 'tabpanel', 'aria-labelledby': 'job-tab-overview-btn' });
+  const history = h('div', { id: 'job-tab-history', role: 'tabpanel', 'aria-labelledby': 'job-tab-history-btn', 'data-testid': 'history', hidden: true });
   const notice = h('p', { class: 'notice', 'data-testid': 'job-notice', role: 'status', hidden: true });
-  replace(ctx.main, head, notice, body);
+  const tabs = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Job views' });
+  const showTab = which => {
+    for (const b of tabs.children) b.setAttribute('aria-selected', String(b.dataset.tab === which));
+    body.hidden = which !== 'overview';
+    history.hidden = which !== 'history';
+    if (which === 'history') loadHistory();
+  };
+  tabs.append(
+    h('button', { type: 'button', role: 'tab', id: 'job-tab-overview-btn', 'aria-controls': 'job-tab-overview', 'aria-selected': 'true',
+      dataset: { tab: 'overview' }, onclick: () => showTab('overview') }, 'Overview'),
+    h('button', { type: 'button', role: 'tab', id: 'job-tab-history-btn', 'aria-controls': 'job-tab-history', 'aria-selected': 'false',
+      dataset: { tab: 'history' }, 'data-testid': 'history-tab', onclick: () => showTab('history') }, 'History'));
+  replace(ctx.main, head, notice, tabs, body, history);
 
   let job;
   // After an action the page refreshes every 3 s for a while, so a run
@@ -219,6 +234,67 @@ export async function render(ctx) {
       runsPanel(runs),
       h('div', { class: 'grid' }, overview, triggerTable),
       job.data && Object.keys(job.data).length ? panel('Job data', h('pre', null, JSON.stringify(job.data, null, 2))) : null);
+  };
+
+  // The History tab: the versions, newest first; selecting one shows its
+  // diff against the version before it.
+  let selected = 0;
+  const diffBox = h('div', { 'data-testid': 'version-diff-box' });
+  const showDiff = async v => {
+    selected = v.number;
+    for (const tr of history.querySelectorAll('tr[data-version]')) tr.classList.toggle('selected', tr.dataset.version === String(v.number));
+    try {
+      const d = await ctx.api.get(`${path}/versions/${v.number}/diff`, null, { signal: ctx.signal });
+      if (!ctx.current() || selected !== v.number) return;
+      const lines = (d.diff || '').split('\n').filter((l, i, all) => l !== '' || i < all.length - 1);
+      replace(diffBox,
+        h('h3', null, d.from ? `Version ${d.from} → version ${d.to}` : `Version ${d.to} (the oldest kept)`),
+        lines.length === 0
+          ? h('p', { class: 'empty' }, `Version ${d.to} changed nothing in the spec.`)
+          : h('pre', { class: 'diff', 'data-testid': 'version-diff' }, lines.map(l => h('span', {
+            class: /^(---|\+\+\+) /.test(l) ? null : l.startsWith('@@') ? 'hunk' : l.startsWith('+') ? 'add' : l.startsWith('-') ? 'del' : null }, l + '\n'))),
+        ctx.can('operator') ? h('div', { class: 'actions' },
+          button(`Roll back to this version`, () => rollback(v), { kind: 'primary', 'data-testid': 'rollback' })) : null);
+    } catch (err) {
+      if (err.name !== 'AbortError') replace(diffBox, errorBox(err));
+    }
+  };
+  const rollback = async v => {
+    const ok = await confirmDialog(`Roll back ${key} to version ${v.number}?`,
+      `The job's spec becomes version ${v.number}'s, recorded by ${v.actor} ${fmtTime(v.time)}; the change is kept as a new version. ` +
+      'Masked values (credentials) keep the job\'s current ones.',
+      { confirmLabel: 'Roll back' });
+    if (!ok) return;
+    try {
+      await ctx.api.post(`${path}/versions/${v.number}/rollback`, undefined, job && job.version ? { ifMatch: `"${job.version}"` } : {});
+      toast(`Rolled ${key} back to version ${v.number}`);
+      say(`Rolled back to version ${v.number}.`);
+      await load();
+      await loadHistory();
+    } catch (err) {
+      toast(`Roll back: ${err.message}`, 'error');
+    }
+  };
+  const loadHistory = async () => {
+    try {
+      const list = await ctx.api.get(`${path}/versions`, { limit: 100 }, { signal: ctx.signal });
+      if (!ctx.current()) return;
+      const versions = (list && list.versions) || [];
+      replace(history, panel('History',
+        h('p', { class: 'muted small' }, 'Every change of the job is kept as a version. Select one to see what it changed.'),
+        table([
+          { label: 'Version', value: v => button(`Version ${v.number}`, () => showDiff(v), { 'data-testid': 'show-version' }) },
+          { label: 'Change', value: v => h('span', null, badge(v.kind.replace('_', ' '), 'info'),
+            v.rolled_back_from ? h('span', { class: 'muted' }, ` to version ${v.rolled_back_from}`) : null) },
+          { label: 'By', value: v => nameText(v.actor) },
+          { label: 'When', value: v => timeEl(v.time) },
+        ], versions, { empty: 'No versions recorded.', caption: 'Versions', rowAttrs: v => ({ 'data-testid': 'version-row', 'data-version': String(v.number) }) }),
+        diffBox));
+      const again = versions.find(v => v.number === selected) || versions[0];
+      if (again) showDiff(again);
+    } catch (err) {
+      if (err.name !== 'AbortError') replace(history, errorBox(err));
+    }
   };
 
   await load();
