@@ -9,6 +9,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,8 +44,12 @@ func startProvider(t *testing.T) *provider {
 		t.Fatal(err)
 	}
 	p := &provider{MockOIDC: m}
+	// mockoidc's sessions and key ID are not safe for concurrent use.
+	var serial sync.Mutex
 	err = m.AddMiddleware(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			serial.Lock()
+			defer serial.Unlock()
 			if r.URL.Path != mockoidc.TokenEndpoint || !p.forge.Load() {
 				next.ServeHTTP(w, r)
 				return
@@ -230,10 +235,13 @@ func user(name string, groups ...string) *mockoidc.MockUser {
 // local OpenID Connect provider over HTTP, on each database.
 func TestSignOn(t *testing.T) {
 	t.Parallel()
-	p := startProvider(t)
 	for _, db := range dbtest.Databases() {
 		t.Run(db.Name, func(t *testing.T) {
 			t.Parallel()
+			// A provider of its own: the forged-token case must not touch
+			// the other databases' sign-ons, and mockoidc serves one
+			// request at a time (see startProvider).
+			p := startProvider(t)
 			clock := &skew{}
 			srv := startServer(t, p, db.URL(t), clock)
 			ctx := t.Context()
