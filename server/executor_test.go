@@ -21,6 +21,7 @@ import (
 // and a token of role executor serving groups billing and other.
 type executorFixture struct {
 	s     *Server
+	ts    *httptest.Server
 	url   string
 	token string
 }
@@ -38,7 +39,7 @@ func newExecutorFixture(t *testing.T, url string, mods ...func(*Config)) *execut
 	}
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
-	return &executorFixture{s: s, url: ts.URL, token: tok.Secret}
+	return &executorFixture{s: s, ts: ts, url: ts.URL, token: tok.Secret}
 }
 
 // startExecutor runs an SDK executor of group billing with handlers until
