@@ -165,6 +165,10 @@ func TestExecutorNoExecutor(t *testing.T) {
 		if p.Attempt != 2 || !strings.Contains(p.Error, "no live executor") {
 			t.Errorf("alert %+v, want the second attempt's no_executor", p)
 		}
+		list, err := f.s.ListExecutions(t.Context(), api.ExecutionQuery{Outcomes: []string{"no_executor", "executor_lost"}})
+		if err != nil || len(list.Executions) != 2 || list.Executions[0].Outcome != "no_executor" {
+			t.Errorf("ListExecutions(no_executor, executor_lost) = %+v, %v; want the job's 2 no_executor attempts", list, err)
+		}
 	})
 }
 
