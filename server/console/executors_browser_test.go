@@ -12,6 +12,7 @@ import (
 	"github.com/chime-scheduler/chime/executor"
 	"github.com/chime-scheduler/chime/internal/testkit/browsertest"
 	"github.com/chime-scheduler/chime/server/servertest"
+	"github.com/chromedp/chromedp"
 )
 
 // startExecutor runs an SDK executor of group billing, labelled
@@ -114,5 +115,57 @@ func TestExecutorsPage(t *testing.T) {
 		if !strings.Contains(options, want) {
 			t.Errorf("the outcome filter offers %q, want %q", options, want)
 		}
+	}
+}
+
+// TestExecutorJobForm creates a job of type executor in the job form as
+// an admin: the executor fields show for that type only; the API's
+// refusal of a hash key without consistent-hash routing shows under its
+// field; the saved
+// job has the group, handler, routing, hash key and labels given, and
+// its edit form shows them again.
+func TestExecutorJobForm(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	startExecutor(t, srv)
+	b := browsertest.New(t)
+	p := b.NewPage(t)
+	p.Login(srv.URL, "/jobs/new", servertest.AdminName, srv.AdminPassword)
+	p.WaitText("main h1", "New job")
+	if !browsertest.Get(p, "reading whether the executor fields are hidden", chromedp.Evaluate[bool](
+		`document.querySelector('[data-testid="executor-fields"]').hidden`)) {
+		t.Error("the executor fields show for an HTTP job")
+	}
+	typeIn(p, `input[name="group"]`, "billing")
+	typeIn(p, `input[name="name"]`, "close-month")
+	typeIn(p, `input[name="triggers[0].schedule.expression"]`, "0 0 2 1 * ?")
+	setValue(p, `select[name="type"]`, "executor")
+	waitJS(p, "the executor fields", `document.querySelector('input[name="executor.group"]').offsetParent !== null`)
+	typeIn(p, `input[name="executor.group"]`, "billing")
+	typeIn(p, `input[name="executor.handler"]`, "invoice.close")
+	typeIn(p, `input[name="executor.hash_key"]`, "customer")
+	setValue(p, `textarea[name="executor.labels"]`, "region=eu")
+	p.ClickText("button", "Create job")
+	p.WaitText(`.field[data-field="executor.hash_key"] .error`, "consistent_hash")
+	setValue(p, `select[name="executor.routing"]`, "consistent_hash")
+	p.Screenshot("job-edit-executor")
+	p.ClickText("button", "Create job")
+	p.WaitText("main h1", "billing/close-month")
+
+	job, err := srv.Client.GetJob(context.Background(), "billing", "close-month")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := job.Executor
+	if job.Type != "executor" || x == nil || x.Group != "billing" || x.Handler != "invoice.close" || x.Routing != api.RoutingConsistentHash ||
+		x.HashKey != "customer" || len(x.Labels) != 1 || x.Labels["region"] != "eu" {
+		t.Errorf("the form created a job of type %q with executor %+v", job.Type, x)
+	}
+
+	p.ClickText(".page-head a", "Edit")
+	waitJS(p, "the edit form's executor fields", `document.querySelector('input[name="executor.handler"]')?.value === 'invoice.close'`)
+	got := browsertest.Get(p, "reading the form", chromedp.Evaluate[string](
+		`['type','executor.group','executor.routing','executor.hash_key','executor.labels'].map(n => document.querySelector('[name="' + n + '"]').value).join('|')`))
+	if want := "executor|billing|consistent_hash|customer|region=eu"; got != want {
+		t.Errorf("the edit form holds %q, want %q", got, want)
 	}
 }
