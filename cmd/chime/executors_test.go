@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/apiclient"
@@ -48,6 +50,38 @@ func TestExecutorsList(t *testing.T) {
 	row := regexp.MustCompile(`(?m)^billing +` + reg.ID + ` +billing-1 +yes +gpu=true,region=eu +1\.2\.3 +\d{4}-\S+.* +0$`)
 	if !head.MatchString(out) || !row.MatchString(out) {
 		t.Errorf("chime executors list:\n%s\nwant the heading and the executor's row", out)
+	}
+
+	// A run it takes and reports names it in `chime executions get`.
+	job := api.Job{Group: "billing", Name: "close", Type: "executor", Executor: &api.ExecutorTarget{Group: "billing", Handler: "invoice.close"}}
+	if _, err := srv.Client.CreateJob(ctx, job); err != nil {
+		t.Fatalf("CreateJob: %v", err)
+	}
+	if _, err := srv.Client.RunJob(ctx, "billing", "close", api.RunRequest{}); err != nil {
+		t.Fatalf("RunJob: %v", err)
+	}
+	work, err := ec.PollExecutor(ctx, reg.ID, api.ExecutorPoll{Wait: "10s", Max: 1})
+	if err != nil || len(work.Runs) != 1 {
+		t.Fatalf("PollExecutor: %+v, %v; want the run", work, err)
+	}
+	run := work.Runs[0]
+	if err := ec.ReportExecutorResult(ctx, reg.ID, run.ID, api.ExecutorResult{Token: run.Token, Outcome: "succeeded", Output: "closed"}); err != nil {
+		t.Fatalf("ReportExecutorResult: %v", err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		e, err := srv.Client.GetExecution(ctx, run.ExecutionID)
+		if err == nil && e.Outcome == "succeeded" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("execution %s: %+v, %v after 20s; want succeeded", run.ExecutionID, e, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the real history; nothing to wait on
+	}
+	out, _, err = execChime(t, "", append([]string{"executions", "get", run.ExecutionID}, flags...)...)
+	if want := "Executor:   billing-1 (" + reg.ID + ")\n"; err != nil || !strings.Contains(out, want) {
+		t.Errorf("chime executions get: %v\n%s\nwant %q", err, out, want)
 	}
 
 	out, _, err = execChime(t, "", append([]string{"executors", "list", "-o", "json"}, flags...)...)
