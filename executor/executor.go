@@ -479,7 +479,10 @@ func (e *Executor) execute(ctx context.Context, executorID string, r api.Executo
 	if err != nil {
 		res.Outcome, res.Error = "failed", err.Error()
 		if cause := context.Cause(ctx); ctx.Err() != nil {
-			res.Outcome, res.Error = "cancelled", fmt.Sprintf("%v: %v", cause, err)
+			res.Outcome = "cancelled"
+			if !errors.Is(err, cause) { // a handler that returns the cause says it once
+				res.Error = fmt.Sprintf("%v: %v", cause, err)
+			}
 		}
 	}
 	e.report(executorID, r.ID, res)
