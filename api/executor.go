@@ -142,6 +142,18 @@ type ExecutorRun struct {
 	Timeout string `json:"timeout,omitempty"`
 }
 
+// ExecutorLogs sends log lines of a run while it runs
+// (POST /api/v1/executors/{id}/runs/{run}/log), for the execution's live
+// log stream.
+type ExecutorLogs struct {
+	// Token is the run's fencing token, as the poll gave it.
+	Token int64 `json:"token"`
+	// Lines are the new lines, numbered from 1 in the order the handler
+	// logged them, as the result's Logs will hold them (line n of the
+	// result is line Seq n): at most 1,000 per request.
+	Lines []LiveLogLine `json:"lines"`
+}
+
 // ExecutorResult reports how a run ended
 // (POST /api/v1/executors/{id}/runs/{run}/result).
 type ExecutorResult struct {

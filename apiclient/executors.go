@@ -51,6 +51,15 @@ func (c *Client) PollExecutor(ctx context.Context, id string, p api.ExecutorPoll
 	return &out, nil
 }
 
+// AppendExecutorLogs sends log lines of run, while it runs, for its
+// execution's live log. A conflict (IsCode(err, api.CodeConflict)) means
+// the run is no longer leased to the executor under that token, or it
+// ended: the lines were refused.
+func (c *Client) AppendExecutorLogs(ctx context.Context, id, run string, l api.ExecutorLogs) error {
+	_, err := c.do(ctx, request{method: http.MethodPost, path: path("executors", id, "runs", run, "log"), body: l}, nil)
+	return err
+}
+
 // ReportExecutorResult reports how run ended, under its token. A conflict
 // (IsCode(err, api.CodeConflict)) means the run is no longer leased to
 // the executor under that token: the result was refused and changed

@@ -49,6 +49,9 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// MaxOutputBytes bounds what a run's Output keeps. Defaults to 64 KiB.
 	MaxOutputBytes int
+	// LogInterval is how often a run's new log lines are sent to the
+	// server while it runs, for its live log. Defaults to 400ms.
+	LogInterval time.Duration
 	// HTTPClient sends the requests; its timeout must exceed PollWait.
 	// Defaults to a client with a timeout of PollWait + 15s.
 	HTTPClient *http.Client
@@ -63,6 +66,7 @@ const (
 	DefaultPollWait        = 20 * time.Second
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultMaxOutputBytes  = 64 << 10
+	DefaultLogInterval     = 400 * time.Millisecond
 	maxPollWait            = 30 * time.Second
 )
 
@@ -119,6 +123,8 @@ func New(cfg Config) (*Executor, error) {
 		return nil, fmt.Errorf("executor: Config.ShutdownTimeout %s is negative", cfg.ShutdownTimeout)
 	case cfg.MaxOutputBytes < 0:
 		return nil, fmt.Errorf("executor: Config.MaxOutputBytes %d is negative", cfg.MaxOutputBytes)
+	case cfg.LogInterval < 0:
+		return nil, fmt.Errorf("executor: Config.LogInterval %s is negative", cfg.LogInterval)
 	}
 	if cfg.Instance == "" {
 		host, _ := os.Hostname()
@@ -135,6 +141,9 @@ func New(cfg Config) (*Executor, error) {
 	}
 	if cfg.MaxOutputBytes == 0 {
 		cfg.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if cfg.LogInterval == 0 {
+		cfg.LogInterval = DefaultLogInterval
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: cfg.PollWait + 15*time.Second}
@@ -459,16 +468,66 @@ func (e *Executor) execute(ctx context.Context, executorID string, r api.Executo
 	if h == nil {
 		err = fmt.Errorf("executor %s registered no handler %q", e.cfg.Instance, r.Handler)
 	} else {
+		stopLogs := make(chan struct{})
+		var sender sync.WaitGroup
+		sender.Go(func() { e.sendLogs(stopLogs, executorID, r, logs) })
 		err = runHandler(ctx, h, run)
+		close(stopLogs)
+		sender.Wait()
 	}
 	res := api.ExecutorResult{Token: r.Token, Outcome: "succeeded", Output: out.String(), Logs: logs.lines()}
 	if err != nil {
 		res.Outcome, res.Error = "failed", err.Error()
 		if cause := context.Cause(ctx); ctx.Err() != nil {
-			res.Outcome, res.Error = "cancelled", fmt.Sprintf("%v: %v", cause, err)
+			res.Outcome = "cancelled"
+			if !errors.Is(err, cause) { // a handler that returns the cause says it once
+				res.Error = fmt.Sprintf("%v: %v", cause, err)
+			}
 		}
 	}
 	e.report(executorID, r.ID, res)
+}
+
+// sendLogs sends the run's new log lines every LogInterval until stop
+// closes; the result carries them all, so the last ones are left to it.
+// A refusal (the run is no longer leased under its token) ends the
+// sending; a failure is retried with the next batch.
+func (e *Executor) sendLogs(stop <-chan struct{}, executorID string, r api.ExecutorRun, logs *lineRecorder) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	t := time.NewTicker(e.cfg.LogInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		lines := logs.unsent()
+		if len(lines) == 0 {
+			continue
+		}
+		lines = lines[:min(len(lines), maxLogLines)]
+		err := e.client.AppendExecutorLogs(ctx, executorID, r.ID, api.ExecutorLogs{Token: r.Token, Lines: lines})
+		switch {
+		case err == nil:
+			logs.markSent(lines[len(lines)-1].Seq)
+		case ctx.Err() != nil:
+			return
+		case apiclient.IsCode(err, api.CodeConflict):
+			e.log.Warn("the server refused the run's log lines: the run is no longer leased to this executor", "run_id", r.ID, "error", err)
+			return
+		default:
+			e.log.Warn("cannot send the run's log lines; trying again", "run_id", r.ID, "error", err)
+		}
+	}
 }
 
 // runHandler runs h, turning a panic into an error.

@@ -37,8 +37,9 @@ type Run struct {
 	// Recovering marks a run handed over again because the executor that
 	// ran it was lost.
 	Recovering bool
-	// Logger's lines are sent with the result, and to the executor's own
-	// logger.
+	// Logger's lines reach the server while the run runs (every
+	// LogInterval, for the execution's live log), are sent again with the
+	// result, and go to the executor's own logger.
 	Logger *slog.Logger
 	// Output is what the run prints: it is sent with the result, bounded
 	// by Config.MaxOutputBytes.
@@ -62,6 +63,8 @@ type lineState struct {
 	lines   []api.LogLine
 	max     int
 	dropped int
+	// sent counts the lines the server acknowledged live.
+	sent int
 }
 
 func newLineRecorder(next slog.Handler, max int) *lineRecorder {
@@ -130,4 +133,23 @@ func (h *lineRecorder) lines() []api.LogLine {
 			Attrs: map[string]any{"dropped": h.state.dropped + 1}}
 	}
 	return out
+}
+
+// unsent returns the kept lines not yet sent live, numbered from 1 in
+// the order they were logged, as the result's Logs will number them.
+func (h *lineRecorder) unsent() []api.LiveLogLine {
+	h.state.mu.Lock()
+	defer h.state.mu.Unlock()
+	out := make([]api.LiveLogLine, 0, len(h.state.lines)-h.state.sent)
+	for i := h.state.sent; i < len(h.state.lines); i++ {
+		out = append(out, api.LiveLogLine{Seq: int64(i) + 1, LogLine: h.state.lines[i]})
+	}
+	return out
+}
+
+// markSent records that the lines up to seq were sent live.
+func (h *lineRecorder) markSent(seq int64) {
+	h.state.mu.Lock()
+	defer h.state.mu.Unlock()
+	h.state.sent = max(h.state.sent, int(seq))
 }

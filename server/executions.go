@@ -84,11 +84,12 @@ func (s *Server) ListExecutions(ctx context.Context, q api.ExecutionQuery) (*api
 	for i, o := range q.Outcomes {
 		switch out := history.Outcome(o); out {
 		case history.OutcomeRunning, history.OutcomeSucceeded, history.OutcomeFailed, history.OutcomeTimedOut,
-			history.OutcomeCancelled, history.OutcomeSkipped, history.OutcomeNodeLost, history.OutcomeKilled:
+			history.OutcomeCancelled, history.OutcomeSkipped, history.OutcomeNodeLost, history.OutcomeKilled,
+			history.OutcomeNoExecutor, history.OutcomeExecutorLost:
 			hq.Outcome = append(hq.Outcome, out)
 		default:
 			return nil, invalidf(fmt.Sprintf("outcome[%d]", i),
-				"%q: want running, succeeded, failed, timed_out, cancelled, skipped, node_lost or killed", o)
+				"%q: want running, succeeded, failed, timed_out, cancelled, skipped, node_lost, killed, no_executor or executor_lost", o)
 		}
 	}
 	if q.From != nil {

@@ -21,6 +21,7 @@ import (
 // and a token of role executor serving groups billing and other.
 type executorFixture struct {
 	s     *Server
+	ts    *httptest.Server
 	url   string
 	token string
 }
@@ -38,7 +39,7 @@ func newExecutorFixture(t *testing.T, url string, mods ...func(*Config)) *execut
 	}
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
-	return &executorFixture{s: s, url: ts.URL, token: tok.Secret}
+	return &executorFixture{s: s, ts: ts, url: ts.URL, token: tok.Secret}
 }
 
 // startExecutor runs an SDK executor of group billing with handlers until
@@ -163,6 +164,10 @@ func TestExecutorNoExecutor(t *testing.T) {
 		p := hook.next(t, alert.KindFailure)
 		if p.Attempt != 2 || !strings.Contains(p.Error, "no live executor") {
 			t.Errorf("alert %+v, want the second attempt's no_executor", p)
+		}
+		list, err := f.s.ListExecutions(t.Context(), api.ExecutionQuery{Outcomes: []string{"no_executor", "executor_lost"}})
+		if err != nil || len(list.Executions) != 2 || list.Executions[0].Outcome != "no_executor" {
+			t.Errorf("ListExecutions(no_executor, executor_lost) = %+v, %v; want the job's 2 no_executor attempts", list, err)
 		}
 	})
 }

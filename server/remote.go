@@ -14,6 +14,7 @@ import (
 	"github.com/chime-scheduler/chime/server/history"
 	"github.com/chime-scheduler/chime/server/httpapi"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
+	"github.com/chime-scheduler/chime/server/livelog"
 )
 
 // cancelGrace is how long a killed, timed-out or stopped executor run
@@ -96,7 +97,18 @@ func (s *Server) executeRemote(ctx, runCtx context.Context, cancel context.Cance
 			f.Logs = historyLines(res.Logs)
 		}
 		s.recordEnd(ctx, a, p, f)
+		s.endRemoteLive(ctx, a)
 		return runErr
+	}
+}
+
+// endRemoteLive deletes the live log lines the executor of attempt a
+// sent, once the history holds the attempt's end with its lines.
+func (s *Server) endRemoteLive(ctx context.Context, a *attempt) {
+	rec, done := recordCtx(ctx)
+	defer done()
+	if err := s.live.Delete(rec, a.id); err != nil {
+		a.log.Warn("cannot delete the live log lines of an ended execution; the pruner will", "error", err)
 	}
 }
 
@@ -300,6 +312,47 @@ func (s *Server) ReportExecutorResult(ctx context.Context, id, run string, r api
 		return err
 	}
 	return dispatchErr(s.dispatch.Report(ctx, id, run, r))
+}
+
+// maxExecutorLogLines bounds the lines of one ExecutorLogs request.
+const maxExecutorLogLines = 1000
+
+// AppendExecutorLogs appends the log lines a run's executor sends while
+// it runs to its execution's live log, where the execution's log stream
+// reads them. Only the executor the run is leased to, under its current
+// token, while it has not ended, may: anything else is a conflict and
+// appends nothing.
+func (s *Server) AppendExecutorLogs(ctx context.Context, id, run string, l api.ExecutorLogs) error {
+	if l.Token < 1 {
+		return invalidf("token", "%d: want the run's token, from 1", l.Token)
+	}
+	if len(l.Lines) > maxExecutorLogLines {
+		return invalidf("lines", "has %d lines; at most %d are allowed per request", len(l.Lines), maxExecutorLogLines)
+	}
+	lines := make([]livelog.Line, len(l.Lines))
+	for i, ln := range l.Lines {
+		if ln.Seq < 1 {
+			return invalidf(fmt.Sprintf("lines[%d].seq", i), "%d: want the line's number in the run, from 1", ln.Seq)
+		}
+		lines[i] = livelog.Line{Seq: ln.Seq, Time: ln.Time, Level: ln.Level, Message: ln.Message, Attrs: ln.Attrs}
+	}
+	if _, err := s.executorOf(ctx, id); err != nil {
+		return err
+	}
+	execID, err := s.dispatch.Fence(ctx, id, run, l.Token)
+	if err != nil {
+		return dispatchErr(err)
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	if err := s.live.Append(ctx, execID, lines); err != nil {
+		if errors.Is(err, livelog.ErrInvalid) {
+			return invalidf("lines", "%v", err)
+		}
+		return err
+	}
+	return nil
 }
 
 // ListExecutors lists the registered executors.

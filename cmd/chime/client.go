@@ -37,6 +37,7 @@ func newClientCmds(getenv func(string) string) []*cobra.Command {
 		newExportCmd(cfg),
 		newExecutionsCmd(cfg),
 		newNodesCmd(cfg),
+		newExecutorsCmd(cfg),
 		newCalendarsCmd(cfg),
 		newLoginCmd(cfg),
 		newLogoutCmd(cfg),

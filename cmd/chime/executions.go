@@ -163,6 +163,9 @@ func writeExecution(w io.Writer, e *api.Execution) error {
 		t.row("Error:", e.Error)
 	}
 	t.row("Node:", orDash(e.NodeID))
+	if e.ExecutorID != "" {
+		t.row("Executor:", orDash(e.ExecutorInstance)+" ("+e.ExecutorID+")")
+	}
 	t.row("Scheduled:", formatTime(&e.ScheduledTime))
 	t.row("Started:", formatTime(e.StartedTime))
 	t.row("Finished:", formatTime(e.FinishedTime))

@@ -3,7 +3,8 @@
 // with three handlers:
 //
 //   - "echo" prints its parameters and logs a line;
-//   - "sleep" waits for its "seconds" parameter (default 1), or until the
+//   - "sleep" waits for its "seconds" parameter (default 1; a number, or
+//     a string such as `chime jobs run --param seconds=60` gives), or until the
 //     run is killed, times out or the executor stops;
 //   - "fail" fails with its "message" parameter.
 //
@@ -25,6 +26,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -72,8 +74,14 @@ func run(server, token, group, instance, labelList string, log *slog.Logger) err
 	})
 	ex.Handle("sleep", func(ctx context.Context, r *executor.Run) error {
 		d := time.Second
-		if s, ok := r.Params["seconds"].(float64); ok {
+		// A number from a job's data, or a string from `chime jobs run --param`.
+		switch s := r.Params["seconds"].(type) {
+		case float64:
 			d = time.Duration(s * float64(time.Second))
+		case string:
+			if f, err := strconv.ParseFloat(s, 64); err == nil {
+				d = time.Duration(f * float64(time.Second))
+			}
 		}
 		r.Logger.Info("sleeping", "for", d.String(), "attempt", r.Attempt, "recovering", r.Recovering)
 		t := time.NewTimer(d)

@@ -183,6 +183,7 @@ func TestListsTimesNamesAndCharts(t *testing.T) {
 		{jobRoute, "Recent executions", "job-long-name"},
 		{"/jobs/etl/export", "Recent executions", "job-failing"},
 		{"/cluster", "Nodes", "cluster"},
+		{"/executors", "Recent failures", "executors-readable"},
 		{"/explain?job=etl%2Fexport&at=" + url.QueryEscape(failed.ScheduledTime.Format("2006-01-02T15:04:05.000Z07:00")), "Verdict", "explain-readable"},
 	}
 	for _, pg := range pages[3:] {

@@ -20,7 +20,7 @@ type queries struct {
 	runInsert, runRehandover, runToken            string
 	runTake, runStart, cancelsUntold, cancelTold  string
 	runReport, runCancel, runLose, runDelete      string
-	runsForgetNode, watch, pending                string
+	runsForgetNode, watch, pending, runFence      string
 }
 
 func renderQueries(render func(string) string) queries {
@@ -72,6 +72,9 @@ func renderQueries(render func(string) string) queries {
 			WHERE sched_name = ? AND id = ? AND token = ? AND state IN ('assigned', 'running')`),
 		runLose: render(`UPDATE {p}dispatch_runs SET state = 'lost', finished = ?
 			WHERE sched_name = ? AND id = ? AND token = ? AND state IN ` + active),
+		// The fence of a run's log lines: as runReport's.
+		runFence: render(`SELECT execution_id FROM {p}dispatch_runs
+			WHERE sched_name = ? AND id = ? AND executor_id = ? AND token = ? AND state IN ` + active),
 		runDelete: render(`DELETE FROM {p}dispatch_runs WHERE sched_name = ? AND id = ?`),
 		// pending tells a waiting Take whether a transaction would find
 		// anything: most reads find nothing, and take no lock.

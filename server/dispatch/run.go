@@ -419,6 +419,22 @@ func (s *Service) Report(ctx context.Context, executor, runID string, r api.Exec
 	return nil
 }
 
+// Fence returns the execution ID of run runID if it is leased to
+// executor under token and has not ended; otherwise ErrStale. The live
+// log lines an executor sends are appended under that execution only
+// when it holds.
+func (s *Service) Fence(ctx context.Context, executor, runID string, token int64) (string, error) {
+	var execID string
+	err := s.db.QueryRowContext(ctx, s.q.runFence, s.sched, runID, executor, token).Scan(&execID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", fmt.Errorf("%w: run %s, token %d", ErrStale, runID, token)
+	case err != nil:
+		return "", fmt.Errorf("dispatch: reading run %s: %w", runID, err)
+	}
+	return execID, nil
+}
+
 // RequestCancel asks the executor of a run to stop it: its next poll or
 // heartbeat tells it. A run that ended, or was handed over again, is
 // left alone.

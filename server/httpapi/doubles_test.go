@@ -280,6 +280,11 @@ func (s *recordingService) ReportExecutorResult(ctx context.Context, id, run str
 	return nil
 }
 
+func (s *recordingService) AppendExecutorLogs(ctx context.Context, id, run string, _ api.ExecutorLogs) error {
+	s.call("AppendExecutorLogs", callerName(ctx), id, run)
+	return nil
+}
+
 func (s *recordingService) ListExecutors(context.Context) ([]api.Executor, error) {
 	s.call("ListExecutors", "")
 	return nil, nil

@@ -24,6 +24,10 @@ type Executors interface {
 	// ReportExecutorResult records how run ended; a stale token, or a run
 	// not leased to id, is a conflict.
 	ReportExecutorResult(ctx context.Context, id, run string, r api.ExecutorResult) error
+	// AppendExecutorLogs appends a running run's log lines to its
+	// execution's live log; a stale token, or a run not leased to id, is
+	// a conflict and appends nothing.
+	AppendExecutorLogs(ctx context.Context, id, run string, l api.ExecutorLogs) error
 	// ListExecutors lists the registered executors.
 	ListExecutors(ctx context.Context) ([]api.Executor, error)
 }
@@ -112,6 +116,22 @@ func (h *handler) reportExecutorResult(w http.ResponseWriter, r *http.Request, _
 		return err
 	}
 	if err := ex.ReportExecutorResult(r.Context(), r.PathValue("id"), r.PathValue("run"), req); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h *handler) appendExecutorLogs(w http.ResponseWriter, r *http.Request, _ *call) error {
+	ex, err := h.executors()
+	if err != nil {
+		return err
+	}
+	var req api.ExecutorLogs
+	if err := h.decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := ex.AppendExecutorLogs(r.Context(), r.PathValue("id"), r.PathValue("run"), req); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -34,6 +34,7 @@ func routeCases() []routeCase {
 		{"GET /api/v1/executors", viewer, "/api/v1/executors", "", "ListExecutors", http.StatusOK},
 		{"POST /api/v1/executors/{id}/heartbeat", executor, "/api/v1/executors/x1/heartbeat", "", "ExecutorHeartbeat", http.StatusOK},
 		{"POST /api/v1/executors/{id}/poll", executor, "/api/v1/executors/x1/poll", `{"wait":"1s"}`, "PollExecutor", http.StatusOK},
+		{"POST /api/v1/executors/{id}/runs/{run}/log", executor, "/api/v1/executors/x1/runs/r1/log", `{"token":1,"lines":[]}`, "AppendExecutorLogs", http.StatusNoContent},
 		{"POST /api/v1/executors/{id}/runs/{run}/result", executor, "/api/v1/executors/x1/runs/r1/result", `{"token":1,"outcome":"succeeded"}`, "ReportExecutorResult", http.StatusNoContent},
 		{"POST /api/v1/auth/logout", viewer, "/api/v1/auth/logout", "", "Logout", http.StatusNoContent},
 		{"GET /api/v1/auth/me", viewer, "/api/v1/auth/me", "", "", http.StatusOK},

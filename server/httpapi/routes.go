@@ -205,6 +205,15 @@ func (h *handler) table() []route {
 			handle: h.pollExecutor,
 		},
 		{
+			method: http.MethodPost, path: v1 + "/executors/{id}/runs/{run}/log", role: executor, operationID: "appendExecutorLogs",
+			summary: "Send log lines of a running run, under the run's token, for its execution's live log stream; " +
+				"number them as the result's logs will hold them. 409, appending nothing, when the run is not leased " +
+				"to this executor under that token, or it ended.",
+			body: api.ExecutorLogs{}, responses: noContent,
+			errors: []int{http.StatusConflict},
+			handle: h.appendExecutorLogs,
+		},
+		{
 			method: http.MethodPost, path: v1 + "/executors/{id}/runs/{run}/result", role: executor, operationID: "reportExecutorResult",
 			summary: "Report how a run ended, under the run's token. 409, changing nothing, when the run is not leased " +
 				"to this executor under that token (it was handed to another, or it ended).",

@@ -422,7 +422,7 @@ export function debounce(fn, ms = 300) {
 
 /** outcomeBadge shows an execution outcome in its colour. */
 export function outcomeBadge(outcome) {
-  return badge((outcome || 'unknown').replace('_', ' '), outcome || 'info');
+  return badge((outcome || 'unknown').replaceAll('_', ' '), outcome || 'info');
 }
 
 /** moreButton is a "Load more" button for cursor paging; it hides when there is no next page. */

@@ -9,7 +9,7 @@ import { jobRoute } from './explain.js';
 import { jobPicker } from '../picker.js';
 
 /** OUTCOMES are the outcomes GET /executions?outcome= accepts. */
-export const OUTCOMES = ['running', 'succeeded', 'failed', 'timed_out', 'cancelled', 'skipped', 'node_lost', 'killed'];
+export const OUTCOMES = ['running', 'succeeded', 'failed', 'timed_out', 'cancelled', 'skipped', 'node_lost', 'killed', 'no_executor', 'executor_lost'];
 
 /** executionRoute is the console route of an execution. */
 export function executionRoute(id) {
@@ -63,7 +63,7 @@ export async function render(ctx) {
 
   const form = h('form', { class: 'filters', role: 'search', 'aria-label': 'Filter executions' },
     jobPicker(ctx, 'job', 'Job', { value: filters.job }),
-    field('outcome', 'Outcome', { type: 'select', value: filters.outcome, options: [['', 'any'], ...OUTCOMES.map(o => [o, o.replace('_', ' ')])] }),
+    field('outcome', 'Outcome', { type: 'select', value: filters.outcome, options: [['', 'any'], ...OUTCOMES.map(o => [o, o.replaceAll('_', ' ')])] }),
     field('node', 'Node', { value: filters.node, placeholder: 'node ID' }),
     field('from', 'Started from', { type: 'datetime-local', step: 1, value: filters.from ? toLocalInput(filters.from) : '' }),
     field('to', 'Started before', { type: 'datetime-local', step: 1, value: filters.to ? toLocalInput(filters.to) : '' }),

@@ -66,6 +66,14 @@ function list(text) {
   return text.split(/[\s,;]+/).map(s => s.trim()).filter(Boolean);
 }
 
+// ROUTINGS are the strategies that pick a job's executor among its group's
+// live ones (docs/executors.md).
+const ROUTINGS = [
+  ['round_robin', 'round robin'], ['first', 'first'], ['last', 'last'], ['random', 'random'],
+  ['consistent_hash', 'consistent hash'], ['lru', 'least recently used'], ['lfu', 'least frequently used'],
+  ['failover', 'failover (first healthy)'], ['busy_over', 'busy-over (first idle)'],
+];
+
 // checks are the as-you-type checks of fields the browser can judge; the
 // API judges the rest when saving.
 const checks = [
@@ -78,6 +86,8 @@ const checks = [
   [/^(?!triggers\[\d+\]\.schedule\.)(.*\.)?(timeout|delay|max_delay|dead_man|running_longer_than)$/, v => !v.trim() || DURATION.test(v.trim()) ? '' : 'is not a duration such as "90s" or "1h30m"'],
   [/^http\.expect_status$/, v => list(v).every(s => /^[1-5]\d\d$/.test(s)) ? '' : 'want status codes such as 200, 204'],
   [/^http\.headers$/, v => lines(v).every(l => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*:/.test(l)) ? '' : 'one "Name: value" per line'],
+  [/^executor\.(group|handler)$/, v => !v.trim() ? 'is required' : ''],
+  [/^executor\.labels$/, v => lines(v).every(l => /^[^=\s]+=/.test(l)) ? '' : 'one key=value per line'],
   [/^shell\.env$/, v => lines(v).every(l => /^[A-Za-z_][A-Za-z0-9_]*=/.test(l)) ? '' : 'one NAME=value per line'],
   [/^(data|triggers\[\d+\]\.schedule)$/, v => {
     if (!v.trim()) return '';
@@ -152,10 +162,11 @@ export async function render(ctx) {
     const shell = obj(job.shell);
     const retry = job.retry || {};
     const alerts = job.alerts || {};
-    const known = ['http', 'shell'].includes(job.type);
+    const exec = job.executor || {};
+    const known = ['http', 'shell', 'executor'].includes(job.type);
 
     const typeSel = field('type', 'Type', { type: 'select', value: known ? job.type : 'other',
-      options: [['http', 'HTTP request'], ['shell', 'Shell command'], ['other', 'Registered Go job type…']] });
+      options: [['http', 'HTTP request'], ['shell', 'Shell command'], ['executor', 'Handler on an executor group'], ['other', 'Registered Go job type…']] });
     const custom = field('type_custom', 'Go job type name', { value: known ? '' : (job.type || ''), hint: 'A job type the server\'s binary registered.' });
 
     const httpBox = h('div', { class: 'stack' },
@@ -174,12 +185,23 @@ export async function render(ctx) {
         field('shell.dir', 'Working directory', { value: shell.dir || '', placeholder: 'server default' }),
         field('shell.timeout', 'Command timeout', { value: shell.timeout || '', placeholder: 'none' })),
       field('shell.env', 'Environment', { type: 'textarea', rows: 2, value: Object.entries(shell.env || {}).map(([k, v]) => `${k}=${v}`).join('\n'), hint: 'One NAME=value per line.' }));
+    const executorBox = h('div', { class: 'stack', 'data-testid': 'executor-fields' },
+      h('div', { class: 'row' },
+        field('executor.group', 'Executor group', { value: exec.group || '', autocomplete: 'off', hint: 'The group whose executors run it (see Executors).' }),
+        field('executor.handler', 'Handler', { value: exec.handler || '', autocomplete: 'off', hint: 'A handler name the group\'s executors advertise.' })),
+      h('div', { class: 'row' },
+        field('executor.routing', 'Routing', { type: 'select', value: exec.routing || 'round_robin', options: ROUTINGS }),
+        field('executor.hash_key', 'Hash key', { value: exec.hash_key || '', placeholder: 'the job key',
+          hint: 'Consistent hash only: a parameter name to hash on.' })),
+      field('executor.labels', 'Required labels', { type: 'textarea', rows: 2, value: Object.entries(exec.labels || {}).map(([k, v]) => `${k}=${v}`).join('\n'),
+        hint: 'One key=value per line: only executors carrying them all run it.' }));
     const otherBox = h('p', { class: 'muted' }, 'A Go job type reads its settings from the job data below.');
-    typeFields = { httpBox, shellBox, otherBox, custom, typeSel };
+    typeFields = { httpBox, shellBox, executorBox, otherBox, custom, typeSel };
     const showType = () => {
       const t = typeSel.querySelector('select').value;
       httpBox.hidden = t !== 'http';
       shellBox.hidden = t !== 'shell';
+      executorBox.hidden = t !== 'executor';
       otherBox.hidden = t !== 'other';
       custom.hidden = t !== 'other';
     };
@@ -205,7 +227,7 @@ export async function render(ctx) {
         h('div', { class: 'row' }, groupField, nameField),
         field('description', 'Description', { value: job.description || '' }),
         h('div', { class: 'row' }, typeSel, custom)),
-      panel('What it runs', httpBox, shellBox, otherBox),
+      panel('What it runs', httpBox, shellBox, executorBox, otherBox),
       panel('Triggers', triggersBox,
         h('div', { class: 'actions' }, button('Add trigger', () => {
           const all = editors.map(e => e.value());
@@ -265,6 +287,7 @@ export async function render(ctx) {
     if (t === 'other' && !job.type) throw invalid('type_custom', 'is required: the name of a registered job type');
     delete job.http;
     delete job.shell;
+    delete job.executor;
     if (t === 'http') {
       const http = { ...obj(base.http), method: val('http.method'), url: val('http.url') };
       const headers = {};
@@ -295,6 +318,15 @@ export async function render(ctx) {
       if (val('shell.dir')) shell.dir = val('shell.dir'); else delete shell.dir;
       if (val('shell.timeout')) shell.timeout = val('shell.timeout'); else delete shell.timeout;
       job.shell = shell;
+    } else if (t === 'executor') {
+      const ex = { ...obj(base.executor), group: val('executor.group'), handler: val('executor.handler'), routing: val('executor.routing') };
+      if (!ex.group) throw invalid('executor.group', 'is required: the executor group that runs the job');
+      if (!ex.handler) throw invalid('executor.handler', 'is required: a handler the group\'s executors advertise');
+      const labels = {};
+      for (const l of lines(f('executor.labels').value)) { const i = l.indexOf('='); labels[l.slice(0, i).trim()] = l.slice(i + 1).trim(); }
+      if (Object.keys(labels).length) ex.labels = labels; else delete ex.labels;
+      if (val('executor.hash_key')) ex.hash_key = val('executor.hash_key'); else delete ex.hash_key;
+      job.executor = ex;
     }
     if (val('timeout')) job.timeout = val('timeout'); else delete job.timeout;
     job.overlap = val('overlap');
