@@ -117,9 +117,15 @@ func historyTail(logs []history.LogLine, after int64) []api.LiveLogLine {
 	return out
 }
 
+// executorRetention is how long an executor whose lease lapsed stays
+// listed (GET /api/v1/executors, the console) before pruneLiveLogs
+// deletes it.
+const executorRetention = 24 * time.Hour
+
 // pruneLiveLogs deletes, every livePruneInterval on the cluster's leader,
 // the live lines older than the history's retention: those of executions
-// whose node died before it could end them. It returns when ctx ends.
+// whose node died before it could end them; and the executors whose lease
+// lapsed executorRetention ago and hold no run. It returns when ctx ends.
 func (s *Server) pruneLiveLogs(ctx context.Context) {
 	t := time.NewTicker(livePruneInterval)
 	defer t.Stop()
@@ -139,6 +145,13 @@ func (s *Server) pruneLiveLogs(ctx context.Context) {
 			s.log.Warn("cannot prune the live log lines", "error", err)
 		case n > 0:
 			s.log.Info("pruned the live log lines of executions that never ended", "executions", n)
+		}
+		n, err = s.dispatch.PruneExecutors(ctx, s.now().Add(-executorRetention))
+		switch {
+		case err != nil && !errors.Is(err, context.Canceled):
+			s.log.Warn("cannot prune the executors that left", "error", err)
+		case n > 0:
+			s.log.Info("pruned the executors whose lease lapsed a day ago", "executors", n)
 		}
 	}
 }

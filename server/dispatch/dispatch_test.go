@@ -448,3 +448,37 @@ func TestForgetNode(t *testing.T) {
 		}
 	})
 }
+
+func TestPruneExecutors(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, nil, func(t *testing.T, s *dispatch.Service) {
+		ctx := t.Context()
+		idle := register(t, s, "prune", nil, "h")
+		busy := register(t, s, "prune", nil, "h")
+		other := register(t, s, "prune-other", nil, "h")
+		if _, err := handover(t, s, api.ExecutorTarget{Group: "prune", Handler: "h", Routing: "last"}, nil); err != nil {
+			t.Fatalf("Handover: %v", err)
+		}
+		// Leases lapse within Lease of the database clock: a bound past
+		// them prunes every lapsed executor but the one holding a run.
+		n, err := s.PruneExecutors(ctx, time.Now().Add(time.Hour))
+		if err != nil || n != 2 {
+			t.Fatalf("PruneExecutors = %d, %v; want 2 (the idle one and the other group's, both lapsed by then)", n, err)
+		}
+		got := map[string]bool{}
+		for _, id := range append(order(t, s, "prune"), order(t, s, "prune-other")...) {
+			got[id] = true
+		}
+		if !got[busy.ID] || got[idle.ID] || got[other.ID] || len(got) != 1 {
+			t.Errorf("executors left = %v; want only %s, which holds a run", got, busy.ID)
+		}
+		// A bound before every lease prunes nothing.
+		again := register(t, s, "prune", nil, "h")
+		if n, err := s.PruneExecutors(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
+			t.Errorf("PruneExecutors before every lease = %d, %v; want 0", n, err)
+		}
+		if ids := order(t, s, "prune"); len(ids) != 2 || ids[1] != again.ID {
+			t.Errorf("executors of the group = %v; want %s and %s", ids, busy.ID, again.ID)
+		}
+	})
+}

@@ -21,6 +21,7 @@ type queries struct {
 	runTake, runStart, cancelsUntold, cancelTold  string
 	runReport, runCancel, runLose, runDelete      string
 	runsForgetNode, watch, pending, runFence      string
+	executorsPrune                                string
 }
 
 func renderQueries(render func(string) string) queries {
@@ -28,7 +29,12 @@ func renderQueries(render func(string) string) queries {
 		now: render(`SELECT {now}`),
 		executorInsert: render(`INSERT INTO {p}dispatch_executors (sched_name, id, grp, instance, version, labels, handlers,
 			registered, last_heartbeat, lease_until, last_used, use_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`),
-		executorGet:  render(`SELECT ` + executorCols + ` FROM {p}dispatch_executors WHERE sched_name = ? AND id = ?`),
+		executorGet: render(`SELECT ` + executorCols + ` FROM {p}dispatch_executors WHERE sched_name = ? AND id = ?`),
+		// Executors whose lease lapsed before the bound and that hold no
+		// run: every registration adds a row, and this removes the old.
+		executorsPrune: render(`DELETE FROM {p}dispatch_executors WHERE sched_name = ? AND lease_until < ?
+			AND NOT EXISTS (SELECT 1 FROM {p}dispatch_runs r WHERE r.sched_name = {p}dispatch_executors.sched_name
+			AND r.executor_id = {p}dispatch_executors.id)`),
 		executorList: render(`SELECT ` + executorCols + ` FROM {p}dispatch_executors WHERE sched_name = ? ORDER BY grp, registered, id`),
 		// A heartbeat extends only a lease that holds: once it lapsed,
 		// the executor's runs may be someone else's.

@@ -473,6 +473,21 @@ func (s *Service) ForgetNode(ctx context.Context, node string, before time.Time)
 	return int(n), nil
 }
 
+// PruneExecutors deletes the executors whose lease lapsed before before
+// and that hold no run, and returns how many. An executor comes back by
+// registering again, as its SDK does when a heartbeat finds it unknown.
+func (s *Service) PruneExecutors(ctx context.Context, before time.Time) (int, error) {
+	res, err := s.db.ExecContext(ctx, s.q.executorsPrune, s.sched, nanos(before))
+	if err != nil {
+		return 0, fmt.Errorf("dispatch: pruning executors: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("dispatch: pruning executors: %w", err)
+	}
+	return int(n), nil
+}
+
 // Update tells a waiting runner how its run ended: with a result, or
 // lost with its executor.
 type Update struct {
