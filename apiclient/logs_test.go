@@ -1,7 +1,6 @@
 package apiclient_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -11,29 +10,13 @@ import (
 	"github.com/chime-scheduler/chime/server/servertest"
 )
 
-// stepper is a Go job type that logs a line, waits for a step, logs a
-// second line, waits for another step and returns.
-type stepper struct{ step chan struct{} }
-
-func (s *stepper) Execute(ctx context.Context, jc *chime.JobContext) error {
-	for i, msg := range []string{"first", "second"} {
-		jc.Logger.Info(msg, "n", i+1)
-		select {
-		case <-s.step:
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-	}
-	return nil
-}
-
 // TestFollowExecutionLogs follows a running Go job's log through a real
 // server: the first line arrives while the job waits before logging the
 // second, then the second, then the end. Following it again after the
 // first line gives the rest; an unknown execution is not found.
 func TestFollowExecutionLogs(t *testing.T) {
 	t.Parallel()
-	st := &stepper{step: make(chan struct{})}
+	st := servertest.NewStepJob()
 	srv := servertest.Start(t, &servertest.Options{JobTypes: map[string]chime.Job{"step": st}})
 	ctx := t.Context()
 	c := srv.Client
@@ -83,11 +66,11 @@ func TestFollowExecutionLogs(t *testing.T) {
 	if l := next(); l.Seq != 1 || l.Message != "first" || l.Level != "INFO" {
 		t.Fatalf("first line = %+v, want 1 INFO first", l)
 	}
-	st.step <- struct{}{}
+	st.Step()
 	if l := next(); l.Seq != 2 || l.Message != "second" {
 		t.Fatalf("second line = %+v, want 2 second", l)
 	}
-	st.step <- struct{}{}
+	st.Step()
 	select {
 	case r := <-done:
 		if r.err != nil || r.end == nil || r.end.Outcome != "succeeded" {

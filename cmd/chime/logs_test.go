@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"os"
 	"strings"
@@ -14,22 +13,6 @@ import (
 	"github.com/chime-scheduler/chime/server/servertest"
 )
 
-// stepper is a Go job type that logs a line, waits for a step, logs a
-// second line, waits for another step and returns.
-type stepper struct{ step chan struct{} }
-
-func (s *stepper) Execute(ctx context.Context, jc *chime.JobContext) error {
-	for i, msg := range []string{"first", "second"} {
-		jc.Logger.Info(msg, "n", i+1)
-		select {
-		case <-s.step:
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-	}
-	return nil
-}
-
 // TestExecutionsLogsFollow follows a running Go job's log with `chime
 // executions logs ID --follow`: the first line is printed while the job
 // waits before logging the second, then the second; the command returns
@@ -37,7 +20,7 @@ func (s *stepper) Execute(ctx context.Context, jc *chime.JobContext) error {
 // execution's lines are printed at once.
 func TestExecutionsLogsFollow(t *testing.T) {
 	t.Parallel()
-	st := &stepper{step: make(chan struct{})}
+	st := servertest.NewStepJob()
 	srv := servertest.Start(t, &servertest.Options{JobTypes: map[string]chime.Job{"step": st}})
 	token := cliLogin(t, srv.URL, srv.AdminPassword)
 	ctx := t.Context()
@@ -87,11 +70,11 @@ func TestExecutionsLogsFollow(t *testing.T) {
 	if l := nextLine(); !strings.HasSuffix(l, " INFO  first n=1") {
 		t.Fatalf("first printed line = %q, want the first log line", l)
 	}
-	st.step <- struct{}{}
+	st.Step()
 	if l := nextLine(); !strings.HasSuffix(l, " INFO  second n=2") {
 		t.Fatalf("second printed line = %q, want the second log line", l)
 	}
-	st.step <- struct{}{}
+	st.Step()
 	if out.Scan() {
 		t.Errorf("printed %q after the last line", out.Text())
 	}

@@ -60,17 +60,11 @@ func TestHistory(t *testing.T) {
 	for _, db := range dbtest.Databases() {
 		t.Run(db.Name, func(t *testing.T) {
 			t.Parallel()
-			shared := ""
-			if db.Dialect != string(sqlstore.SQLite) {
-				shared = db.URL(t)
-			}
+			urlFor := db.Shared(t)
 			for _, tc := range tests {
 				t.Run(tc.name, func(t *testing.T) {
 					t.Parallel()
-					url := shared
-					if url == "" {
-						url = db.URL(t)
-					}
+					url := urlFor(t)
 					tc.run(t, func(opts *history.Options) *history.History { return newHistory(t, url, opts) })
 				})
 			}

@@ -36,17 +36,11 @@ func TestVersions(t *testing.T) {
 	for _, db := range dbtest.Databases() {
 		t.Run(db.Name, func(t *testing.T) {
 			t.Parallel()
-			shared := ""
-			if db.Dialect != string(sqlstore.SQLite) {
-				shared = db.URL(t)
-			}
+			urlFor := db.Shared(t)
 			for _, tc := range tests {
 				t.Run(tc.name, func(t *testing.T) {
 					t.Parallel()
-					url := shared
-					if url == "" {
-						url = db.URL(t)
-					}
+					url := urlFor(t)
 					tc.run(t, func(o *jobversion.Options) *jobversion.Versions { return open(t, url, o) })
 				})
 			}

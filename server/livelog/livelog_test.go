@@ -39,17 +39,11 @@ func TestLog(t *testing.T) {
 	for _, db := range dbtest.Databases() {
 		t.Run(db.Name, func(t *testing.T) {
 			t.Parallel()
-			shared := ""
-			if db.Dialect != string(sqlstore.SQLite) {
-				shared = db.URL(t)
-			}
+			urlFor := db.Shared(t)
 			for _, tc := range tests {
 				t.Run(tc.name, func(t *testing.T) {
 					t.Parallel()
-					url := shared
-					if url == "" {
-						url = db.URL(t)
-					}
+					url := urlFor(t)
 					tc.run(t, func(o *livelog.Options) (*livelog.Log, *sqlstore.Store) { return newLog(t, url, o) })
 				})
 			}

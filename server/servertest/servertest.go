@@ -195,3 +195,28 @@ func (s *Server) waitReady(t testing.TB) {
 		time.Sleep(20 * time.Millisecond) // the node joins its cluster in the background
 	}
 }
+
+// StepJob is a Go job type for tests of live logs: it logs "first", waits
+// for a Step, logs "second", waits for another Step and returns (or
+// returns the cause when its run is cancelled first).
+type StepJob struct{ step chan struct{} }
+
+// NewStepJob returns a StepJob to register under Options.JobTypes.
+func NewStepJob() *StepJob { return &StepJob{step: make(chan struct{})} }
+
+// Step lets the running execution go on past its current line; it waits
+// until the execution takes it.
+func (s *StepJob) Step() { s.step <- struct{}{} }
+
+// Execute logs the two lines, waiting for a Step after each.
+func (s *StepJob) Execute(ctx context.Context, jc *chime.JobContext) error {
+	for i, msg := range []string{"first", "second"} {
+		jc.Logger.Info(msg, "n", i+1)
+		select {
+		case <-s.step:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	return nil
+}

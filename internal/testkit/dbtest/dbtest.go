@@ -70,6 +70,19 @@ type Database struct {
 	URL func(t testing.TB) string
 }
 
+// Shared returns what gives each subtest of t its database URL: for
+// PostgreSQL and MySQL one database, created here for all of them, which
+// they keep apart by scheduler name; for SQLite a fresh file per subtest,
+// since one file is one writer's. Like URL, it skips t when the database
+// is not configured.
+func (d Database) Shared(t testing.TB) func(t testing.TB) string {
+	if d.Dialect == "sqlite" {
+		return d.URL
+	}
+	url := d.URL(t)
+	return func(testing.TB) string { return url }
+}
+
 // Databases returns SQLite, PostgreSQL and MySQL, in that order.
 func Databases() []Database {
 	return []Database{
