@@ -79,6 +79,11 @@ const (
 	EventSchedulerShuttingDown  EventType = "SCHEDULER_SHUTTING_DOWN"
 	EventSchedulerShutdown      EventType = "SCHEDULER_SHUTDOWN"
 	EventSchedulingDataCleared  EventType = "SCHEDULING_DATA_CLEARED"
+	// EventNodeRecovered is chime's own: this node declared another node
+	// dead and recovered its work (Quartz's cluster recovery, which tells
+	// no listener). Exactly one node of the cluster recovers each dead
+	// node incarnation, so exactly one emits the event for it.
+	EventNodeRecovered EventType = "NODE_RECOVERED"
 )
 
 // SchedulerEvent is one scheduler event. Only the fields that apply to its
@@ -91,6 +96,19 @@ type SchedulerEvent struct {
 	Group string
 	// Err is the error of EventSchedulerError.
 	Err error
+	// Recovered is the dead node's recovery, with EventNodeRecovered.
+	Recovered *NodeRecovery
+}
+
+// NodeRecovery is what recovering a dead node did: the node as it was
+// before (Dead is set and Alive is not), how many of its claimed triggers
+// went back to waiting, and which of its executions will be re-run
+// because their jobs request recovery, or were recorded failed.
+type NodeRecovery struct {
+	Node             Node
+	ReleasedTriggers int
+	Recoverable      []Execution
+	Failed           []Execution
 }
 
 // AddJobListener adds a job listener; one with the same name is replaced.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/chime-scheduler/chime/store"
 )
 
 // Node is a scheduler node of the cluster, as the store records it.
@@ -95,4 +97,23 @@ func (s *Scheduler) DeadAfter() time.Duration { return s.member.DeadAfter() }
 // nothing and never fails.
 func (s *Scheduler) StoreTime() time.Time {
 	return s.cfg.Clock.Now().Add(s.member.Offset())
+}
+
+// nodeRecoveryOf is the store's account of a dead node's recovery as
+// EventNodeRecovered tells it. The store gives the node as it was before
+// it was declared dead; the event gives it as it is now, dead.
+func nodeRecoveryOf(r *store.NodeRecovery) *NodeRecovery {
+	out := &NodeRecovery{
+		Node:             Node{ID: r.Node.ID, Epoch: r.Node.Epoch, LastCheckIn: r.Node.LastCheckIn, Dead: true},
+		ReleasedTriggers: r.ReleasedTriggers,
+		Recoverable:      make([]Execution, 0, len(r.Recoverable)),
+		Failed:           make([]Execution, 0, len(r.Failed)),
+	}
+	for i := range r.Recoverable {
+		out.Recoverable = append(out.Recoverable, executionOf(&r.Recoverable[i]))
+	}
+	for i := range r.Failed {
+		out.Failed = append(out.Failed, executionOf(&r.Failed[i]))
+	}
+	return out
 }

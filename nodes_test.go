@@ -3,10 +3,13 @@ package chime_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/chime-scheduler/chime"
+	"github.com/chime-scheduler/chime/schedule"
+	"github.com/chime-scheduler/chime/store"
 	"github.com/chime-scheduler/chime/store/memstore"
 )
 
@@ -92,4 +95,73 @@ func ExampleScheduler_Cluster() {
 	// Output:
 	// node-1 alive=true
 	// leader: node-1
+}
+
+// TestNodeRecoveredEvent has a node fire two jobs, one that requests
+// recovery, and never check in again: the live scheduler declares it dead
+// and tells its scheduler listeners once, with the dead node and which of
+// its executions it will re-run and which it recorded failed.
+func TestNodeRecoveredEvent(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st := memstore.New(nil)
+	s, _ := newScheduler(t, chime.Config{Store: st, NodeID: "watcher",
+		CheckInInterval: 20 * time.Millisecond, DeadAfter: 100 * time.Millisecond})
+	day := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, name := range []string{"lost", "recovered"} {
+		j := job(name)
+		j.RequestsRecovery = name == "recovered"
+		tr := trig(name, &schedule.Simple{})
+		tr.StartTime = day
+		scheduleJob(t, s, j, tr)
+	}
+	node, err := st.NodeRegister(ctx, "ghost")
+	if err != nil {
+		t.Fatalf("NodeRegister: %v", err)
+	}
+	fired := ghostFire(t, st, store.Lease{NodeID: node.ID, Epoch: node.Epoch}, day.Add(time.Hour))
+	if len(fired) != 2 {
+		t.Fatalf("the ghost fired %d triggers, want 2", len(fired))
+	}
+
+	events := make(chan chime.SchedulerEvent, 10)
+	s.AddSchedulerListener("test", func(_ context.Context, ev chime.SchedulerEvent) {
+		if ev.Type == chime.EventNodeRecovered {
+			events <- ev
+		}
+	})
+	start(t, s)
+	t.Cleanup(func() { stop(t, s) })
+
+	var ev chime.SchedulerEvent
+	select {
+	case ev = <-events:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no NODE_RECOVERED event within 10s of the ghost's death")
+	}
+	r := ev.Recovered
+	if r == nil {
+		t.Fatal("NODE_RECOVERED without Recovered")
+	}
+	if r.Node.ID != "ghost" || r.Node.Epoch != node.Epoch || !r.Node.Dead || r.Node.Alive {
+		t.Errorf("Node = %+v, want ghost of epoch %d, dead", r.Node, node.Epoch)
+	}
+	ids := func(es []chime.Execution) []string {
+		var out []string
+		for _, e := range es {
+			out = append(out, e.ID)
+		}
+		return out
+	}
+	if got, want := ids(r.Recoverable), []string{fired["recovered"].ID}; !slices.Equal(got, want) {
+		t.Errorf("Recoverable = %v, want %v", got, want)
+	}
+	if got, want := ids(r.Failed), []string{fired["lost"].ID}; !slices.Equal(got, want) {
+		t.Errorf("Failed = %v, want %v", got, want)
+	}
+	select {
+	case ev := <-events:
+		t.Errorf("a second NODE_RECOVERED event: %+v", ev.Recovered.Node)
+	case <-time.After(300 * time.Millisecond):
+	}
 }

@@ -98,8 +98,14 @@ func New(cfg Config) (*Scheduler, error) {
 // makes the engine act on what the member did.
 type clusterEvents struct{ s *Scheduler }
 
-// NodesRecovered makes the engine re-run the recovered executions at once.
-func (ev clusterEvents) NodesRecovered([]store.NodeRecovery) { ev.s.engine.WakeRecovery() }
+// NodesRecovered makes the engine re-run the recovered executions at once,
+// and tells the scheduler listeners about each recovered node.
+func (ev clusterEvents) NodesRecovered(recovered []store.NodeRecovery) {
+	ev.s.engine.WakeRecovery()
+	for i := range recovered {
+		ev.s.emit(SchedulerEvent{Type: EventNodeRecovered, Recovered: nodeRecoveryOf(&recovered[i])})
+	}
+}
 
 // Reconciled makes the engine act on what a reconciliation repaired:
 // re-run the executions now recoverable, and claim the triggers now

@@ -112,8 +112,12 @@ func TestNodeLossIsRecordedAlertedAndRecovered(t *testing.T) {
 	t.Parallel()
 	b := newBlocker()
 	hook := newWebhook(t)
+	nodeHook := newWebhook(t) // the default webhook: alerts about nodes
 	logs, logger := logtest.New(slog.LevelInfo)
-	a, bNode := twoNodes(t, b, func(c *Config) { c.Logger = logger })
+	a, bNode := twoNodes(t, b, func(c *Config) {
+		c.Logger = logger
+		c.Alert.DefaultWebhooks = []string{nodeHook.URL}
+	})
 	ctx := t.Context()
 	j := api.Job{Group: "g", Name: "precious", Type: "block", RequestsRecovery: true, Alerts: &api.JobAlerts{Webhooks: []string{hook.URL}}}
 	if _, err := a.CreateJob(ctx, "alice", j); err != nil {
@@ -138,6 +142,11 @@ func TestNodeLossIsRecordedAlertedAndRecovered(t *testing.T) {
 	p := hook.next(t, alert.KindNodeLost)
 	if p.ExecutionID != acc.ExecutionIDs[0] || p.NodeID != lost.NodeID() {
 		t.Errorf("node_lost alert = %+v, want one about %s on %s", p, acc.ExecutionIDs[0], lost.NodeID())
+	}
+	// The survivor, which recovered the lost node, alerts about the node
+	// itself, once.
+	if p := nodeHook.next(t, alert.KindNodeLost); p.NodeID != lost.NodeID() || p.Job.Name != "" {
+		t.Errorf("node alert = %+v, want one about node %s and no job", p, lost.NodeID())
 	}
 	if e := waitExecution(t, survivor, first.ID); e.Outcome != "node_lost" {
 		t.Errorf("execution on the lost node = %+v, want node_lost", e)

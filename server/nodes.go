@@ -101,20 +101,19 @@ func buildVersion() string {
 const chimeModule = "github.com/chime-scheduler/chime"
 
 // watchNodes watches the cluster until ctx ends: it counts the live
-// nodes, records the executions of nodes that died as node_lost (with an
-// alert for each), and, on the leader, alerts about nodes that died.
+// nodes and records the executions of nodes that died as node_lost (with
+// an alert for each). The alert about the node itself is schedulerEvent's.
 func (s *Server) watchNodes(ctx context.Context) {
 	interval := s.sched.DeadAfter() / 3
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	wasAlive := make(map[string]int64) // node ID → epoch, of nodes seen alive
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if err := s.checkNodes(ctx, wasAlive); err != nil && ctx.Err() == nil {
+		if err := s.checkNodes(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("cannot check the cluster's nodes", "error", err)
 		}
 		if err := s.report(ctx, s.now()); err != nil && ctx.Err() == nil {
@@ -124,7 +123,7 @@ func (s *Server) watchNodes(ctx context.Context) {
 }
 
 // checkNodes is one pass of watchNodes.
-func (s *Server) checkNodes(ctx context.Context, wasAlive map[string]int64) error {
+func (s *Server) checkNodes(ctx context.Context) error {
 	view, err := s.sched.Cluster(ctx)
 	if err != nil {
 		return err
@@ -160,27 +159,22 @@ func (s *Server) checkNodes(ctx context.Context, wasAlive map[string]int64) erro
 			s.sweepLostFirings(ctx, n)
 		}
 	}
-
-	leader := view.Leader() == s.NodeID()
-	for _, n := range view.Nodes {
-		if n.Alive {
-			wasAlive[n.ID] = n.Epoch
-			continue
-		}
-		epoch, seen := wasAlive[n.ID]
-		if !seen || !n.Dead {
-			continue
-		}
-		delete(wasAlive, n.ID)
-		if leader {
-			s.alerts.notify(ctx, nil, alert.Event{
-				Kind: alert.KindNodeLost, NodeID: n.ID, At: view.At,
-				Detail: fmt.Sprintf("Node %s (lease epoch %d) stopped checking in at %s and was declared dead.",
-					n.ID, epoch, n.LastCheckIn.Format(time.RFC3339)),
-			})
-		}
-	}
 	return nil
+}
+
+// schedulerEvent alerts about a node this node declared dead and whose
+// work it recovered. The library tells exactly one node of the cluster
+// about each dead node incarnation, the one that recovered it.
+func (s *Server) schedulerEvent(ctx context.Context, ev chime.SchedulerEvent) {
+	if ev.Type != chime.EventNodeRecovered || ev.Recovered == nil {
+		return
+	}
+	n := ev.Recovered.Node
+	s.alerts.notify(ctx, nil, alert.Event{
+		Kind: alert.KindNodeLost, NodeID: n.ID, At: s.now(),
+		Detail: fmt.Sprintf("Node %s (lease epoch %d) stopped checking in at %s and was declared dead; %d of its runs will be re-run, %d were lost.",
+			n.ID, n.Epoch, n.LastCheckIn.Format(time.RFC3339), len(ev.Recovered.Recoverable), len(ev.Recovered.Failed)),
+	})
 }
 
 // sweepLostFirings records the firings that the dead node n lost before

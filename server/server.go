@@ -224,6 +224,7 @@ func (s *Server) init(ctx context.Context) error {
 		}
 	}
 	sched.AddTriggerListener(chime.TriggerListener{Name: "chime-server", Misfired: s.misfired, VetoExecution: s.vetoPaused})
+	sched.AddSchedulerListener("chime-server", s.schedulerEvent)
 	if s.secrets, err = s.newSecrets(ctx); err != nil {
 		return err
 	}
