@@ -31,7 +31,7 @@ func newRootCmd() *cobra.Command {
 		verbose                    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "chime-bench --workload W1a|W1b|W1c|W2a|W2b|W3 --nodes N --database-url URL",
+		Use:   "chime-bench --workload W1a|W1b|W1c|W2a|W2b|W3|E1 --nodes N --database-url URL",
 		Short: "Run a benchmark workload on node processes and print one result line",
 		Long: `Run a benchmark workload: seed its triggers in tables of its own, start N node
 processes (each a chime scheduler), let them fire, stop them, merge what they
@@ -54,6 +54,12 @@ Workloads (--scale multiplies K or R):
   W2b  R=5,000 likewise (--rate sets another R for W2a or W2b)
   W3   2 nodes: 200 triggers every second and 20 jobs of 5 s that request
        recovery, for 40 s; the busiest node is killed with SIGKILL at 20 s
+  E1   R=2,000 executor jobs firing every second for 60 s (the middle 40 s
+       measured), a no-op handler on 20 executor processes of one group
+       (the Go SDK), round robin, connected to the nodes in turn; server
+       nodes only (--rate sets another R). Its lag figures are the dispatch
+       lag, from the scheduled time to the handler's start on an executor,
+       and its line adds executors=20 split=…, the runs each executor began.
 
 --via library (the default) runs each node as a chime scheduler on the store,
 as a Go service embedding the library does. --via server runs each node as
@@ -87,6 +93,9 @@ docs/performance.md.`,
 			logOut := io.Discard
 			if verbose {
 				logOut = cmd.ErrOrStderr()
+			}
+			if w.Executors > 0 && !cmd.Flags().Changed("via") {
+				via = bench.ViaServer
 			}
 			switch via {
 			case bench.ViaLibrary, bench.ViaServer:
@@ -130,8 +139,8 @@ docs/performance.md.`,
 	f.StringVar(&via, "via", bench.ViaLibrary, "what the nodes are: library (chime schedulers) or server (chime server processes)")
 	f.StringVar(&seed, "seed", bench.SeedBatch, "how the jobs are created before the run: batch (ScheduleJobs, 1,000 to a call) or single (one ScheduleJob each)")
 	f.Float64Var(&scale, "scale", 1, "multiplies the workload's trigger count K or R")
-	f.IntVar(&rate, "rate", 0, "W2 only: triggers firing every second, instead of 1,000 (W2a) or 5,000 (W2b)")
-	f.IntVar(&workers, "workers", 10, "workers of each node")
+	f.IntVar(&rate, "rate", 0, "W2 and E1 only: triggers firing every second, instead of 1,000 (W2a), 5,000 (W2b) or 2,000 (E1)")
+	f.IntVar(&workers, "workers", 0, "workers of each node (default 10; E1: half its rate, as a node holds a worker while an executor runs its run)")
 	f.DurationVar(&checkIn, "check-in", 0, "nodes' check-in interval (default the scheduler's, 2s)")
 	f.DurationVar(&deadAfter, "dead-after", 0, "nodes' DeadAfter (default 3 × check-in)")
 	f.DurationVar(&warmUp, "warm-up", 5*time.Second, "time from all nodes ready to the first fire")
@@ -139,7 +148,7 @@ docs/performance.md.`,
 	f.BoolVar(&cpuProfile, "cpu-profile", false, "write each node's CPU profile to --dir (--via library)")
 	f.BoolVar(&countSQL, "count-sql", false, "count the statements the nodes send (PostgreSQL, --via library) and print them per firing")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log progress and print diagnostics on standard error")
-	cmd.AddCommand(newNodeCmd(), newServerNodeCmd())
+	cmd.AddCommand(newNodeCmd(), newServerNodeCmd(), newExecutorCmd())
 	return cmd
 }
 
@@ -228,6 +237,41 @@ func newServerNodeCmd() *cobra.Command {
 	f := cmd.Flags()
 	nodeFlags(f, &cfg.DatabaseURL, &cfg.NodeID, &cfg.Out, &cfg.Workers, &cfg.CheckIn, &cfg.DeadAfter, &logLevel)
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "address of the server's HTTP API")
+	f.DurationVar(&cfg.ExecutorLease, "executor-lease", 0, "the executors' lease (default the server's, 15s)")
+	// The first admin's password comes from the environment, off the
+	// command line; the run logs in with it to create the executors' token.
+	cmd.PreRun = func(*cobra.Command, []string) { cfg.AdminPassword = os.Getenv(bench.AdminPasswordEnv) }
+	return cmd
+}
+
+// newExecutorCmd is `chime-bench executor`, one executor process of a run
+// with executors, started by chime-bench: the Go SDK with the benchmark's
+// handlers (bench.RunExecutor). Its token comes from $CHIME_TOKEN.
+func newExecutorCmd() *cobra.Command {
+	var (
+		cfg      bench.ExecutorConfig
+		logLevel string
+	)
+	cmd := &cobra.Command{
+		Use:    bench.ExecutorCommand,
+		Short:  "Run one benchmark executor (started by chime-bench for a workload with executors)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := nodeLogger(cmd.ErrOrStderr(), logLevel)
+			if err != nil {
+				return err
+			}
+			cfg.Token = os.Getenv(bench.ExecutorTokenEnv)
+			return bench.RunExecutor(cmd.Context(), cfg, cmd.OutOrStdout(), log)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Server, "server", "", "the URL of the node to connect to")
+	f.StringVar(&cfg.Instance, "instance", "", "the executor's instance name")
+	f.StringVar(&cfg.Out, "out", "", "the fire log the handlers append to")
+	f.IntVar(&cfg.Concurrency, "concurrency", 0, "runs at once (default 50)")
+	f.StringVar(&logLevel, "log-level", "warn", "log level")
 	return cmd
 }
 

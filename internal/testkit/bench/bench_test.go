@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -160,6 +161,41 @@ func TestServerPathFiresEachFiringExactlyOnce(t *testing.T) {
 						t.Errorf("the run's SQLite files are left behind: %v", dbs)
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestExecutorsRunEachFiringOnce is E1 cut down to seconds: executor jobs
+// firing every second through server nodes to executor processes, round
+// robin, on every database. No firing may run twice or be missed, and
+// every executor must take runs. It asserts nothing about timing; it logs
+// the result line (whose lag is the dispatch lag).
+func TestExecutorsRunEachFiringOnce(t *testing.T) {
+	t.Parallel()
+	for _, db := range dbtest.Databases() {
+		t.Run(db.Name, func(t *testing.T) {
+			t.Parallel()
+			w := Executors(20, 4, 6*time.Second, time.Second)
+			w.Grace = 30 * time.Second
+			rep, err := Run(context.Background(), Options{
+				Workload:    w,
+				Nodes:       2,
+				DatabaseURL: db.URL(t),
+				Executable:  executable(t),
+				WarmUp:      time.Second,
+				Logger:      testLogger(t),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := rep.Result
+			t.Logf("%s: %s", db.Name, res)
+			if !res.OK() {
+				t.Errorf("%d duplicated, %d missed, %d unexpected firings: %v", res.Duplicates, res.Misses, res.Unexpected, res.Problems)
+			}
+			if len(res.Split) != 4 || slices.Contains(res.Split, 0) {
+				t.Errorf("split over the executors %v, want runs on each of 4", res.Split)
 			}
 		})
 	}

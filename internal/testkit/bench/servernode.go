@@ -32,6 +32,12 @@ type ServerNodeConfig struct {
 	Workers   int
 	CheckIn   time.Duration
 	DeadAfter time.Duration
+	// AdminPassword is the first admin's password, with which the run
+	// creates the executors' token; empty for a random one, discarded.
+	AdminPassword string
+	// ExecutorLease is the executors' lease; zero takes the server's
+	// default.
+	ExecutorLease time.Duration
 }
 
 // RunServerNode runs one node of a ViaServer run until ctx ends: the
@@ -67,6 +73,8 @@ func RunServerNode(ctx context.Context, cfg ServerNodeConfig, stdout io.Writer, 
 		Workers:         cfg.Workers,
 		CheckInInterval: cfg.CheckIn,
 		DeadAfter:       cfg.DeadAfter,
+		AdminPassword:   cfg.AdminPassword,
+		ExecutorLease:   cfg.ExecutorLease,
 		Logger:          log,
 	})
 	if err != nil {
