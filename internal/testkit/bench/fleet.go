@@ -52,8 +52,8 @@ func (r *run) startExecutors(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("bench: logging in to node %s: %w", r.nodes[0].id, err)
 	}
-	r.admin = c.WithToken(session.Token)
-	tok, err := r.admin.CreateToken(ctx, api.Token{Name: "bench-executors", Role: api.RoleExecutor, Groups: []string{ExecutorGroup}})
+	r.adminToken = session.Token
+	tok, err := c.WithToken(session.Token).CreateToken(ctx, api.Token{Name: "bench-executors", Role: api.RoleExecutor, Groups: []string{ExecutorGroup}})
 	if err != nil {
 		return fmt.Errorf("bench: creating the executors' token: %w", err)
 	}
@@ -188,9 +188,18 @@ const historyWait = time.Minute
 // unfinished firings. It waits, up to historyWait, while some measured
 // firing still has an attempt running.
 func (r *run) checkHistory(ctx context.Context, t0 time.Time) (*HistoryCheck, error) {
+	i := slices.IndexFunc(r.nodes, func(n *node) bool { return !n.killed })
+	if i < 0 {
+		return nil, errors.New("bench: no live node to read the history from")
+	}
+	c, err := apiclient.New(r.nodes[i].url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	c = c.WithToken(r.adminToken)
 	deadline := time.Now().Add(historyWait)
 	for {
-		h, running, err := r.readHistory(ctx, t0)
+		h, running, err := r.readHistory(ctx, c, t0)
 		if err != nil || running == 0 || time.Now().After(deadline) {
 			return h, err
 		}
@@ -202,7 +211,7 @@ func (r *run) checkHistory(ctx context.Context, t0 time.Time) (*HistoryCheck, er
 
 // readHistory is one pass of checkHistory; running counts the measured
 // firings with an attempt still running.
-func (r *run) readHistory(ctx context.Context, t0 time.Time) (*HistoryCheck, int, error) {
+func (r *run) readHistory(ctx context.Context, c *apiclient.Client, t0 time.Time) (*HistoryCheck, int, error) {
 	w := r.o.Workload
 	expected := w.Expected(t0)
 	h := &HistoryCheck{}
@@ -212,7 +221,7 @@ func (r *run) readHistory(ctx context.Context, t0 time.Time) (*HistoryCheck, int
 			continue
 		}
 		for i := range s.Count {
-			list, err := r.executions(ctx, s.Group, s.name(i))
+			list, err := executions(ctx, c, s.Group, s.name(i))
 			if err != nil {
 				return nil, 0, err
 			}
@@ -281,12 +290,12 @@ func outcomes(attempts []api.Execution) string {
 	return strings.Join(parts, " ")
 }
 
-// executions returns every execution of one job, from a live node.
-func (r *run) executions(ctx context.Context, group, name string) ([]api.Execution, error) {
+// executions returns every execution of one job.
+func executions(ctx context.Context, c *apiclient.Client, group, name string) ([]api.Execution, error) {
 	var out []api.Execution
 	q := api.ExecutionQuery{JobGroup: group, JobName: name, Limit: 500}
 	for {
-		list, err := r.admin.ListExecutions(ctx, q)
+		list, err := c.ListExecutions(ctx, q)
 		if err != nil {
 			return nil, fmt.Errorf("bench: listing the executions of %s.%s: %w", group, name, err)
 		}

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime"
-	"github.com/chime-scheduler/chime/apiclient"
 	"github.com/chime-scheduler/chime/internal/testkit/firelog"
 	"github.com/chime-scheduler/chime/internal/testkit/nodeproc"
 	"github.com/chime-scheduler/chime/store/sqlstore"
@@ -210,10 +209,10 @@ type run struct {
 	st          *sqlstore.Store
 	nodes       []*node
 	// executors are the executor processes, with a workload that has
-	// them; admin is a client of the first node logged in as the admin,
-	// whose password is adminPassword.
+	// them; adminToken is the session of the first admin, whose password
+	// is adminPassword, once the executors started.
 	executors     []*node
-	admin         *apiclient.Client
+	adminToken    string
 	adminPassword string
 	// killedNode names the node a workload with executors killed.
 	killedNode string
@@ -336,7 +335,7 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 		return nil, err
 	}
 	rep.LoadAfter = loadAverage()
-	if r.o.CheckHistory && r.admin != nil {
+	if r.o.CheckHistory && r.adminToken != "" {
 		if rep.History, err = r.checkHistory(ctx, t0); err != nil {
 			return nil, err
 		}
