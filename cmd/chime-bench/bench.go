@@ -27,6 +27,7 @@ func newRootCmd() *cobra.Command {
 		nodes, rate, workers       int
 		scale                      float64
 		checkIn, deadAfter, warmUp time.Duration
+		duration                   time.Duration
 		cpuProfile, countSQL       bool
 		verbose                    bool
 	)
@@ -82,6 +83,12 @@ docs/performance.md.`,
 			w, err := bench.Lookup(workload, scale, rate)
 			if err != nil {
 				return err
+			}
+			if duration > 0 {
+				if w.Name != "E1" {
+					return fmt.Errorf("bench: --duration applies to E1 only, not %s", w.Name)
+				}
+				w = bench.Executors(w.Series[0].Count, bench.E1Executors, duration, min(10*time.Second, duration/6))
 			}
 			if cpuProfile && dir == "" {
 				return errors.New("bench: --cpu-profile needs --dir, where the profiles go")
@@ -140,12 +147,13 @@ docs/performance.md.`,
 	f.StringVar(&seed, "seed", bench.SeedBatch, "how the jobs are created before the run: batch (ScheduleJobs, 1,000 to a call) or single (one ScheduleJob each)")
 	f.Float64Var(&scale, "scale", 1, "multiplies the workload's trigger count K or R")
 	f.IntVar(&rate, "rate", 0, "W2 and E1 only: triggers firing every second, instead of 1,000 (W2a), 5,000 (W2b) or 2,000 (E1)")
+	f.DurationVar(&duration, "duration", 0, "E1 only: how long its triggers fire, instead of 60s (the first and last sixth, at most 10s, not measured)")
 	f.IntVar(&workers, "workers", 0, "workers of each node (default 10; E1: half its rate, as a node holds a worker while an executor runs its run)")
 	f.DurationVar(&checkIn, "check-in", 0, "nodes' check-in interval (default the scheduler's, 2s)")
 	f.DurationVar(&deadAfter, "dead-after", 0, "nodes' DeadAfter (default 3 × check-in)")
 	f.DurationVar(&warmUp, "warm-up", 5*time.Second, "time from all nodes ready to the first fire")
 	f.StringVar(&dir, "dir", "", "keep the nodes' fire logs, logs and profiles in this directory")
-	f.BoolVar(&cpuProfile, "cpu-profile", false, "write each node's CPU profile to --dir (--via library)")
+	f.BoolVar(&cpuProfile, "cpu-profile", false, "write each node's CPU profile to --dir")
 	f.BoolVar(&countSQL, "count-sql", false, "count the statements the nodes send (PostgreSQL, --via library) and print them per firing")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log progress and print diagnostics on standard error")
 	cmd.AddCommand(newNodeCmd(), newServerNodeCmd(), newExecutorCmd())
@@ -238,6 +246,7 @@ func newServerNodeCmd() *cobra.Command {
 	nodeFlags(f, &cfg.DatabaseURL, &cfg.NodeID, &cfg.Out, &cfg.Workers, &cfg.CheckIn, &cfg.DeadAfter, &logLevel)
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "address of the server's HTTP API")
 	f.DurationVar(&cfg.ExecutorLease, "executor-lease", 0, "the executors' lease (default the server's, 15s)")
+	f.StringVar(&cfg.CPUProfile, "cpu-profile", "", "write a CPU profile to this file")
 	// The first admin's password comes from the environment, off the
 	// command line; the run logs in with it to create the executors' token.
 	cmd.PreRun = func(*cobra.Command, []string) { cfg.AdminPassword = os.Getenv(bench.AdminPasswordEnv) }

@@ -155,8 +155,8 @@ func (o Options) withDefaults() (Options, error) {
 		o.Via = ViaLibrary
 	case ViaLibrary:
 	case ViaServer:
-		if o.CPUProfile || o.CountSQL {
-			return o, errors.New("bench: Options.CPUProfile and Options.CountSQL need the library path (Via library)")
+		if o.CountSQL {
+			return o, errors.New("bench: Options.CountSQL needs the library path (Via library)")
 		}
 	default:
 		return o, fmt.Errorf("bench: Options.Via %q: want %q or %q", o.Via, ViaLibrary, ViaServer)
@@ -457,6 +457,9 @@ func (r *run) nodeArgs(n *node) []string {
 	if r.o.DeadAfter > 0 {
 		args = append(args, "--dead-after", r.o.DeadAfter.String())
 	}
+	if r.o.CPUProfile {
+		args = append(args, "--cpu-profile", filepath.Join(r.dir, n.id+".pprof"))
+	}
 	if r.o.Via == ViaServer {
 		args = append(args, "--listen", n.addr)
 		if r.o.ExecutorLease > 0 {
@@ -465,9 +468,6 @@ func (r *run) nodeArgs(n *node) []string {
 		return args
 	}
 	args = append(args, "--table-prefix", r.prefix)
-	if r.o.CPUProfile {
-		args = append(args, "--cpu-profile", filepath.Join(r.dir, n.id+".pprof"))
-	}
 	if r.o.CountSQL {
 		args = append(args, "--count-sql")
 	}

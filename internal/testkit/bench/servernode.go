@@ -38,6 +38,9 @@ type ServerNodeConfig struct {
 	// ExecutorLease is the executors' lease; zero takes the server's
 	// default.
 	ExecutorLease time.Duration
+	// CPUProfile, when set, is the file the node writes a CPU profile of
+	// its whole run to.
+	CPUProfile string
 }
 
 // RunServerNode runs one node of a ViaServer run until ctx ends: the
@@ -57,6 +60,11 @@ func RunServerNode(ctx context.Context, cfg ServerNodeConfig, stdout io.Writer, 
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
 	}
+	stopProfile, err := startCPUProfile(cfg.CPUProfile)
+	if err != nil {
+		return fmt.Errorf("bench server node: %w", err)
+	}
+	defer func() { err = errors.Join(err, stopProfile()) }()
 	out, err := firelog.Create(cfg.Out)
 	if err != nil {
 		return err
