@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,7 +13,6 @@ import (
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/apiclient"
 	"github.com/chime-scheduler/chime/internal/testkit/firelog"
-	"github.com/chime-scheduler/chime/internal/testkit/nodeproc"
 )
 
 // Environment variables through which a run hands secrets to the
@@ -66,28 +63,13 @@ func (r *run) startExecutors(ctx context.Context) error {
 			via: r.nodes[i%len(r.nodes)],
 		}
 		n.follow = firelog.Follow(n.out)
-		logFile, err := os.Create(n.log)
-		if err != nil {
-			return fmt.Errorf("bench: %w", err)
-		}
-		cmd := exec.Command(r.o.Executable, ExecutorCommand, "--server", n.via.url, "--instance", id, "--out", n.out)
-		cmd.Env = append(os.Environ(), ExecutorTokenEnv+"="+tok.Secret)
-		cmd.Stderr = logFile
-		n.proc, err = nodeproc.Start(cmd)
-		_ = logFile.Close() // the child has its own descriptor
-		if err != nil {
-			return fmt.Errorf("bench: executor %s: %w", id, err)
+		args := []string{ExecutorCommand, "--server", n.via.url, "--instance", id, "--out", n.out}
+		if err := r.start(n, args, []string{ExecutorTokenEnv + "=" + tok.Secret}); err != nil {
+			return err
 		}
 		r.executors = append(r.executors, n)
 	}
-	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
-	defer cancel()
-	for _, n := range r.executors {
-		if err := n.proc.WaitReady(ctx); err != nil {
-			return fmt.Errorf("bench: executor %s not ready: %w\n%s", n.id, err, nodeproc.Tail(n.log, 20))
-		}
-	}
-	return nil
+	return waitReady(ctx, r.executors)
 }
 
 // killBusiestExecutor kills with SIGKILL the live executor running the

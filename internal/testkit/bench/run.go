@@ -410,27 +410,44 @@ func (r *run) startNodes(ctx context.Context) error {
 			}
 			n.url = "http://" + n.addr
 		}
-		logFile, err := os.Create(n.log)
-		if err != nil {
-			return fmt.Errorf("bench: %w", err)
-		}
-		cmd := exec.Command(r.o.Executable, r.nodeArgs(n)...)
+		var env []string
 		if r.o.Via == ViaServer {
-			cmd.Env = append(os.Environ(), AdminPasswordEnv+"="+r.adminPassword)
+			env = []string{AdminPasswordEnv + "=" + r.adminPassword}
 		}
-		cmd.Stderr = logFile
-		n.proc, err = nodeproc.Start(cmd)
-		_ = logFile.Close() // the child has its own descriptor
-		if err != nil {
-			return fmt.Errorf("bench: node %s: %w", id, err)
+		if err := r.start(n, r.nodeArgs(n), env); err != nil {
+			return err
 		}
 		r.nodes = append(r.nodes, n)
 	}
+	return waitReady(ctx, r.nodes)
+}
+
+// start starts n's process, this program with args and the environment
+// plus env, its standard error going to n's log.
+func (r *run) start(n *node, args, env []string) error {
+	logFile, err := os.Create(n.log)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	cmd := exec.Command(r.o.Executable, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = logFile
+	n.proc, err = nodeproc.Start(cmd)
+	_ = logFile.Close() // the child has its own descriptor
+	if err != nil {
+		return fmt.Errorf("bench: %s: %w", n.id, err)
+	}
+	return nil
+}
+
+// waitReady waits until every process of nodes is ready, at most
+// readyTimeout.
+func waitReady(ctx context.Context, nodes []*node) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	for _, n := range r.nodes {
+	for _, n := range nodes {
 		if err := n.proc.WaitReady(ctx); err != nil {
-			return fmt.Errorf("bench: node %s not ready: %w\n%s", n.id, err, nodeproc.Tail(n.log, 20))
+			return fmt.Errorf("bench: %s not ready: %w\n%s", n.id, err, nodeproc.Tail(n.log, 20))
 		}
 	}
 	return nil
