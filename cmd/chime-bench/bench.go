@@ -200,19 +200,10 @@ func newNodeCmd() *cobra.Command {
 		cfg      bench.NodeConfig
 		logLevel string
 	)
-	cmd := &cobra.Command{
-		Use:    bench.NodeCommand,
-		Short:  "Run one benchmark node, a chime scheduler (started by chime-bench)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := nodeLogger(cmd.ErrOrStderr(), logLevel)
-			if err != nil {
-				return err
-			}
+	cmd := hiddenCmd(bench.NodeCommand, "Run one benchmark node, a chime scheduler (started by chime-bench)", &logLevel,
+		func(cmd *cobra.Command, log *slog.Logger) error {
 			return bench.RunNode(cmd.Context(), cfg, cmd.OutOrStdout(), log)
-		},
-	}
+		})
 	f := cmd.Flags()
 	nodeFlags(f, &cfg.DatabaseURL, &cfg.NodeID, &cfg.Out, &cfg.Workers, &cfg.CheckIn, &cfg.DeadAfter, &logLevel)
 	f.StringVar(&cfg.TablePrefix, "table-prefix", "", "the run's table prefix")
@@ -229,27 +220,19 @@ func newServerNodeCmd() *cobra.Command {
 		cfg      bench.ServerNodeConfig
 		logLevel string
 	)
-	cmd := &cobra.Command{
-		Use:    bench.ServerNodeCommand,
-		Short:  "Run one benchmark node, a chime server (started by chime-bench --via server)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := nodeLogger(cmd.ErrOrStderr(), logLevel)
-			if err != nil {
-				return err
-			}
+	cmd := hiddenCmd(bench.ServerNodeCommand, "Run one benchmark node, a chime server (started by chime-bench --via server)", &logLevel,
+		func(cmd *cobra.Command, log *slog.Logger) error {
+			// The first admin's password comes from the environment, off
+			// the command line; the run logs in with it to create the
+			// executors' token.
+			cfg.AdminPassword = os.Getenv(bench.AdminPasswordEnv)
 			return bench.RunServerNode(cmd.Context(), cfg, cmd.OutOrStdout(), log)
-		},
-	}
+		})
 	f := cmd.Flags()
 	nodeFlags(f, &cfg.DatabaseURL, &cfg.NodeID, &cfg.Out, &cfg.Workers, &cfg.CheckIn, &cfg.DeadAfter, &logLevel)
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "address of the server's HTTP API")
 	f.DurationVar(&cfg.ExecutorLease, "executor-lease", 0, "the executors' lease (default the server's, 15s)")
 	f.StringVar(&cfg.CPUProfile, "cpu-profile", "", "write a CPU profile to this file")
-	// The first admin's password comes from the environment, off the
-	// command line; the run logs in with it to create the executors' token.
-	cmd.PreRun = func(*cobra.Command, []string) { cfg.AdminPassword = os.Getenv(bench.AdminPasswordEnv) }
 	return cmd
 }
 
@@ -261,20 +244,11 @@ func newExecutorCmd() *cobra.Command {
 		cfg      bench.ExecutorConfig
 		logLevel string
 	)
-	cmd := &cobra.Command{
-		Use:    bench.ExecutorCommand,
-		Short:  "Run one benchmark executor (started by chime-bench for a workload with executors)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := nodeLogger(cmd.ErrOrStderr(), logLevel)
-			if err != nil {
-				return err
-			}
+	cmd := hiddenCmd(bench.ExecutorCommand, "Run one benchmark executor (started by chime-bench for a workload with executors)", &logLevel,
+		func(cmd *cobra.Command, log *slog.Logger) error {
 			cfg.Token = os.Getenv(bench.ExecutorTokenEnv)
 			return bench.RunExecutor(cmd.Context(), cfg, cmd.OutOrStdout(), log)
-		},
-	}
+		})
 	f := cmd.Flags()
 	f.StringVar(&cfg.Server, "server", "", "the URL of the node to connect to")
 	f.StringVar(&cfg.Instance, "instance", "", "the executor's instance name")
@@ -282,6 +256,25 @@ func newExecutorCmd() *cobra.Command {
 	f.IntVar(&cfg.Concurrency, "concurrency", 0, "runs at once (default 50)")
 	f.StringVar(&logLevel, "log-level", "warn", "log level")
 	return cmd
+}
+
+// hiddenCmd is a hidden subcommand that chime-bench starts as a child
+// process: run gets a logger at the level the subcommand's --log-level
+// flag sets into logLevel.
+func hiddenCmd(use, short string, logLevel *string, run func(cmd *cobra.Command, log *slog.Logger) error) *cobra.Command {
+	return &cobra.Command{
+		Use:    use,
+		Short:  short,
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := nodeLogger(cmd.ErrOrStderr(), *logLevel)
+			if err != nil {
+				return err
+			}
+			return run(cmd, log)
+		},
+	}
 }
 
 // nodeFlags declares the flags both kinds of node take, which chime-bench
