@@ -55,6 +55,12 @@ type ExecutorTarget struct {
 	// HashKey names the parameter whose value consistent_hash hashes;
 	// empty hashes the job's key. Only for consistent_hash.
 	HashKey string `json:"hash_key,omitempty"`
+	// AllowUnregistered saves the job even though no executor of the
+	// group has ever registered, or none advertised the handler: for a
+	// cluster set up before its executors start (chime apply of a fresh
+	// cluster). Without it such a job is refused when saved. Its runs
+	// record no_executor until an executor serves them.
+	AllowUnregistered bool `json:"allow_unregistered,omitempty"`
 }
 
 // ExecutorRegister is what an executor sends to register

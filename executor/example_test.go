@@ -47,8 +47,7 @@ func Example() {
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
 
-	// As an admin: a token for the executors of group billing, and a job
-	// that runs there.
+	// As an admin: a token for the executors of group billing.
 	admin, err := apiclient.New(hs.URL, nil)
 	if err != nil {
 		log.Fatal(err)
@@ -60,13 +59,6 @@ func Example() {
 	admin = admin.WithToken(session.Token)
 	token, err := admin.CreateToken(ctx, api.Token{Name: "billing-executor", Role: api.RoleExecutor, Groups: []string{"billing"}})
 	if err != nil {
-		log.Fatal(err)
-	}
-	if _, err := admin.CreateJob(ctx, api.Job{
-		Group: "billing", Name: "close-month", Type: "executor",
-		Executor: &api.ExecutorTarget{Group: "billing", Handler: "invoice.close"},
-		Data:     map[string]any{"customer": "acme"},
-	}); err != nil {
 		log.Fatal(err)
 	}
 
@@ -86,6 +78,16 @@ func Example() {
 	// Runs are handed only to registered executors.
 	for ex.ID() == "" {
 		time.Sleep(10 * time.Millisecond) // Run registers in its own goroutine
+	}
+
+	// A job that runs there: saved once an executor of the group has
+	// advertised its handler (or with executor.allow_unregistered).
+	if _, err := admin.CreateJob(ctx, api.Job{
+		Group: "billing", Name: "close-month", Type: "executor",
+		Executor: &api.ExecutorTarget{Group: "billing", Handler: "invoice.close"},
+		Data:     map[string]any{"customer": "acme"},
+	}); err != nil {
+		log.Fatal(err)
 	}
 
 	acc, err := admin.RunJob(ctx, "billing", "close-month", api.RunRequest{Params: map[string]any{"month": "2030-01"}})

@@ -441,16 +441,25 @@ func unwrapAPI(err error) error {
 }
 
 // TestExecutorJobValidation refuses executor jobs with a bad target,
-// naming the field, and stores nothing.
+// naming the field, and stores nothing: a group no executor has ever
+// registered in and a handler none of the group's has ever advertised
+// among them, unless the job sets allow_unregistered.
 func TestExecutorJobValidation(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, dbtest.SQLiteURL(t))
 	ctx := t.Context()
+	// Jobs of group billing may name handler h, which an executor of the
+	// group advertised; its lease need not hold.
+	if _, err := s.dispatch.Register(ctx, api.ExecutorRegister{Group: "billing", Handlers: []string{"h", "other"}}); err != nil {
+		t.Fatalf("Register: %v", err)
+	}
 	tests := []struct {
 		name  string
 		mod   func(j *api.Job)
 		field string
 	}{
+		{"UnregisteredGroup", func(j *api.Job) { j.Executor.Group = "payroll" }, "executor.group"},
+		{"UnadvertisedHandler", func(j *api.Job) { j.Executor.Handler = "invoice.void" }, "executor.handler"},
 		{"NoTarget", func(j *api.Job) { j.Executor = nil }, "executor"},
 		{"EmptyGroup", func(j *api.Job) { j.Executor.Group = "" }, "executor.group"},
 		{"NoHandler", func(j *api.Job) { j.Executor.Handler = "" }, "executor.handler"},
@@ -479,5 +488,21 @@ func TestExecutorJobValidation(t *testing.T) {
 	got, err := s.GetJob(ctx, j.Group, j.Name)
 	if err != nil || got.Executor == nil || got.Executor.HashKey != "customer" || got.Executor.Routing != api.RoutingConsistentHash {
 		t.Errorf("GetJob: %+v, %v; want the executor target back", got, err)
+	}
+	// The escape: saved before any executor of payroll registers.
+	early := executorJob("early", "payroll.run", false, func(j *api.Job) {
+		j.Executor.Group, j.Executor.AllowUnregistered = "payroll", true
+	})
+	if _, err := s.CreateJob(ctx, "admin", early); err != nil {
+		t.Fatalf("CreateJob(allow_unregistered): %v", err)
+	}
+	if got, err := s.GetJob(ctx, early.Group, early.Name); err != nil || got.Executor == nil || !got.Executor.AllowUnregistered {
+		t.Errorf("GetJob: %+v, %v; want allow_unregistered kept", got, err)
+	}
+	// The batch names the job's index.
+	_, err = s.CreateJobs(ctx, "admin", []api.Job{executorJob("b1", "h", false), executorJob("b2", "nobody", false)})
+	wantAPIError(t, err, api.CodeInvalidArgument, "jobs[1].executor.handler")
+	if _, err := s.GetJob(ctx, "billing", "b1"); err == nil {
+		t.Errorf("the batch was refused, but its job b1 was stored")
 	}
 }

@@ -424,6 +424,9 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 	if err := s.checkPlanEgress(p); err != nil {
 		return nil, err
 	}
+	if err := s.checkExecutorAdvertised(ctx, p); err != nil {
+		return nil, err
+	}
 	if err := s.checkSecretRefs(ctx, st); err != nil {
 		return nil, err
 	}

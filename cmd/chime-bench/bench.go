@@ -27,11 +27,12 @@ func newRootCmd() *cobra.Command {
 		nodes, rate, workers       int
 		scale                      float64
 		checkIn, deadAfter, warmUp time.Duration
+		duration                   time.Duration
 		cpuProfile, countSQL       bool
 		verbose                    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "chime-bench --workload W1a|W1b|W1c|W2a|W2b|W3 --nodes N --database-url URL",
+		Use:   "chime-bench --workload W1a|W1b|W1c|W2a|W2b|W3|E1 --nodes N --database-url URL",
 		Short: "Run a benchmark workload on node processes and print one result line",
 		Long: `Run a benchmark workload: seed its triggers in tables of its own, start N node
 processes (each a chime scheduler), let them fire, stop them, merge what they
@@ -54,6 +55,12 @@ Workloads (--scale multiplies K or R):
   W2b  R=5,000 likewise (--rate sets another R for W2a or W2b)
   W3   2 nodes: 200 triggers every second and 20 jobs of 5 s that request
        recovery, for 40 s; the busiest node is killed with SIGKILL at 20 s
+  E1   R=2,000 executor jobs firing every second for 60 s (the middle 40 s
+       measured), a no-op handler on 20 executor processes of one group
+       (the Go SDK), round robin, connected to the nodes in turn; server
+       nodes only (--rate sets another R). Its lag figures are the dispatch
+       lag, from the scheduled time to the handler's start on an executor,
+       and its line adds executors=20 split=…, the runs each executor began.
 
 --via library (the default) runs each node as a chime scheduler on the store,
 as a Go service embedding the library does. --via server runs each node as
@@ -77,6 +84,12 @@ docs/performance.md.`,
 			if err != nil {
 				return err
 			}
+			if duration > 0 {
+				if w.Name != "E1" {
+					return fmt.Errorf("bench: --duration applies to E1 only, not %s", w.Name)
+				}
+				w = bench.Executors(w.Series[0].Count, bench.E1Executors, duration, min(10*time.Second, duration/6))
+			}
 			if cpuProfile && dir == "" {
 				return errors.New("bench: --cpu-profile needs --dir, where the profiles go")
 			}
@@ -87,6 +100,9 @@ docs/performance.md.`,
 			logOut := io.Discard
 			if verbose {
 				logOut = cmd.ErrOrStderr()
+			}
+			if w.Executors > 0 && !cmd.Flags().Changed("via") {
+				via = bench.ViaServer
 			}
 			switch via {
 			case bench.ViaLibrary, bench.ViaServer:
@@ -130,16 +146,17 @@ docs/performance.md.`,
 	f.StringVar(&via, "via", bench.ViaLibrary, "what the nodes are: library (chime schedulers) or server (chime server processes)")
 	f.StringVar(&seed, "seed", bench.SeedBatch, "how the jobs are created before the run: batch (ScheduleJobs, 1,000 to a call) or single (one ScheduleJob each)")
 	f.Float64Var(&scale, "scale", 1, "multiplies the workload's trigger count K or R")
-	f.IntVar(&rate, "rate", 0, "W2 only: triggers firing every second, instead of 1,000 (W2a) or 5,000 (W2b)")
-	f.IntVar(&workers, "workers", 10, "workers of each node")
+	f.IntVar(&rate, "rate", 0, "W2 and E1 only: triggers firing every second, instead of 1,000 (W2a), 5,000 (W2b) or 2,000 (E1)")
+	f.DurationVar(&duration, "duration", 0, "E1 only: how long its triggers fire, instead of 60s (the first and last sixth, at most 10s, not measured)")
+	f.IntVar(&workers, "workers", 0, "workers of each node (default 10; E1: half its rate, as a node holds a worker while an executor runs its run)")
 	f.DurationVar(&checkIn, "check-in", 0, "nodes' check-in interval (default the scheduler's, 2s)")
 	f.DurationVar(&deadAfter, "dead-after", 0, "nodes' DeadAfter (default 3 × check-in)")
 	f.DurationVar(&warmUp, "warm-up", 5*time.Second, "time from all nodes ready to the first fire")
 	f.StringVar(&dir, "dir", "", "keep the nodes' fire logs, logs and profiles in this directory")
-	f.BoolVar(&cpuProfile, "cpu-profile", false, "write each node's CPU profile to --dir (--via library)")
+	f.BoolVar(&cpuProfile, "cpu-profile", false, "write each node's CPU profile to --dir")
 	f.BoolVar(&countSQL, "count-sql", false, "count the statements the nodes send (PostgreSQL, --via library) and print them per firing")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log progress and print diagnostics on standard error")
-	cmd.AddCommand(newNodeCmd(), newServerNodeCmd())
+	cmd.AddCommand(newNodeCmd(), newServerNodeCmd(), newExecutorCmd())
 	return cmd
 }
 
@@ -183,19 +200,10 @@ func newNodeCmd() *cobra.Command {
 		cfg      bench.NodeConfig
 		logLevel string
 	)
-	cmd := &cobra.Command{
-		Use:    bench.NodeCommand,
-		Short:  "Run one benchmark node, a chime scheduler (started by chime-bench)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := nodeLogger(cmd.ErrOrStderr(), logLevel)
-			if err != nil {
-				return err
-			}
+	cmd := hiddenCmd(bench.NodeCommand, "Run one benchmark node, a chime scheduler (started by chime-bench)", &logLevel,
+		func(cmd *cobra.Command, log *slog.Logger) error {
 			return bench.RunNode(cmd.Context(), cfg, cmd.OutOrStdout(), log)
-		},
-	}
+		})
 	f := cmd.Flags()
 	nodeFlags(f, &cfg.DatabaseURL, &cfg.NodeID, &cfg.Out, &cfg.Workers, &cfg.CheckIn, &cfg.DeadAfter, &logLevel)
 	f.StringVar(&cfg.TablePrefix, "table-prefix", "", "the run's table prefix")
@@ -212,23 +220,61 @@ func newServerNodeCmd() *cobra.Command {
 		cfg      bench.ServerNodeConfig
 		logLevel string
 	)
-	cmd := &cobra.Command{
-		Use:    bench.ServerNodeCommand,
-		Short:  "Run one benchmark node, a chime server (started by chime-bench --via server)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := nodeLogger(cmd.ErrOrStderr(), logLevel)
-			if err != nil {
-				return err
-			}
+	cmd := hiddenCmd(bench.ServerNodeCommand, "Run one benchmark node, a chime server (started by chime-bench --via server)", &logLevel,
+		func(cmd *cobra.Command, log *slog.Logger) error {
+			// The first admin's password comes from the environment, off
+			// the command line; the run logs in with it to create the
+			// executors' token.
+			cfg.AdminPassword = os.Getenv(bench.AdminPasswordEnv)
 			return bench.RunServerNode(cmd.Context(), cfg, cmd.OutOrStdout(), log)
-		},
-	}
+		})
 	f := cmd.Flags()
 	nodeFlags(f, &cfg.DatabaseURL, &cfg.NodeID, &cfg.Out, &cfg.Workers, &cfg.CheckIn, &cfg.DeadAfter, &logLevel)
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "address of the server's HTTP API")
+	f.DurationVar(&cfg.ExecutorLease, "executor-lease", 0, "the executors' lease (default the server's, 15s)")
+	f.StringVar(&cfg.CPUProfile, "cpu-profile", "", "write a CPU profile to this file")
 	return cmd
+}
+
+// newExecutorCmd is `chime-bench executor`, one executor process of a run
+// with executors, started by chime-bench: the Go SDK with the benchmark's
+// handlers (bench.RunExecutor). Its token comes from $CHIME_TOKEN.
+func newExecutorCmd() *cobra.Command {
+	var (
+		cfg      bench.ExecutorConfig
+		logLevel string
+	)
+	cmd := hiddenCmd(bench.ExecutorCommand, "Run one benchmark executor (started by chime-bench for a workload with executors)", &logLevel,
+		func(cmd *cobra.Command, log *slog.Logger) error {
+			cfg.Token = os.Getenv(bench.ExecutorTokenEnv)
+			return bench.RunExecutor(cmd.Context(), cfg, cmd.OutOrStdout(), log)
+		})
+	f := cmd.Flags()
+	f.StringVar(&cfg.Server, "server", "", "the URL of the node to connect to")
+	f.StringVar(&cfg.Instance, "instance", "", "the executor's instance name")
+	f.StringVar(&cfg.Out, "out", "", "the fire log the handlers append to")
+	f.IntVar(&cfg.Concurrency, "concurrency", 0, "runs at once (default 50)")
+	f.StringVar(&logLevel, "log-level", "warn", "log level")
+	return cmd
+}
+
+// hiddenCmd is a hidden subcommand that chime-bench starts as a child
+// process: run gets a logger at the level the subcommand's --log-level
+// flag sets into logLevel.
+func hiddenCmd(use, short string, logLevel *string, run func(cmd *cobra.Command, log *slog.Logger) error) *cobra.Command {
+	return &cobra.Command{
+		Use:    use,
+		Short:  short,
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := nodeLogger(cmd.ErrOrStderr(), *logLevel)
+			if err != nil {
+				return err
+			}
+			return run(cmd, log)
+		},
+	}
 }
 
 // nodeFlags declares the flags both kinds of node take, which chime-bench

@@ -9,7 +9,8 @@
 // no benchmark code. Its nodes are this same program, re-executed with a
 // hidden subcommand: `node` runs a chime scheduler (--via library) and
 // `server-node` runs the product's package server (--via server), the code
-// `chime server` runs.
+// `chime server` runs, and `executor` runs an executor process on the Go
+// SDK (package executor) for E1.
 package main
 
 import (

@@ -122,6 +122,7 @@ type Service struct {
 	db    *sql.DB
 	sched string
 	q     queries
+	cq    catalogQueries
 	opts  Options
 	log   *slog.Logger
 
@@ -161,12 +162,20 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Service, erro
 	if err := st.MigrateComponent(ctx, component, migrations()); err != nil {
 		return nil, fmt.Errorf("dispatch: %w", err)
 	}
-	return &Service{
-		st: st, db: st.DB(), sched: st.SchedulerName(), q: renderQueries(st.SQL), opts: o, log: o.Logger,
+	if err := st.MigrateComponent(ctx, catalogComponent, catalogMigrations()); err != nil {
+		return nil, fmt.Errorf("dispatch: %w", err)
+	}
+	s := &Service{
+		st: st, db: st.DB(), sched: st.SchedulerName(), q: renderQueries(st.SQL), cq: renderCatalogQueries(st.SQL),
+		opts: o, log: o.Logger,
 		waiters: make(map[string]chan Update),
 		polls:   make(map[string]chan struct{}),
 		nudge:   make(chan struct{}, 1),
-	}, nil
+	}
+	if err := s.fillCatalog(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Lease returns the executors' lease.
@@ -267,6 +276,10 @@ func (s *Service) Register(ctx context.Context, r api.ExecutorRegister) (*Execut
 	}
 	handlers, err := encodeJSON(r.Handlers)
 	if err != nil {
+		return nil, err
+	}
+	// The catalog first: a registered executor's handlers are always in it.
+	if err := s.recordHandlers(ctx, r.Group, r.Handlers); err != nil {
 		return nil, err
 	}
 	now, err := s.now(ctx, s.db)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
 // Handover is one run to hand to an executor.
@@ -42,8 +43,8 @@ type Assignment struct {
 
 // Handover picks an executor for h by its target's routing among the
 // group's live executors that advertise the handler and carry the labels,
-// and leases the run to it with token 1, in one transaction. No such
-// executor: a *NoExecutorError, and nothing is written.
+// and leases the run to it with token 1. No such executor: a
+// *NoExecutorError, and nothing is written.
 func (s *Service) Handover(ctx context.Context, h Handover) (*Assignment, error) {
 	if err := CheckTarget("executor", &h.Target); err != nil {
 		return nil, err
@@ -52,25 +53,19 @@ func (s *Service) Handover(ctx context.Context, h Handover) (*Assignment, error)
 	if err != nil {
 		return nil, err
 	}
-	var a *Assignment
-	err = s.inGroup(ctx, h.Target.Group, func(tx *sql.Tx, now time.Time, rrLast string) error {
-		e, err := s.choose(ctx, tx, now, rrLast, h)
-		if err != nil {
-			return err
-		}
+	e, err := s.assign(ctx, h, func(tx *sql.Tx, e *Executor, now time.Time) error {
 		if _, err := tx.ExecContext(ctx, s.q.runInsert, s.sched, h.RunID, h.ExecutionID, h.Attempt, h.Target.Group,
 			h.Target.Handler, h.JobGroup, h.JobName, nanos(h.ScheduledTime), params, h.Recovering, int64(h.Timeout),
 			e.ID, h.NodeID, false, nanos(now)); err != nil {
 			return fmt.Errorf("dispatch: inserting run %s: %w", h.RunID, err)
 		}
-		a = &Assignment{RunID: h.RunID, Token: 1, ExecutorID: e.ID, Instance: e.Instance}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.wakePolls(a.ExecutorID)
-	return a, nil
+	s.wakePolls(e.ID)
+	return &Assignment{RunID: h.RunID, Token: 1, ExecutorID: e.ID, Instance: e.Instance}, nil
 }
 
 // Rehandover hands a lost run over again, as attempt h.Attempt recorded
@@ -78,12 +73,8 @@ func (s *Service) Handover(ctx context.Context, h Handover) (*Assignment, error)
 // live), with the next token. No live executor: a *NoExecutorError, and
 // the run stays lost.
 func (s *Service) Rehandover(ctx context.Context, h Handover) (*Assignment, error) {
-	var a *Assignment
-	err := s.inGroup(ctx, h.Target.Group, func(tx *sql.Tx, now time.Time, rrLast string) error {
-		e, err := s.choose(ctx, tx, now, rrLast, h)
-		if err != nil {
-			return err
-		}
+	var token int64
+	e, err := s.assign(ctx, h, func(tx *sql.Tx, e *Executor, now time.Time) error {
 		res, err := tx.ExecContext(ctx, s.q.runRehandover, e.ID, h.ExecutionID, h.Attempt, h.Recovering, false, nanos(now), s.sched, h.RunID)
 		if err != nil {
 			return fmt.Errorf("dispatch: handing run %s over again: %w", h.RunID, err)
@@ -91,57 +82,158 @@ func (s *Service) Rehandover(ctx context.Context, h Handover) (*Assignment, erro
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return fmt.Errorf("dispatch: run %s is not lost: %w", h.RunID, ErrStale)
 		}
-		var token int64
 		if err := tx.QueryRowContext(ctx, s.q.runToken, s.sched, h.RunID).Scan(&token); err != nil {
 			return fmt.Errorf("dispatch: reading run %s: %w", h.RunID, err)
 		}
-		a = &Assignment{RunID: h.RunID, Token: token, ExecutorID: e.ID, Instance: e.Instance}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.wakePolls(a.ExecutorID)
-	return a, nil
+	s.wakePolls(e.ID)
+	return &Assignment{RunID: h.RunID, Token: token, ExecutorID: e.ID, Instance: e.Instance}, nil
 }
 
-// inGroup runs fn in a transaction holding the lock of the group's row,
-// so that the hand-overs to one group are serialized and each sees the
-// uses the one before it recorded. It creates the row first if needed.
-func (s *Service) inGroup(ctx context.Context, group string, fn func(tx *sql.Tx, now time.Time, rrLast string) error) error {
-	// Outside the transaction: on PostgreSQL, a unique violation would
-	// abort it.
-	if _, err := s.db.ExecContext(ctx, s.q.groupInsert, s.sched, group); err != nil && !s.st.IsUniqueViolation(err) {
-		return fmt.Errorf("dispatch: creating group %q: %w", group, err)
+// assign picks the executor of h by its routing, and records the pick
+// and whatever write writes in one transaction. How much it serializes
+// depends on what the routing reads:
+//
+//   - lru, lfu and busy_over read what the hand-overs before them
+//     recorded (last use, use count, runs in progress): the whole
+//     transaction holds the lock of the group's row, so that each sees
+//     the one before it;
+//   - round_robin reads only the group's cursor: a short transaction of
+//     its own locks the group's row, advances the cursor and commits
+//     (without waiting for the WAL flush on PostgreSQL: a cursor lost in
+//     a crash only restarts the turn), and the run is written after it,
+//     in parallel with the next hand-overs' cursors;
+//   - first, last, random, consistent_hash and failover read only the
+//     executors: nothing is locked.
+func (s *Service) assign(ctx context.Context, h Handover, write func(tx *sql.Tx, e *Executor, now time.Time) error) (*Executor, error) {
+	group := h.Target.Group
+	in := pickInput{
+		routing: h.Target.Routing, key: hashKey(h.Target, h.JobGroup, h.JobName, h.Params),
+		heartbeat: s.HeartbeatInterval(),
 	}
-	tx, err := s.st.BeginTx(ctx)
+	var (
+		tx   *sql.Tx
+		c    candidate
+		byID map[string]*Executor
+		err  error
+	)
+	switch h.Target.Routing {
+	case "", api.RoutingRoundRobin:
+		// The turn first, in a transaction of its own: on SQLite, a
+		// transaction that read before it could not write after it.
+		if in.now, err = s.now(ctx, s.db); err != nil {
+			return nil, err
+		}
+		var cands []candidate
+		if cands, byID, err = s.candidates(ctx, s.db, in.now, h); err != nil {
+			return nil, err
+		}
+		if c, err = s.turn(ctx, group, cands, in); err != nil {
+			return nil, err
+		}
+		tx, err = s.st.BeginTx(ctx)
+	case api.RoutingLRU, api.RoutingLFU, api.RoutingBusyOver:
+		tx, in.rrLast, err = s.lockGroup(ctx, group, false)
+	default:
+		tx, err = s.st.BeginTx(ctx)
+	}
 	if err != nil {
-		return fmt.Errorf("dispatch: %w", err)
+		return nil, fmt.Errorf("dispatch: hand-over to group %q: %w", group, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	var rrLast string
-	if err := tx.QueryRowContext(ctx, s.q.groupLock, s.sched, group).Scan(&rrLast); err != nil {
-		return fmt.Errorf("dispatch: locking group %q: %w", group, err)
+	if byID == nil {
+		if in.now, err = s.now(ctx, tx); err != nil {
+			return nil, err
+		}
+		var cands []candidate
+		if cands, byID, err = s.candidates(ctx, tx, in.now, h); err != nil {
+			return nil, err
+		}
+		c = pick(cands, in)
 	}
-	now, err := s.now(ctx, tx)
-	if err != nil {
-		return err
+	if _, err := tx.ExecContext(ctx, s.q.executorUse, nanos(in.now), s.sched, c.id); err != nil {
+		return nil, fmt.Errorf("dispatch: recording the use of executor %s: %w", c.id, err)
 	}
-	if err := fn(tx, now, rrLast); err != nil {
-		return err
+	e := byID[c.id]
+	if err := write(tx, e, in.now); err != nil {
+		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("dispatch: committing a hand-over to group %q: %w", group, err)
+		return nil, fmt.Errorf("dispatch: committing a hand-over to group %q: %w", group, err)
 	}
-	return nil
+	return e, nil
 }
 
-// choose picks the executor of a hand-over and records its use, in tx.
-func (s *Service) choose(ctx context.Context, tx *sql.Tx, now time.Time, rrLast string, h Handover) (*Executor, error) {
-	t := h.Target
-	rows, err := tx.QueryContext(ctx, s.q.executorsLive, s.sched, t.Group, nanos(now))
+// turn picks the next executor of the round robin among cands and
+// advances the group's cursor to it, in a short transaction of its own
+// that holds the lock of the group's row.
+func (s *Service) turn(ctx context.Context, group string, cands []candidate, in pickInput) (candidate, error) {
+	tx, rrLast, err := s.lockGroup(ctx, group, true)
 	if err != nil {
-		return nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", t.Group, err)
+		return candidate{}, fmt.Errorf("dispatch: locking group %q: %w", group, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	in.rrLast = rrLast
+	c := pick(cands, in)
+	if _, err := tx.ExecContext(ctx, s.q.groupSetRR, c.id, s.sched, group); err != nil {
+		return candidate{}, fmt.Errorf("dispatch: recording the round robin of group %q: %w", group, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return candidate{}, fmt.Errorf("dispatch: recording the round robin of group %q: %w", group, err)
+	}
+	return c, nil
+}
+
+// lockGroup begins a transaction and locks the group's row in it,
+// returning its round robin cursor. The group's first hand-over creates
+// the row. async commits the transaction without waiting for the WAL
+// flush on PostgreSQL.
+func (s *Service) lockGroup(ctx context.Context, group string, async bool) (*sql.Tx, string, error) {
+	tx, rrLast, err := s.tryLockGroup(ctx, group, async)
+	if errors.Is(err, sql.ErrNoRows) {
+		// Outside the transaction: on PostgreSQL, a unique violation
+		// (another node created the row first) would abort it.
+		if _, err := s.db.ExecContext(ctx, s.q.groupInsert, s.sched, group); err != nil && !s.st.IsUniqueViolation(err) {
+			return nil, "", fmt.Errorf("creating the group's row: %w", err)
+		}
+		tx, rrLast, err = s.tryLockGroup(ctx, group, async)
+	}
+	return tx, rrLast, err
+}
+
+// tryLockGroup is lockGroup without creating the row: sql.ErrNoRows when
+// there is none, and then no transaction.
+func (s *Service) tryLockGroup(ctx context.Context, group string, async bool) (*sql.Tx, string, error) {
+	tx, err := s.st.BeginTx(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if async && s.st.Dialect() == sqlstore.Postgres {
+		if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit TO OFF"); err != nil {
+			_ = tx.Rollback()
+			return nil, "", err
+		}
+	}
+	var rrLast string
+	if err := tx.QueryRowContext(ctx, s.q.groupLock, s.sched, group).Scan(&rrLast); err != nil {
+		_ = tx.Rollback()
+		return nil, "", err
+	}
+	return tx, rrLast, nil
+}
+
+// candidates reads, with q, the group's live executors that advertise the
+// handler and carry the labels, in registration order, with the runs in
+// progress for busy_over; none is a *NoExecutorError.
+func (s *Service) candidates(ctx context.Context, q querier, now time.Time, h Handover) ([]candidate, map[string]*Executor, error) {
+	t := h.Target
+	rows, err := q.QueryContext(ctx, s.q.executorsLive, s.sched, t.Group, nanos(now))
+	if err != nil {
+		return nil, nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", t.Group, err)
 	}
 	var (
 		fit  []*Executor
@@ -151,7 +243,7 @@ func (s *Service) choose(ctx context.Context, tx *sql.Tx, now time.Time, rrLast 
 		e, err := scanExecutor(rows)
 		if err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", t.Group, err)
+			return nil, nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", t.Group, err)
 		}
 		live++
 		if serves(e, t.Handler, t.Labels) {
@@ -160,15 +252,15 @@ func (s *Service) choose(ctx context.Context, tx *sql.Tx, now time.Time, rrLast 
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", t.Group, err)
+		return nil, nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", t.Group, err)
 	}
 	if len(fit) == 0 {
-		return nil, &NoExecutorError{Group: t.Group, Handler: t.Handler, Labels: t.Labels, Live: live}
+		return nil, nil, &NoExecutorError{Group: t.Group, Handler: t.Handler, Labels: t.Labels, Live: live}
 	}
 	var running map[string]int
 	if t.Routing == api.RoutingBusyOver {
-		if running, err = s.runningCounts(ctx, tx, s.q.runningGroup, s.sched, t.Group); err != nil {
-			return nil, err
+		if running, err = s.runningCounts(ctx, q, s.q.runningGroup, s.sched, t.Group); err != nil {
+			return nil, nil, err
 		}
 	}
 	cands := make([]candidate, len(fit))
@@ -178,19 +270,7 @@ func (s *Service) choose(ctx context.Context, tx *sql.Tx, now time.Time, rrLast 
 			lastUsed: e.LastUsed, useCount: e.UseCount, running: running[e.ID]}
 		byID[e.ID] = e
 	}
-	c := pick(cands, pickInput{
-		routing: t.Routing, key: hashKey(t, h.JobGroup, h.JobName, h.Params), rrLast: rrLast,
-		now: now, heartbeat: s.HeartbeatInterval(),
-	})
-	if _, err := tx.ExecContext(ctx, s.q.executorUse, nanos(now), s.sched, c.id); err != nil {
-		return nil, fmt.Errorf("dispatch: recording the use of executor %s: %w", c.id, err)
-	}
-	if t.Routing == "" || t.Routing == api.RoutingRoundRobin {
-		if _, err := tx.ExecContext(ctx, s.q.groupSetRR, c.id, s.sched, t.Group); err != nil {
-			return nil, fmt.Errorf("dispatch: recording the round robin of group %q: %w", t.Group, err)
-		}
-	}
-	return byID[c.id], nil
+	return cands, byID, nil
 }
 
 // Take returns the runs assigned to an executor (at most max; none when

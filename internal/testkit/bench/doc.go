@@ -18,6 +18,9 @@
 //	W3   Failover, on 2 nodes: 200 triggers firing every second and 20
 //	     jobs running 5 s (each firing every 20 s) for 40 s; the busiest
 //	     node (most long jobs running) is killed with SIGKILL at 20 s
+//	E1   Executors, on server nodes: R=2,000 jobs of type executor firing
+//	     every second for 60 s, a no-op handler on 20 executor processes
+//	     of one group, round robin; the middle 40 s are measured
 //
 // Every trigger ignores misfires (schedule.MisfireIgnore), so a late
 // firing still runs for its own scheduled time and shows as lag, never as
@@ -69,6 +72,23 @@
 // within 120 s). W3 adds recovery: from the kill until a survivor had
 // started re-running the last of the killed node's interrupted jobs; an
 // interrupted job never re-run is a miss.
+//
+// # Executors
+//
+// A workload with Executors (E1, ExecutorFailover) runs on server nodes,
+// each listening on a free local port, whose first admin gets a password
+// of the run's. Once they are ready the run logs in to the first, creates
+// a token of role executor for ExecutorGroup, and starts the executor
+// processes (`chime-bench executor`, see RunExecutor: the Go SDK),
+// connected to the nodes in turn. Their handlers write the fire logs, so
+// the lag is the dispatch lag (scheduled time to handler start), and the
+// result adds the split of the runs over the executors. The jobs are
+// seeded as chime server keeps them (type executor, the target in the
+// job's metadata), past the save-time check of their group and handler.
+// ExecutorFailover kills a node and then the busiest executor; with
+// Options.CheckHistory the run also counts, from the history a live node
+// serves, the firings recorded twice, missing, or not ended with exactly
+// one succeeded attempt (Report.History).
 //
 // On PostgreSQL, Run also samples pg_stat_activity every 100 ms while the
 // workload fires and counts what the nodes' active sessions wait on

@@ -64,20 +64,11 @@ func RunNode(ctx context.Context, cfg NodeConfig, stdout io.Writer, log *slog.Lo
 	if cfg.DatabaseURL == "" || cfg.NodeID == "" || cfg.Out == "" {
 		return errors.New("bench node: the database URL, the node ID and the fire log are required")
 	}
-	if cfg.CPUProfile != "" {
-		f, err := os.Create(cfg.CPUProfile)
-		if err != nil {
-			return fmt.Errorf("bench node: %w", err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			_ = f.Close()
-			return fmt.Errorf("bench node: %w", err)
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			err = errors.Join(err, f.Close())
-		}()
+	stopProfile, err := startCPUProfile(cfg.CPUProfile)
+	if err != nil {
+		return fmt.Errorf("bench node: %w", err)
 	}
+	defer func() { err = errors.Join(err, stopProfile()) }()
 	out, err := firelog.Create(cfg.Out)
 	if err != nil {
 		return err
@@ -218,4 +209,24 @@ func (j *jobs) long(ctx context.Context, jc *chime.JobContext) error {
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
+}
+
+// startCPUProfile starts a CPU profile written to path, and returns the
+// function that stops it; an empty path profiles nothing.
+func startCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }

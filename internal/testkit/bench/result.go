@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,6 +44,13 @@ type Result struct {
 	Interrupted int
 	// Problems lists the first duplicates, misses and unexpected firings.
 	Problems []string
+	// Split counts, in a workload with executors, the measured executions
+	// each executor began, in the executors' order (x01, x02…); the lag
+	// percentiles are then the dispatch lag, from the scheduled time to
+	// the handler's start on its executor. KilledNode names the server
+	// node killed; Killed is then the executor killed.
+	Split      []int
+	KilledNode string
 	// DBCPU is the CPU the database server's processes used from the
 	// first scheduled fire time to the end of the run, when the server
 	// runs on this machine (DBCPUMeasured). Divided by Fires it is the
@@ -71,7 +79,10 @@ func (r *Result) OK() bool { return r.Duplicates == 0 && r.Misses == 0 && r.Unex
 // dbcpu, the database server's CPU per firing, is there when it was
 // measured. seed and create, the jobs created per second before the run,
 // are there when jobs were created; createcpu, the database server's CPU
-// per created job, when it was measured. A failover workload adds
+// per created job, when it was measured. A workload with executors adds
+// executors=N and split=…, the executions each executor began (its lag
+// figures are the dispatch lag, scheduled time to handler start), and
+// with kills killed=NODE,EXECUTOR. A failover workload adds
 // recovery=…ms; unexpected=N is added when not zero.
 func (r *Result) String() string {
 	var b strings.Builder
@@ -85,6 +96,19 @@ func (r *Result) String() string {
 		fmt.Fprintf(&b, " seed=%s create=%d/s", r.Seed, int(math.Round(float64(r.Created)/max(r.CreateTime.Seconds(), 1e-9))))
 		if r.CreateCPUMeasured {
 			fmt.Fprintf(&b, " createcpu=%.3fms/job", float64(r.CreateCPU)/float64(time.Millisecond)/float64(r.Created))
+		}
+	}
+	if len(r.Split) > 0 {
+		parts := make([]string, len(r.Split))
+		for i, n := range r.Split {
+			parts[i] = strconv.Itoa(n)
+		}
+		fmt.Fprintf(&b, " executors=%d split=%s", len(r.Split), strings.Join(parts, ","))
+	}
+	if r.KilledNode != "" {
+		fmt.Fprintf(&b, " killed=%s", r.KilledNode)
+		if r.Killed != "" {
+			fmt.Fprintf(&b, ",%s", r.Killed)
 		}
 	}
 	if r.Killed != "" {

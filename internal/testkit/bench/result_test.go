@@ -25,9 +25,11 @@ func TestLookupScalesAndRefusesBadInput(t *testing.T) {
 		{"W2b", "W2b", 0.5, 0, "steady 2500 60 1s 1s"},
 		{"W2 rate", "W2a", 1, 2000, "steady 2000 60 1s 1s"},
 		{"W3", "W3", 1, 0, "steady 200 40 1s 1s"},
+		{"E1", "e1", 1, 0, "steady 2000 60 1s 1s"},
+		{"E1 rate", "E1", 0.5, 400, "steady 200 60 1s 1s"},
 		{"unknown", "W9", 1, 0, `unknown workload "W9"`},
 		{"zero scale", "W1a", 0, 0, "scale 0"},
-		{"rate on W1", "W1a", 1, 10, "--rate applies to W2a and W2b only"},
+		{"rate on W1", "W1a", 1, 10, "--rate applies to W2a, W2b and E1 only"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,6 +46,26 @@ func TestLookupScalesAndRefusesBadInput(t *testing.T) {
 				t.Errorf("Lookup(%q, %v, %d) = %q, want %q", tt.workload, tt.scale, tt.rate, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestE1RunsOnExecutors checks that E1's jobs run on its 20 executors,
+// and that a run of it refuses library nodes.
+func TestE1RunsOnExecutors(t *testing.T) {
+	t.Parallel()
+	w, err := Lookup("E1", 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Executors != E1Executors || !w.Series[0].OnExecutors || w.Workers < 1000 {
+		t.Errorf("E1 = %+v, want its series on %d executors and a worker per run in flight", w, E1Executors)
+	}
+	_, err = Options{Workload: w, DatabaseURL: "sqlite:x", Executable: "x", Via: ViaLibrary}.withDefaults()
+	if err == nil || !strings.Contains(err.Error(), "need server nodes") {
+		t.Errorf("E1 via library: %v, want a refusal", err)
+	}
+	if o, err := (Options{Workload: w, DatabaseURL: "sqlite:x", Executable: "x"}).withDefaults(); err != nil || o.Via != ViaServer {
+		t.Errorf("E1 by default: via %q, %v; want server nodes", o.Via, err)
 	}
 }
 
@@ -83,6 +105,8 @@ func TestResultLineReportsCreatingJobs(t *testing.T) {
 			"seed=batch create=25000/s createcpu=0.088ms/job"},
 		{"NoDatabaseCPU", Result{Workload: "W1b", Nodes: 1, Fires: 10, Seed: SeedSingle, Created: 10, CreateTime: 4 * time.Second},
 			"seed=single create=3/s"},
+		{"Executors", Result{Workload: "E1", Nodes: 2, Fires: 6, Split: []int{3, 2, 1}, KilledNode: "n1", Killed: "x02", Recovery: 1500 * time.Millisecond},
+			"executors=3 split=3,2,1 killed=n1,x02 recovery=1500ms"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,7 +47,8 @@ type Options struct {
 	// NodeCommand or ServerNodeCommand and the node's flags (see
 	// nodeFlags). Required.
 	Executable string
-	// Workers is each node's worker count. Defaults to 10.
+	// Workers is each node's worker count. Defaults to the workload's
+	// Workers, or 10.
 	Workers int
 	// CheckIn and DeadAfter configure the nodes' cluster leases; zero
 	// takes the scheduler's defaults (2 s and 3 × CheckIn).
@@ -68,6 +70,13 @@ type Options struct {
 	// CountSQL makes each node count the statements it sends (PostgreSQL
 	// only); Report.SQL holds the sum.
 	CountSQL bool
+	// ExecutorLease is the executors' lease on the server nodes; zero
+	// takes the server's default (15s).
+	ExecutorLease time.Duration
+	// CheckHistory makes a run with executors read, at the end, the
+	// history of its executor jobs through a live node's API
+	// (Report.History).
+	CheckHistory bool
 	// Logger receives the run's progress. Defaults to a logger that
 	// discards.
 	Logger *slog.Logger
@@ -90,6 +99,9 @@ type Report struct {
 	SQL *SQLCounts
 	// Dir holds the nodes' files when Options.Dir was set.
 	Dir string
+	// History is what the server's history says of the executor jobs,
+	// with Options.CheckHistory.
+	History *HistoryCheck
 }
 
 // Run runs a workload: it creates the run's tables, seeds the triggers,
@@ -102,7 +114,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{o: o, log: o.Logger, prefix: "bench_" + randomHex(4) + "_"}
+	r := &run{o: o, log: o.Logger, prefix: "bench_" + randomHex(4) + "_", adminPassword: "Bench-" + randomHex(16)}
 	if opts.Dir == "" {
 		if r.dir, err = os.MkdirTemp("", "chime-bench-"); err != nil {
 			return nil, fmt.Errorf("bench: %w", err)
@@ -127,13 +139,24 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Executable == "" {
 		return o, errors.New("bench: Options.Executable is required")
 	}
+	if o.Workload.Executors > 0 {
+		switch o.Via {
+		case "":
+			o.Via = ViaServer
+		case ViaServer:
+		default:
+			return o, fmt.Errorf("bench: workload %s runs on executors, which need server nodes (Via %q)", o.Workload.Name, ViaServer)
+		}
+	} else if o.Workload.onExecutors() {
+		return o, fmt.Errorf("bench: workload %s has jobs on executors but no executors", o.Workload.Name)
+	}
 	switch o.Via {
 	case "":
 		o.Via = ViaLibrary
 	case ViaLibrary:
 	case ViaServer:
-		if o.CPUProfile || o.CountSQL {
-			return o, errors.New("bench: Options.CPUProfile and Options.CountSQL need the library path (Via library)")
+		if o.CountSQL {
+			return o, errors.New("bench: Options.CountSQL needs the library path (Via library)")
 		}
 	default:
 		return o, fmt.Errorf("bench: Options.Via %q: want %q or %q", o.Via, ViaLibrary, ViaServer)
@@ -155,7 +178,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("bench: workload %s runs on %d nodes, not %d", o.Workload.Name, o.Workload.Nodes, o.Nodes)
 	}
 	if o.Workers == 0 {
-		o.Workers = 10
+		o.Workers = cmp.Or(o.Workload.Workers, 10)
 	}
 	// Refused by the nodes too, but only after seeding; 2s is the
 	// scheduler's default check-in interval.
@@ -185,9 +208,17 @@ type run struct {
 	dir         string
 	st          *sqlstore.Store
 	nodes       []*node
+	// executors are the executor processes, with a workload that has
+	// them; adminToken is the session of the first admin, whose password
+	// is adminPassword, once the executors started.
+	executors     []*node
+	adminToken    string
+	adminPassword string
+	// killedNode names the node a workload with executors killed.
+	killedNode string
 }
 
-// node is one node process and its fire log.
+// node is one node or executor process and its fire log.
 type node struct {
 	id     string
 	out    string
@@ -195,6 +226,10 @@ type node struct {
 	proc   *nodeproc.Process
 	follow *firelog.Follower
 	killed bool
+	// addr and url are a server node's API address and URL; via is the
+	// node an executor connects to.
+	addr, url string
+	via       *node
 }
 
 func (r *run) run(ctx context.Context) (rep *Report, err error) {
@@ -272,6 +307,11 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 	if err := r.startNodes(ctx); err != nil {
 		return nil, err
 	}
+	if r.o.Workload.Executors > 0 {
+		if err := r.startExecutors(ctx); err != nil {
+			return nil, err
+		}
+	}
 	rep.Gap = time.Until(t0)
 	r.log.Info("nodes ready", "nodes", len(r.nodes), "first_fire_in", rep.Gap.Round(time.Millisecond), "load", rep.LoadBefore)
 	if rep.Gap < r.o.WarmUp/2 {
@@ -295,10 +335,15 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 		return nil, err
 	}
 	rep.LoadAfter = loadAverage()
+	if r.o.CheckHistory && r.adminToken != "" {
+		if rep.History, err = r.checkHistory(ctx, t0); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.stopNodes(rep.SQL); err != nil {
 		return nil, err
 	}
-	for _, n := range r.nodes {
+	for _, n := range r.all() {
 		more, err := n.follow.Next()
 		if err != nil {
 			return nil, err
@@ -306,6 +351,10 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 		records = append(records, more...)
 	}
 	rep.Result = summarize(w, len(r.nodes), t0, records, k)
+	if len(r.executors) > 0 {
+		rep.Result.Split = split(w, t0, r.executors, records)
+		rep.Result.KilledNode = r.killedNode
+	}
 	if cpuBeforeOK && cpuAfterOK {
 		rep.Result.DBCPU, rep.Result.DBCPUMeasured = cpuAfter-cpuBefore, true
 	}
@@ -331,7 +380,11 @@ func (r *run) poolSize() int {
 // its first start (its history and user tables, the first admin's
 // password hash) than a library node.
 func (r *run) startAllowance() time.Duration {
-	if r.o.Via == ViaServer {
+	switch {
+	case r.o.Workload.Executors > 0:
+		// The executor processes start once the nodes are ready.
+		return 5*time.Second + time.Duration(r.o.Workload.Executors)*250*time.Millisecond
+	case r.o.Via == ViaServer:
 		return 5 * time.Second
 	}
 	return time.Second
@@ -350,24 +403,51 @@ func (r *run) startNodes(ctx context.Context) error {
 			log: filepath.Join(r.dir, id+".log"),
 		}
 		n.follow = firelog.Follow(n.out)
-		logFile, err := os.Create(n.log)
-		if err != nil {
-			return fmt.Errorf("bench: %w", err)
+		if r.o.Via == ViaServer {
+			var err error
+			if n.addr, err = freeAddr(); err != nil {
+				return err
+			}
+			n.url = "http://" + n.addr
 		}
-		cmd := exec.Command(r.o.Executable, r.nodeArgs(n)...)
-		cmd.Stderr = logFile
-		n.proc, err = nodeproc.Start(cmd)
-		_ = logFile.Close() // the child has its own descriptor
-		if err != nil {
-			return fmt.Errorf("bench: node %s: %w", id, err)
+		var env []string
+		if r.o.Via == ViaServer {
+			env = []string{AdminPasswordEnv + "=" + r.adminPassword}
+		}
+		if err := r.start(n, r.nodeArgs(n), env); err != nil {
+			return err
 		}
 		r.nodes = append(r.nodes, n)
 	}
+	return waitReady(ctx, r.nodes)
+}
+
+// start starts n's process, this program with args and the environment
+// plus env, its standard error going to n's log.
+func (r *run) start(n *node, args, env []string) error {
+	logFile, err := os.Create(n.log)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	cmd := exec.Command(r.o.Executable, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = logFile
+	n.proc, err = nodeproc.Start(cmd)
+	_ = logFile.Close() // the child has its own descriptor
+	if err != nil {
+		return fmt.Errorf("bench: %s: %w", n.id, err)
+	}
+	return nil
+}
+
+// waitReady waits until every process of nodes is ready, at most
+// readyTimeout.
+func waitReady(ctx context.Context, nodes []*node) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	for _, n := range r.nodes {
+	for _, n := range nodes {
 		if err := n.proc.WaitReady(ctx); err != nil {
-			return fmt.Errorf("bench: node %s not ready: %w\n%s", n.id, err, nodeproc.Tail(n.log, 20))
+			return fmt.Errorf("bench: %s not ready: %w\n%s", n.id, err, nodeproc.Tail(n.log, 20))
 		}
 	}
 	return nil
@@ -394,13 +474,17 @@ func (r *run) nodeArgs(n *node) []string {
 	if r.o.DeadAfter > 0 {
 		args = append(args, "--dead-after", r.o.DeadAfter.String())
 	}
-	if r.o.Via == ViaServer {
-		return args
-	}
-	args = append(args, "--table-prefix", r.prefix)
 	if r.o.CPUProfile {
 		args = append(args, "--cpu-profile", filepath.Join(r.dir, n.id+".pprof"))
 	}
+	if r.o.Via == ViaServer {
+		args = append(args, "--listen", n.addr)
+		if r.o.ExecutorLease > 0 {
+			args = append(args, "--executor-lease", r.o.ExecutorLease.String())
+		}
+		return args
+	}
+	args = append(args, "--table-prefix", r.prefix)
 	if r.o.CountSQL {
 		args = append(args, "--count-sql")
 	}
@@ -440,11 +524,14 @@ func (r *run) watch(ctx context.Context, t0 time.Time) ([]firelog.Record, *kill,
 	var (
 		records []firelog.Record
 		k       *kill
+		// nodeKilled is set once a workload with executors killed a
+		// node: its recovery is measured on the killed executor.
+		nodeKilled bool
 	)
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	for {
-		for _, n := range r.nodes {
+		for _, n := range r.all() {
 			recs, err := n.follow.Next()
 			if err != nil {
 				return nil, nil, err
@@ -460,13 +547,25 @@ func (r *run) watch(ctx context.Context, t0 time.Time) ([]firelog.Record, *kill,
 			}
 		}
 		now := time.Now()
-		if w.KillAt > 0 && k == nil && !now.Before(t0.Add(w.KillAt)) {
+		switch {
+		case w.KillAt > 0 && w.Executors > 0 && !nodeKilled && !now.Before(t0.Add(w.KillAt)):
+			nk, err := r.killBusiest(records)
+			if err != nil {
+				return nil, nil, err
+			}
+			nodeKilled, r.killedNode = true, nk.node
+		case w.KillAt > 0 && w.Executors == 0 && k == nil && !now.Before(t0.Add(w.KillAt)):
 			var err error
 			if k, err = r.killBusiest(records); err != nil {
 				return nil, nil, err
 			}
+		case w.ExecutorKillAt > 0 && k == nil && !now.Before(t0.Add(w.ExecutorKillAt)):
+			var err error
+			if k, err = r.killBusiestExecutor(records); err != nil {
+				return nil, nil, err
+			}
 		}
-		done := len(seen) == len(expected) && now.After(last)
+		done := len(seen) == len(expected) && now.After(last) && (w.ExecutorKillAt == 0 || k != nil)
 		if done && k != nil {
 			res := &Result{}
 			res.recovery(records, k)
@@ -486,19 +585,7 @@ func (r *run) watch(ctx context.Context, t0 time.Time) ([]firelog.Record, *kill,
 // killBusiest kills with SIGKILL the node running the most long jobs (then
 // the one that fired most).
 func (r *run) killBusiest(records []firelog.Record) (*kill, error) {
-	running := make(map[string]int)
-	fired := make(map[string]int)
-	for _, rec := range records {
-		switch rec.Event {
-		case firelog.EventStart:
-			running[rec.Node]++
-		case firelog.EventEnd:
-			running[rec.Node]--
-		}
-		if rec.IsFire() {
-			fired[rec.Node]++
-		}
-	}
+	running, fired := busy(records)
 	busiest := r.nodes[0]
 	for _, n := range r.nodes[1:] {
 		if running[n.id] > running[busiest.id] || (running[n.id] == running[busiest.id] && fired[n.id] > fired[busiest.id]) {
@@ -521,19 +608,9 @@ const stopTimeout = time.Minute
 // stopNodes stops the live nodes with SIGTERM, all at once, and adds the
 // statement counts they print to counts.
 func (r *run) stopNodes(counts *SQLCounts) error {
-	errs := make([]error, len(r.nodes))
-	var wg sync.WaitGroup
-	for i, n := range r.nodes {
-		if n.killed {
-			continue
-		}
-		wg.Go(func() {
-			if err := n.proc.Stop(stopTimeout); err != nil {
-				errs[i] = fmt.Errorf("bench: node %s: %w\n%s", n.id, err, nodeproc.Tail(n.log, 20))
-			}
-		})
-	}
-	wg.Wait()
+	// The executors first, while the nodes take their last results.
+	errs := stopAll(r.executors)
+	errs = append(errs, stopAll(r.nodes)...)
 	for _, n := range r.nodes {
 		if err := counts.ParseSQLCounts(strings.NewReader(strings.Join(n.proc.Output(), "\n"))); err != nil {
 			errs = append(errs, err)
@@ -542,9 +619,31 @@ func (r *run) stopNodes(counts *SQLCounts) error {
 	return errors.Join(errs...)
 }
 
-// killAll kills the nodes still running, after a failed run.
+// stopAll stops the live processes of nodes with SIGTERM, all at once.
+func stopAll(nodes []*node) []error {
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		if n.killed {
+			continue
+		}
+		wg.Go(func() {
+			if err := n.proc.Stop(stopTimeout); err != nil {
+				errs[i] = fmt.Errorf("bench: %s: %w\n%s", n.id, err, nodeproc.Tail(n.log, 20))
+			}
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
+// all returns the nodes, then the executors.
+func (r *run) all() []*node { return append(slices.Clone(r.nodes), r.executors...) }
+
+// killAll kills the nodes and executors still running, after a failed
+// run.
 func (r *run) killAll() {
-	for _, n := range r.nodes {
+	for _, n := range r.all() {
 		if !exited(n.proc) {
 			_ = n.proc.Kill()
 		}

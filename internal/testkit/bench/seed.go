@@ -102,6 +102,16 @@ func seedJob(s Series, t0 time.Time, i int) chime.JobToSchedule {
 		job.Type = jobLong
 		job.Data = chime.JobData{runKey: s.Run.String()}
 	}
+	if s.OnExecutors {
+		// As chime server keeps an executor job: its target in the
+		// job's metadata.
+		handler := handlerRecord
+		if s.Run > 0 {
+			handler = handlerLong
+		}
+		job.Type = "executor"
+		job.Metadata = []byte(`{"executor":{"group":"` + ExecutorGroup + `","handler":"` + handler + `","routing":"round_robin"}}`)
+	}
 	t := chime.Trigger{
 		Key:       chime.NewTriggerKey(s.Group, s.name(i)),
 		Schedule:  &schedule.Simple{RepeatCount: s.Fires - 1, RepeatInterval: s.Interval},

@@ -32,6 +32,15 @@ type ServerNodeConfig struct {
 	Workers   int
 	CheckIn   time.Duration
 	DeadAfter time.Duration
+	// AdminPassword is the first admin's password, with which the run
+	// creates the executors' token; empty for a random one, discarded.
+	AdminPassword string
+	// ExecutorLease is the executors' lease; zero takes the server's
+	// default.
+	ExecutorLease time.Duration
+	// CPUProfile, when set, is the file the node writes a CPU profile of
+	// its whole run to.
+	CPUProfile string
 }
 
 // RunServerNode runs one node of a ViaServer run until ctx ends: the
@@ -51,6 +60,11 @@ func RunServerNode(ctx context.Context, cfg ServerNodeConfig, stdout io.Writer, 
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
 	}
+	stopProfile, err := startCPUProfile(cfg.CPUProfile)
+	if err != nil {
+		return fmt.Errorf("bench server node: %w", err)
+	}
+	defer func() { err = errors.Join(err, stopProfile()) }()
 	out, err := firelog.Create(cfg.Out)
 	if err != nil {
 		return err
@@ -67,6 +81,8 @@ func RunServerNode(ctx context.Context, cfg ServerNodeConfig, stdout io.Writer, 
 		Workers:         cfg.Workers,
 		CheckInInterval: cfg.CheckIn,
 		DeadAfter:       cfg.DeadAfter,
+		AdminPassword:   cfg.AdminPassword,
+		ExecutorLease:   cfg.ExecutorLease,
 		Logger:          log,
 	})
 	if err != nil {

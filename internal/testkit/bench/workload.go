@@ -32,6 +32,10 @@ type Series struct {
 	// RequestsRecovery marks the jobs as re-run on a live node when their
 	// node dies.
 	RequestsRecovery bool
+	// OnExecutors makes the jobs of type executor, routed round robin to
+	// the run's executor processes (group ExecutorGroup), whose handlers
+	// write the fire log instead of the nodes' jobs.
+	OnExecutors bool
 }
 
 // name returns the name of trigger i and of its job.
@@ -72,6 +76,18 @@ type Workload struct {
 	// KillAt, when not zero, is when (after T0) the busiest node is
 	// killed with SIGKILL; the result then reports the recovery time.
 	KillAt time.Duration
+	// Executors, when not zero, is how many executor processes
+	// (`chime-bench executor`, see RunExecutor) the run starts, connected
+	// to the nodes in turn, for the series that run OnExecutors. Such a
+	// workload runs on server nodes (ViaServer).
+	Executors int
+	// ExecutorKillAt, when not zero, is when (after T0) the executor
+	// running the most long jobs is killed with SIGKILL; the result then
+	// reports the recovery time of its runs.
+	ExecutorKillAt time.Duration
+	// Workers, when not zero, is each node's worker count unless the run
+	// sets one: a node holds a worker while an executor runs its run.
+	Workers int
 }
 
 // W2Duration is how long W2's triggers fire; its first and last 10 s are
@@ -82,11 +98,11 @@ const W2Duration = 60 * time.Second
 const missAfter = 120 * time.Second
 
 // Names lists the workloads Lookup knows.
-var Names = []string{"W1a", "W1b", "W1c", "W2a", "W2b", "W3"}
+var Names = []string{"W1a", "W1b", "W1c", "W2a", "W2b", "W3", "E1"}
 
 // Lookup returns a workload by name, with its trigger counts (K or R)
-// multiplied by scale. For W2, a rate above zero replaces R (1,000 for
-// W2a, 5,000 for W2b) before scaling.
+// multiplied by scale. For W2 and E1, a rate above zero replaces R (1,000
+// for W2a, 5,000 for W2b, 2,000 for E1) before scaling.
 func Lookup(name string, scale float64, rate int) (Workload, error) {
 	if scale <= 0 || math.IsInf(scale, 0) || math.IsNaN(scale) {
 		return Workload{}, fmt.Errorf("bench: scale %v: want a number above 0", scale)
@@ -106,8 +122,8 @@ func Lookup(name string, scale float64, rate int) (Workload, error) {
 		return Workload{}, fmt.Errorf("bench: unknown workload %q (known: %s)", name, strings.Join(Names, ", "))
 	}
 	name = Names[i]
-	if rate > 0 && !strings.HasPrefix(name, "W2") {
-		return Workload{}, fmt.Errorf("bench: --rate applies to W2a and W2b only, not %s", name)
+	if rate > 0 && !strings.HasPrefix(name, "W2") && name != "E1" {
+		return Workload{}, fmt.Errorf("bench: --rate applies to W2a, W2b and E1 only, not %s", name)
 	}
 	switch name {
 	case "W1a":
@@ -120,6 +136,8 @@ func Lookup(name string, scale float64, rate int) (Workload, error) {
 		return Steady(name, r(1_000), W2Duration, 10*time.Second), nil
 	case "W2b":
 		return Steady(name, r(5_000), W2Duration, 10*time.Second), nil
+	case "E1":
+		return Executors(r(2_000), E1Executors, W2Duration, 10*time.Second), nil
 	default:
 		return Failover(n(200), 20, 40*time.Second, 20*time.Second, 5*time.Second), nil
 	}
@@ -175,6 +193,59 @@ func Failover(rate, long int, duration, longEvery, run time.Duration) Workload {
 		Nodes:  2,
 		KillAt: duration / 2,
 	}
+}
+
+// E1Executors is how many executor processes E1 runs.
+const E1Executors = 20
+
+// Executors is E1: r triggers firing every second for duration, phases
+// spread over the second, each a job of type executor with a no-op
+// handler, routed round robin over n executor processes of one group;
+// the firings of the first and last margin are not measured. The lag is
+// the dispatch lag: from the scheduled time to the handler's start on an
+// executor.
+func Executors(r, n int, duration, margin time.Duration) Workload {
+	w := Steady("E1", r, duration, margin)
+	w.Series[0].OnExecutors = true
+	w.Executors = n
+	// A node holds a worker while an executor runs its run: from the
+	// hand-over to the result, a few hundred milliseconds at most.
+	w.Workers = max(10, r/2)
+	return w
+}
+
+// ExecutorFailover is the exactly-once workload of executors under
+// kills, on two nodes: rate jobs firing every second and long jobs
+// running run, firing every second, for duration, every job of type
+// executor requesting recovery, over n executor processes connected to
+// the nodes in turn. The busiest node is killed with SIGKILL at a third
+// of the duration, and the executor running the most long jobs at half.
+func ExecutorFailover(rate, long, n int, duration, run time.Duration) Workload {
+	return Workload{
+		Name: "E1-kill",
+		Series: []Series{
+			{Group: "steady", Count: rate, Fires: int(duration / time.Second), Interval: time.Second, Spread: time.Second,
+				RequestsRecovery: true, OnExecutors: true},
+			{Group: "long", Count: long, Fires: int(duration / time.Second), Interval: time.Second, Spread: time.Second,
+				Run: run, RequestsRecovery: true, OnExecutors: true},
+		},
+		Grace:          missAfter,
+		Nodes:          2,
+		KillAt:         duration / 3,
+		Executors:      n,
+		ExecutorKillAt: duration / 2,
+		Workers:        max(10, (rate+long)*int(run/time.Second+2)),
+	}
+}
+
+// onExecutors reports whether any series runs on executors.
+func (w Workload) onExecutors() bool {
+	for _, s := range w.Series {
+		if s.OnExecutors {
+			return true
+		}
+	}
+	return false
 }
 
 // Triggers returns the number of triggers of the workload.
