@@ -14,8 +14,8 @@ import (
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/auth"
 	"github.com/chime-scheduler/chime/server/dispatch"
-	"github.com/chime-scheduler/chime/server/outbox"
 	"github.com/chime-scheduler/chime/server/jobversion"
+	"github.com/chime-scheduler/chime/server/outbox"
 	"github.com/chime-scheduler/chime/server/secret"
 	"github.com/chime-scheduler/chime/server/sso"
 )
