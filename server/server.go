@@ -259,6 +259,9 @@ func (s *Server) init(ctx context.Context) error {
 		if ssoProvider, err = sso.New(ssoCfg, authSvc); err != nil {
 			return fmt.Errorf("%w: SSO: %w", ErrInvalidConfig, err)
 		}
+		if err := ssoProvider.EnableCLI(ctx, s.store); err != nil {
+			return fmt.Errorf("server: %w", err)
+		}
 		apiOpts.SSO = ssoProvider.Info()
 		s.log.Info("single sign-on is on", "sso", ssoCfg)
 	}
