@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/internal/testkit/clustertest"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/internal/testkit/mailtest"
 	"github.com/chime-scheduler/chime/server/alert"
 )
@@ -141,4 +143,58 @@ func TestAlertOfANodeThatDiesWhileSendingIsSentByAnother(t *testing.T) {
 			t.Errorf("e-mails with keys %q, want one, with the webhook's key", mails)
 		}
 	})
+}
+
+// TestAlertDecidedWhileTheDatabaseIsDownIsSentWhenItIsBack: an alert
+// decided while the node cannot reach its database waits in the node's
+// write queue, and reaches the outbox, then its webhook, once the
+// database is back.
+func TestAlertDecidedWhileTheDatabaseIsDownIsSentWhenItIsBack(t *testing.T) {
+	t.Parallel()
+	for _, db := range []testDB{{"Postgres", dbtest.PostgresURL}, {"MySQL", dbtest.MySQLURL}} {
+		t.Run(db.name, func(t *testing.T) {
+			t.Parallel()
+			url := db.url(t)
+			target, err := clustertest.HostPort(url)
+			if err != nil {
+				t.Fatalf("the database URL: %v", err)
+			}
+			proxy, err := clustertest.NewProxy(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = proxy.Close() })
+			viaProxy, err := clustertest.RewriteHost(url, proxy.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			hook := newWebhook(t)
+			s := newServer(t, viaProxy)
+			start(t, s)
+			ctx := t.Context()
+			if err := s.PutAlertSettings(ctx, "alice", api.AlertSettings{DefaultWebhooks: []string{hook.URL}}); err != nil {
+				t.Fatalf("PutAlertSettings: %v", err)
+			}
+			if _, err := s.alerts.settings(ctx); err != nil { // cached for the outage
+				t.Fatal(err)
+			}
+
+			proxy.Cut()
+			s.alerts.notify(ctx, nil, alert.Event{Kind: alert.KindMisfire, JobGroup: "g", JobName: "during-outage", Detail: "decided while the database was down"})
+			// Nothing can change while the database is away; the wait
+			// only gives the write queue a few failed tries.
+			time.Sleep(time.Second)
+			select {
+			case p := <-hook.alerts:
+				t.Fatalf("an alert arrived while the database was down: %+v", p)
+			default:
+			}
+			proxy.Restore()
+
+			p := hook.next(t, alert.KindMisfire)
+			if p.Job.Name != "during-outage" || p.DeliveryKey == "" {
+				t.Errorf("alert after the outage = %+v, want the one decided during it, with a delivery key", p)
+			}
+		})
+	}
 }
