@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/testkit/clustertest"
 	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/internal/testkit/mailtest"
 	"github.com/chime-scheduler/chime/server/alert"
@@ -155,19 +154,7 @@ func TestAlertDecidedWhileTheDatabaseIsDownIsSentWhenItIsBack(t *testing.T) {
 		t.Run(db.name, func(t *testing.T) {
 			t.Parallel()
 			url := db.url(t)
-			target, err := clustertest.HostPort(url)
-			if err != nil {
-				t.Fatalf("the database URL: %v", err)
-			}
-			proxy, err := clustertest.NewProxy(target)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = proxy.Close() })
-			viaProxy, err := clustertest.RewriteHost(url, proxy.Addr())
-			if err != nil {
-				t.Fatal(err)
-			}
+			proxy, viaProxy := dbProxy(t, url)
 			hook := newWebhook(t)
 			s := newServer(t, viaProxy)
 			start(t, s)

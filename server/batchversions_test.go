@@ -40,13 +40,7 @@ func batchFixture(prefix string, n int) []api.Job {
 // a job or its triggers), and each version is the spec a read-back gives.
 func TestCreateJobsVersionsAreBuiltFromTheWrite(t *testing.T) {
 	t.Parallel()
-	reads := &storeReads{calls: make(map[string]int)}
-	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db", func(c *Config) {
-		c.configureScheduler = func(sc *chime.Config) {
-			reads.Store = sc.Store
-			sc.Store = reads
-		}
-	})
+	s, reads := newCountingServer(t)
 	ctx := t.Context()
 	create := func(jobs []api.Job) map[string]int {
 		reads.take()
