@@ -18,7 +18,6 @@ import (
 
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/apiclient"
-	"github.com/chime-scheduler/chime/server"
 	"github.com/chime-scheduler/chime/server/servertest"
 	"github.com/chime-scheduler/chime/server/sso"
 )
@@ -62,25 +61,9 @@ func TestLoginSSO(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = idp.Shutdown() })
-	rule, err := sso.ParseRule(`group "ops" -> operator of billing.*`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := idp.Config()
-	srv := servertest.Start(t, &servertest.Options{
-		Listener: ln,
-		Config: server.Config{SSO: &sso.Config{
-			Issuer: cfg.Issuer, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret,
-			RedirectURL: "http://" + ln.Addr().String() + sso.CallbackPath,
-			Scopes:      []string{"openid", "email", "groups"},
-			Name:        "Mock IdP",
-			Rules:       []sso.Rule{rule},
-		}},
-	})
+	srv := servertest.StartSSO(t, servertest.Provider{Issuer: cfg.Issuer, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret},
+		`group "ops" -> operator of billing.*`)
 	idp.QueueUser(&mockoidc.MockUser{Subject: "sub-carol", Email: "carol@example.com", EmailVerified: true, Groups: []string{"ops"}})
 
 	configHome := t.TempDir()
