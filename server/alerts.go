@@ -62,6 +62,9 @@ type alerter struct {
 	cachedAt time.Time
 	retired  sync.WaitGroup // notifiers being stopped after a swap
 	old      []*alert.Notifier
+	// box, when set, is where alerts go instead of the notifier's
+	// in-memory queue (see alertOutbox).
+	box *alertOutbox
 }
 
 func newAlerter(cfg alert.Config, state *stateStore, log *slog.Logger) (*alerter, error) {
@@ -107,6 +110,9 @@ func (a *alerter) start(ctx context.Context) error {
 		return fmt.Errorf("server: starting the alert notifier: %w", err)
 	}
 	a.ctx, a.started = ctx, true
+	if a.box != nil {
+		a.box.start(ctx, a.deliver)
+	}
 	return nil
 }
 
@@ -118,6 +124,9 @@ func (a *alerter) stop(ctx context.Context, timeout time.Duration) error {
 	a.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if a.box != nil {
+		a.box.stop(ctx, a.deliver)
+	}
 	err := n.Stop(ctx)
 	a.retired.Wait()
 	if err != nil {
@@ -171,7 +180,7 @@ func (a *alerter) notify(ctx context.Context, p *plan, ev alert.Event) {
 		a.log.Debug("alert has no recipient", "kind", string(ev.Kind), "job", ev.JobKey().String())
 		return
 	}
-	a.notifier(st.RateLimit).Notify(ev)
+	a.enqueue(ctx, a.notifier(st.RateLimit), ev)
 }
 
 // withDefaults returns own with each empty list replaced by def's.

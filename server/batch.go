@@ -25,6 +25,9 @@ func (s *Server) CreateJobs(ctx context.Context, actor string, jobs []api.Job) (
 	}
 	writes := make([]*jobWrite, len(jobs))
 	batch := make([]chime.JobToSchedule, len(jobs))
+	// The start time the scheduler would give triggers without one, given
+	// here so that the versions are built from what is written.
+	at := s.now()
 	for i, job := range jobs {
 		if job.Type == typeShell {
 			if err := s.checkShellWrite(ctx, chime.NewJobKey(job.Group, job.Name), typeShell, "creating"); err != nil {
@@ -35,17 +38,18 @@ func (s *Server) CreateJobs(ctx context.Context, actor string, jobs []api.Job) (
 		if err != nil {
 			return nil, atJob(i, err)
 		}
+		for j := range w.triggers {
+			if w.triggers[j].StartTime.IsZero() {
+				w.triggers[j].StartTime = at
+			}
+		}
 		writes[i] = w
 		batch[i] = chime.JobToSchedule{Job: w.detail, Triggers: w.triggers, Pause: w.pauseChange(false)}
 	}
 	if err := s.sched.ScheduleJobs(ctx, batch); err != nil {
 		return nil, batchErr(err)
 	}
-	keys := make([]chime.JobKey, len(writes))
-	for i, w := range writes {
-		keys[i] = w.detail.Key
-	}
-	s.recordCreatedVersions(ctx, actor, keys)
+	s.recordCreatedVersions(ctx, actor, writes)
 	res := &api.JobBatchResult{Created: make([]api.CreatedJob, len(jobs))}
 	for i, w := range writes {
 		key := w.detail.Key

@@ -15,6 +15,7 @@ import (
 	"github.com/chime-scheduler/chime/server/auth"
 	"github.com/chime-scheduler/chime/server/dispatch"
 	"github.com/chime-scheduler/chime/server/jobversion"
+	"github.com/chime-scheduler/chime/server/outbox"
 	"github.com/chime-scheduler/chime/server/secret"
 	"github.com/chime-scheduler/chime/server/sso"
 )
@@ -132,6 +133,11 @@ type Config struct {
 	// heartbeat (on the database's clock); its runs are lost once it
 	// lapses. At least 1s. Defaults to 15s.
 	ExecutorLease time.Duration
+	// AlertLease is how long a node holds an alert it claimed from the
+	// alert outbox before another node may send it (on the database's
+	// clock): the longest a node's death delays an alert. More than twice
+	// Alert.Timeout. Defaults to 1m.
+	AlertLease time.Duration
 	// ShutdownTimeout bounds how long Run waits, once its context ends,
 	// for API requests and running jobs to finish before cancelling them.
 	// Defaults to 30s.
@@ -266,7 +272,7 @@ func (c Config) withDefaults() (Config, error) {
 		v    time.Duration
 	}{
 		{"CheckInInterval", c.CheckInInterval}, {"DeadAfter", c.DeadAfter}, {"MisfireThreshold", c.MisfireThreshold},
-		{"ExecutorLease", c.ExecutorLease},
+		{"ExecutorLease", c.ExecutorLease}, {"AlertLease", c.AlertLease},
 	} {
 		if f.v < 0 {
 			return c, fmt.Errorf("%w: %s %s is negative", ErrInvalidConfig, f.name, f.v)
@@ -282,6 +288,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MisfireThreshold == 0 {
 		c.MisfireThreshold = DefaultMisfireThreshold
+	}
+	if c.AlertLease == 0 {
+		c.AlertLease = outbox.DefaultLease
+	}
+	if timeout := c.Alert.WithDefaults().Timeout; c.AlertLease <= 2*timeout {
+		return c, fmt.Errorf("%w: AlertLease %s: want more than twice Alert.Timeout (%s)", ErrInvalidConfig, c.AlertLease, timeout)
 	}
 	switch {
 	case c.ExecutorLease == 0:

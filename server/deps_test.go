@@ -16,7 +16,7 @@ import (
 func TestServerUsesThePublicAPI(t *testing.T) {
 	t.Parallel()
 	const mod = "github.com/chime-scheduler/chime/"
-	for _, pkg := range []string{"server", "server/alert", "server/auth", "server/dispatch", "server/history", "server/httpapi", "server/jobversion", "server/livelog", "server/secret", "server/servertest", "server/sso"} {
+	for _, pkg := range []string{"server", "server/alert", "server/auth", "server/dispatch", "server/history", "server/httpapi", "server/jobversion", "server/livelog", "server/outbox", "server/secret", "server/servertest", "server/sso"} {
 		p, err := build.Import(mod+pkg, ".", 0)
 		if err != nil {
 			t.Fatal(err)

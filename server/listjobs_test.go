@@ -66,6 +66,20 @@ func (r *storeReads) TriggerGet(ctx context.Context, key store.Key) (*store.Trig
 	return out, err
 }
 
+// newCountingServer returns a server on a new SQLite file whose scheduler's
+// store counts its reads of jobs and triggers.
+func newCountingServer(t *testing.T) (*Server, *storeReads) {
+	t.Helper()
+	reads := &storeReads{calls: make(map[string]int)}
+	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db", func(c *Config) {
+		c.configureScheduler = func(sc *chime.Config) {
+			reads.Store = sc.Store
+			sc.Store = reads
+		}
+	})
+	return s, reads
+}
+
 // addJobs stores the jobs from to to-1 of listFixture, as CreateJob does
 // without its audit entries, which the tests here do not need.
 func addJobs(tb testing.TB, s *Server, from, to int) {
@@ -238,13 +252,7 @@ func recordRun(t *testing.T, h *history.History, id string, j api.Job, at time.T
 
 func TestListJobsStoreReadsDoNotGrowWithJobs(t *testing.T) {
 	t.Parallel()
-	reads := &storeReads{calls: make(map[string]int)}
-	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db", func(c *Config) {
-		c.configureScheduler = func(sc *chime.Config) {
-			reads.Store = sc.Store
-			sc.Store = reads
-		}
-	})
+	s, reads := newCountingServer(t)
 	s.listBatch, s.listMaxScan = 30, 90
 	queries := []struct {
 		name string

@@ -61,19 +61,7 @@ func TestDatabaseOutageAfterARunLosesNothing(t *testing.T) {
 
 func testOutageAfterARun(t *testing.T, url string, cut time.Duration) {
 	ctx := t.Context()
-	target, err := clustertest.HostPort(url)
-	if err != nil {
-		t.Fatalf("the database URL: %v", err)
-	}
-	proxy, err := clustertest.NewProxy(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = proxy.Close() })
-	viaProxy, err := clustertest.RewriteHost(url, proxy.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
+	proxy, viaProxy := dbProxy(t, url)
 	s := newServer(t, viaProxy) // DeadAfter 1s
 	job := &cutFailer{started: make(chan struct{}), cut: make(chan struct{})}
 	if err := s.RegisterJobType("cut", job); err != nil {
@@ -181,19 +169,7 @@ func TestJobCancelledByADatabaseOutageIsRecovered(t *testing.T) {
 
 func testJobCancelledByAnOutage(t *testing.T, url string) {
 	ctx := t.Context()
-	target, err := clustertest.HostPort(url)
-	if err != nil {
-		t.Fatalf("the database URL: %v", err)
-	}
-	proxy, err := clustertest.NewProxy(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = proxy.Close() })
-	viaProxy, err := clustertest.RewriteHost(url, proxy.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
+	proxy, viaProxy := dbProxy(t, url)
 	s := newServer(t, viaProxy) // DeadAfter 1s
 	job := &leaseLapser{started: make(chan struct{})}
 	if err := s.RegisterJobType("lapse", job); err != nil {
@@ -256,4 +232,25 @@ func testJobCancelledByAnOutage(t *testing.T, url string) {
 	if err != nil || len(running.Executions) != 0 {
 		t.Errorf("running executions after the outage = %+v, %v; want none", running, err)
 	}
+}
+
+// dbProxy starts a proxy to the database of url, which a test can cut and
+// restore, closed when the test ends, and returns it with the URL that
+// goes through it.
+func dbProxy(t *testing.T, url string) (*clustertest.Proxy, string) {
+	t.Helper()
+	target, err := clustertest.HostPort(url)
+	if err != nil {
+		t.Fatalf("the database URL: %v", err)
+	}
+	proxy, err := clustertest.NewProxy(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	viaProxy, err := clustertest.RewriteHost(url, proxy.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return proxy, viaProxy
 }

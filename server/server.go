@@ -26,6 +26,7 @@ import (
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
 	"github.com/chime-scheduler/chime/server/jobversion"
 	"github.com/chime-scheduler/chime/server/livelog"
+	"github.com/chime-scheduler/chime/server/outbox"
 	"github.com/chime-scheduler/chime/server/secret"
 	"github.com/chime-scheduler/chime/server/sso"
 	"github.com/chime-scheduler/chime/store/sqlstore"
@@ -233,6 +234,11 @@ func (s *Server) init(ctx context.Context) error {
 	if s.alerts, err = newAlerter(alertCfg, s.state, cfg.Logger); err != nil {
 		return err
 	}
+	box, err := outbox.New(ctx, s.store)
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.alerts.useOutbox(newAlertOutbox(box, s.writes, s.NodeID(), cfg.AlertLease, alertCfg, s.log))
 	s.metrics.watchAlerts(s.alerts)
 	authOpts := cfg.Auth
 	authOpts.Audit, authOpts.Logger = auditRecorder{h}, cfg.Logger
@@ -253,6 +259,9 @@ func (s *Server) init(ctx context.Context) error {
 		ssoCfg.Logger = cfg.Logger
 		if ssoProvider, err = sso.New(ssoCfg, authSvc); err != nil {
 			return fmt.Errorf("%w: SSO: %w", ErrInvalidConfig, err)
+		}
+		if err := ssoProvider.EnableCLI(ctx, s.store); err != nil {
+			return fmt.Errorf("server: %w", err)
 		}
 		apiOpts.SSO = ssoProvider.Info()
 		s.log.Info("single sign-on is on", "sso", ssoCfg)

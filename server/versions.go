@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,7 +38,8 @@ import (
 // or the server stops, with an ID chosen before the first try, so that a
 // try whose answer was lost is not recorded twice. The spec is read right
 // after the write: a concurrent write of the same job in between makes
-// both versions show the later state. A delete's spec is read just before
+// both versions show the later state. A batch create (CreateJobs) builds
+// its versions from what it wrote instead, with no read at all. A delete's spec is read just before
 // the delete, so a write in between is missing from it.
 
 // versionSpec reads a job as a version records it: its API form without
@@ -255,17 +257,21 @@ func (s *Server) storeVersions(ctx context.Context, what string, vers []*jobvers
 	})
 }
 
-// recordCreatedVersions records a created version of each of the new jobs
-// keys, in one transaction.
-func (s *Server) recordCreatedVersions(ctx context.Context, actor string, keys []chime.JobKey) {
+// recordCreatedVersions records a created version of each of the jobs
+// that writes created, in one transaction. Their specs are built from the
+// writes, which are what the store now holds (CreateJobs gave every
+// trigger its start time): reading back every new job and its triggers
+// would cost two store reads a job.
+func (s *Server) recordCreatedVersions(ctx context.Context, actor string, writes []*jobWrite) {
 	rec, done := recordCtx(ctx)
 	defer done()
-	vers := make([]*jobversion.Version, 0, len(keys))
-	for _, key := range keys {
-		spec, v, err := s.versionSpec(rec, key)
+	vers := make([]*jobversion.Version, 0, len(writes))
+	for _, w := range writes {
+		key := w.detail.Key
+		spec, err := createdSpec(w)
 		if err == nil {
 			var ver *jobversion.Version
-			if ver, err = s.newVersion(actor, jobversion.Created, key, spec, v, 0); err == nil {
+			if ver, err = s.newVersion(actor, jobversion.Created, key, spec, createdJobVersion, 0); err == nil {
 				vers = append(vers, ver)
 				continue
 			}
@@ -275,6 +281,34 @@ func (s *Server) recordCreatedVersions(ctx context.Context, actor string, keys [
 	if len(vers) > 0 {
 		s.storeVersions(rec, fmt.Sprintf("the versions of %d new jobs", len(vers)), vers)
 	}
+}
+
+// createdJobVersion is the version the store gives a new job.
+const createdJobVersion = 1
+
+// createdSpec is the spec of the new job w created, as versionSpec would
+// read it back: the job at its first version with its triggers in the
+// store's order (by group, then name), each with the start time it was
+// given.
+func createdSpec(w *jobWrite) (*api.Job, error) {
+	d := w.detail
+	d.Version = createdJobVersion
+	infos := make([]chime.TriggerInfo, len(w.triggers))
+	for i, t := range w.triggers {
+		if t.Origin == "" {
+			t.Origin = chime.OriginSchedule // the scheduler's default
+		}
+		infos[i] = chime.TriggerInfo{Trigger: t}
+	}
+	slices.SortFunc(infos, func(a, b chime.TriggerInfo) int {
+		ka, kb := chime.NewTriggerKey(a.Key.Group, a.Key.Name), chime.NewTriggerKey(b.Key.Group, b.Key.Name)
+		return cmp.Or(strings.Compare(ka.Group, kb.Group), strings.Compare(ka.Name, kb.Name))
+	})
+	j, err := jobToAPI(&d, infos)
+	if err != nil {
+		return nil, err
+	}
+	return specForm(*j), nil
 }
 
 // recordJobVersion reads the job key as it now is and records it as a

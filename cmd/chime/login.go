@@ -22,6 +22,7 @@ func newLoginCmd(cfg *clientConfig) *cobra.Command {
 	var (
 		username      string
 		passwordStdin bool
+		sso           bool
 	)
 	cmd := &cobra.Command{
 		Use:   "login",
@@ -33,9 +34,14 @@ The other commands use it when neither --token nor ` + envToken + ` is given;
 chime logout ends the session and removes it.
 
 The password is asked for on the terminal, or read from the first line of
-standard input with --password-stdin. -o json or -o yaml prints the
+standard input with --password-stdin. With --sso, chime login signs in
+through the server's single sign-on provider instead: it prints a URL to
+open in a browser, listens on 127.0.0.1 for the browser's return, and
+exchanges what comes back (a one-time code, bound to this run by PKCE) for
+a session, saved the same way. -o json or -o yaml prints the
 session, token included, for scripts.`,
 		Example: `  chime login --server https://chime.example.com --username ann
+  chime login --server https://chime.example.com --sso
   printf '%s\n' "$PASSWORD" | chime login --username admin --password-stdin`,
 		Args: cobra.NoArgs,
 		RunE: cfg.run(func(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, _ []string) error {
@@ -43,21 +49,15 @@ session, token included, for scripts.`,
 			if err != nil {
 				return err
 			}
-			in := bufio.NewReader(cmd.InOrStdin())
-			if username == "" {
-				fmt.Fprint(cmd.ErrOrStderr(), "Username: ")
-				line, err := readLine(in)
-				if err != nil {
-					return fmt.Errorf("reading the user name: %w", err)
+			var session *api.Session
+			if sso {
+				if username != "" || passwordStdin {
+					return errors.New("--sso takes no --username or --password-stdin: the identity provider asks for what it needs")
 				}
-				username = line
-			}
-			password, err := readPassword(cmd, in, passwordStdin)
-			if err != nil {
-				return err
-			}
-			session, err := c.Login(ctx, username, password)
-			if err != nil {
+				if session, err = loginSSO(ctx, cmd.ErrOrStderr(), c); err != nil {
+					return err
+				}
+			} else if session, err = loginPassword(ctx, cmd, c, username, passwordStdin); err != nil {
 				return err
 			}
 			creds.Servers[c.BaseURL()] = savedSession{Token: session.Token, User: session.User, Expires: session.Expires}
@@ -78,7 +78,27 @@ session, token included, for scripts.`,
 	}
 	cmd.Flags().StringVarP(&username, "username", "u", "", "user name (asked for when not given)")
 	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the password from the first line of standard input")
+	cmd.Flags().BoolVar(&sso, "sso", false, "sign in through the server's single sign-on provider, in a browser")
 	return cmd
+}
+
+// loginPassword logs in with a user name (asked for when empty) and a
+// password.
+func loginPassword(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, username string, passwordStdin bool) (*api.Session, error) {
+	in := bufio.NewReader(cmd.InOrStdin())
+	if username == "" {
+		fmt.Fprint(cmd.ErrOrStderr(), "Username: ")
+		line, err := readLine(in)
+		if err != nil {
+			return nil, fmt.Errorf("reading the user name: %w", err)
+		}
+		username = line
+	}
+	password, err := readPassword(cmd, in, passwordStdin)
+	if err != nil {
+		return nil, err
+	}
+	return c.Login(ctx, username, password)
 }
 
 // readPassword reads the password from standard input (fromStdin) or,

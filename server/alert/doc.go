@@ -35,6 +35,15 @@
 // Delivery is at least once: a try whose answer was lost is made again, so
 // a receiver may now and then see an alert twice.
 //
+// A server that must not lose alerts when a node dies keeps them in a
+// durable outbox instead of this queue: Admit applies the rate limit,
+// Deliveries splits the alert into one Delivery per recipient under one
+// delivery key (JSON, for a database row), and Send makes one try at one
+// Delivery, leaving retries to the outbox. Every e-mail carries its key in
+// the X-Chime-Delivery-Key header, and every webhook request in that
+// header and, for generic webhooks, in the payload's delivery_key field,
+// so that receivers can drop the copies at-least-once delivery sends.
+//
 // E-mail goes through Config.SMTP with STARTTLS by default (a server that
 // does not offer it is refused), implicit TLS, or no TLS, and
 // authenticates when a username is set. One message goes to all the

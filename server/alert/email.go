@@ -8,8 +8,9 @@ import (
 	"github.com/wneessen/go-mail"
 )
 
-// sendEmail sends one plain-text message to all of to.
-func (n *Notifier) sendEmail(ctx context.Context, to []string, subject, body string) error {
+// sendEmail sends one plain-text message to all of to, with key in its
+// DeliveryKeyHeader.
+func (n *Notifier) sendEmail(ctx context.Context, to []string, subject, body, key string) error {
 	s := n.cfg.SMTP
 	msg := mail.NewMsg()
 	if err := msg.From(s.From); err != nil {
@@ -21,6 +22,7 @@ func (n *Notifier) sendEmail(ctx context.Context, to []string, subject, body str
 	msg.Subject(subject)
 	msg.SetDateWithValue(n.cfg.Now())
 	msg.SetMessageID()
+	msg.SetGenHeader(DeliveryKeyHeader, key)
 	msg.SetBodyString(mail.TypeTextPlain, body)
 
 	opts := []mail.Option{

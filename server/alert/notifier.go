@@ -2,10 +2,10 @@ package alert
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"text/template"
 	"time"
@@ -232,56 +232,12 @@ drain:
 	n.log.Warn("alerts dropped: "+reason, "alerts", dropped)
 }
 
-// deliver sends one alert to each of its recipients.
+// deliver sends one alert to each of its recipients, under a key of its
+// own.
 func (n *Notifier) deliver(ctx context.Context, q queued) {
-	data := templateData(q.ev, q.suppressed)
-	emails := q.ev.Recipients.Emails
-	if len(emails) == 0 {
-		emails = n.cfg.DefaultEmails
-	}
-	webhooks := q.ev.Recipients.Webhooks
-	if len(webhooks) == 0 {
-		webhooks = n.cfg.DefaultWebhooks
-	}
-
-	if len(emails) > 0 {
-		if n.cfg.SMTP.Host == "" {
-			n.log.Warn("alert e-mail skipped: no SMTP server configured",
-				append(eventAttrs(q.ev), "recipients", emails)...)
-		} else {
-			// A subject is one line.
-			subject := strings.Join(strings.Fields(n.render(n.templates.subject, n.templates.defSubject, data)), " ")
-			body := n.render(n.templates.body, n.templates.defBody, data)
-			n.try(ctx, q.ev, "email", fmt.Sprint(emails), func(ctx context.Context) error {
-				return n.sendEmail(ctx, emails, subject, body)
-			})
-		}
-	}
-	if len(webhooks) > 0 {
-		text := n.render(n.templates.text, n.templates.defText, data)
-		body, err := webhookBody(data, text)
-		n.postAll(ctx, q.ev, "webhook", webhooks, body, err, true)
-	}
-	if slack := or(q.ev.Recipients.Slack, n.cfg.DefaultSlack); len(slack) > 0 {
-		text := n.render(n.templates.text, n.templates.defText, data)
-		body, err := slackBody(data, text)
-		n.postAll(ctx, q.ev, "slack", slack, body, err, false)
-	}
-	if teams := or(q.ev.Recipients.Teams, n.cfg.DefaultTeams); len(teams) > 0 {
-		body, err := teamsBody(data)
-		n.postAll(ctx, q.ev, "teams", teams, body, err, false)
-	}
-	for _, target := range or(q.ev.Recipients.PagerDuty, n.cfg.DefaultPagerDuty) {
-		n.try(ctx, q.ev, "pagerduty", redactURL(n.cfg.PagerDutyURL), func(ctx context.Context) error {
-			key, err := n.expand(ctx, "routing_key", target.RoutingKey)
-			if err != nil {
-				return err
-			}
-			body, err := pagerDutyBody(data, target, key)
-			if err != nil {
-				return fmt.Errorf("the payload cannot be encoded: %w", err)
-			}
-			return n.postJSON(ctx, n.cfg.PagerDutyURL, body, false)
+	for _, d := range n.Deliveries(q.ev, q.suppressed, rand.Text()) {
+		n.try(ctx, d.Event, d.Channel, d.Target(), func(ctx context.Context) error {
+			return n.send(ctx, d)
 		})
 	}
 }
@@ -292,24 +248,6 @@ func or[T any](own, def []T) []T {
 		return def
 	}
 	return own
-}
-
-// postAll POSTs body to each of urls over channel; encErr is the error
-// that encoding body returned, which fails every delivery at once.
-func (n *Notifier) postAll(ctx context.Context, ev Event, channel string, urls []string, body []byte, encErr error, headers bool) {
-	if encErr != nil { // only for times JSON cannot hold, such as year 10000
-		n.mu.Lock()
-		n.stats.Failed += uint64(len(urls))
-		n.mu.Unlock()
-		n.log.Warn("alert webhooks skipped: the payload cannot be encoded",
-			append(eventAttrs(ev), "channel", channel, "error", encErr)...)
-		return
-	}
-	for _, u := range urls {
-		n.try(ctx, ev, channel, redactURL(u), func(ctx context.Context) error {
-			return n.postJSON(ctx, u, body, headers)
-		})
-	}
 }
 
 // render renders tmpl, falling back to def (logged at Warn) when tmpl
@@ -340,6 +278,7 @@ func (n *Notifier) try(ctx context.Context, ev Event, channel, target string, se
 			return
 		}
 		_, refused := errors.AsType[*egress.RefusedError](err) // trying again would change nothing
+		refused = refused || errors.Is(err, ErrPermanent)
 		if attempt >= n.cfg.Attempts || ctx.Err() != nil || refused {
 			n.mu.Lock()
 			n.stats.Failed++

@@ -21,6 +21,9 @@ type TemplateData struct {
 	// Suppressed is how many alerts of this job and kind the rate limit
 	// held back since the last one that went out.
 	Suppressed int
+	// DeliveryKey identifies the alert; every recipient of one alert
+	// sees the same key, and a copy sent again carries it too.
+	DeliveryKey string
 }
 
 // Default templates. Besides text/template's built-in functions they may

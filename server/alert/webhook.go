@@ -36,6 +36,9 @@ type WebhookPayload struct {
 	// Suppressed is how many alerts of this job and kind the rate limit
 	// held back since the last one that went out.
 	Suppressed int `json:"suppressed"`
+	// DeliveryKey identifies the alert: a receiver that sees it twice
+	// (delivery is at least once) can drop the copy.
+	DeliveryKey string `json:"delivery_key"`
 }
 
 // WebhookJob identifies the job in a WebhookPayload; both fields are empty
@@ -57,6 +60,7 @@ func webhookBody(data TemplateData, text string) ([]byte, error) {
 		Error:       data.Error,
 		Detail:      data.Detail,
 		Suppressed:  data.Suppressed,
+		DeliveryKey: data.DeliveryKey,
 	}
 	if !data.ScheduledTime.IsZero() {
 		p.ScheduledTime = &data.ScheduledTime
@@ -65,8 +69,8 @@ func webhookBody(data TemplateData, text string) ([]byte, error) {
 }
 
 // postJSON POSTs body to u, with Config.WebhookHeaders when headers is
-// set; any status but 2xx is an error.
-func (n *Notifier) postJSON(ctx context.Context, u string, body []byte, headers bool) error {
+// set, and key in DeliveryKeyHeader; any status but 2xx is an error.
+func (n *Notifier) postJSON(ctx context.Context, u string, body []byte, headers bool, key string) error {
 	u, err := n.expand(ctx, "url", u)
 	if err != nil {
 		return err
@@ -78,6 +82,9 @@ func (n *Notifier) postJSON(ctx context.Context, u string, body []byte, headers 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "chime-alert")
+	if key != "" {
+		req.Header.Set(DeliveryKeyHeader, key)
+	}
 	if headers {
 		for name, value := range n.cfg.WebhookHeaders {
 			if value, err = n.expand(ctx, "headers."+name, value); err != nil {

@@ -51,13 +51,18 @@ func TestWebhookPayload(t *testing.T) {
 		At:            time.Date(2025, 3, 1, 9, 0, 7, 0, time.UTC),
 		NodeID:        "node-a",
 		Error:         "upstream answered 502 <Bad Gateway>",
+		DeliveryKey:   r.Payload.DeliveryKey, // random, checked below
+	}
+	if r.Payload.DeliveryKey == "" || r.Header.Get(alert.DeliveryKeyHeader) != r.Payload.DeliveryKey {
+		t.Errorf("delivery key %q, header %s %q: want one key in both", r.Payload.DeliveryKey,
+			alert.DeliveryKeyHeader, r.Header.Get(alert.DeliveryKeyHeader))
 	}
 	if !reflect.DeepEqual(r.Payload, want) {
 		t.Errorf("payload:\n got %+v\nwant %+v\ntext:\n%s", r.Payload, want, r.Payload.Text)
 	}
 	// The JSON keys are a contract with receivers; pin them.
 	wantKeys := []string{"text", "kind", "job", "execution_id", "attempt", "scheduled_time", "at",
-		"node_id", "error", "detail", "suppressed"}
+		"node_id", "error", "detail", "suppressed", "delivery_key"}
 	if len(r.Raw) != len(wantKeys) {
 		t.Errorf("payload has keys %v, want %v", r.Raw, wantKeys)
 	}
@@ -230,7 +235,7 @@ func TestWebhookUnencodablePayload(t *testing.T) {
 	if got := len(hook.Requests()); got != 0 {
 		t.Errorf("webhook received %d requests, want 0", got)
 	}
-	if got := warnings(rec, "alert webhooks skipped: the payload cannot be encoded"); len(got) != 1 {
+	if got := warnings(rec, "alert delivery failed"); len(got) != 1 {
 		t.Errorf("logged %d warnings, want 1", len(got))
 	}
 	if got := n.Stats(); got != (alert.Stats{Failed: 1}) {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	invalidreq "github.com/chime-scheduler/chime/server/internal/invalid"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
@@ -121,30 +122,15 @@ func (h *History) now(ctx context.Context) (time.Time, error) {
 }
 
 // InvalidError is a request refused before the database is touched.
-// errors.Is(err, ErrInvalid) holds for it.
-type InvalidError struct {
-	// Field names the argument at fault as Go spells it, such as
-	// "Query.Limit" or "Start.ID"; empty when it is the whole request.
-	Field string
-	// Reason says what is wrong with it.
-	Reason string
-}
-
-// Error returns "history: invalid request: " and the field with the
-// reason.
-func (e *InvalidError) Error() string {
-	if e.Field == "" {
-		return ErrInvalid.Error() + ": " + e.Reason
-	}
-	return ErrInvalid.Error() + ": " + e.Field + " " + e.Reason
-}
-
-// Is reports whether target is ErrInvalid.
-func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
+// errors.Is(err, ErrInvalid) holds for it. Its Field names the argument
+// at fault as Go spells it, such as "Query.Limit" or "Start.ID"; empty when it is the
+// whole request. It is the one definition the server's storage packages
+// share (server/internal/invalid); here its Err is ErrInvalid.
+type InvalidError = invalidreq.Error
 
 // invalid returns an *InvalidError about field.
 func invalid(field, format string, args ...any) error {
-	return &InvalidError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	return invalidreq.New(ErrInvalid, field, format, args...)
 }
 
 // newID returns a random identifier for a decision or audit entry.

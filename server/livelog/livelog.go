@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	invalidreq "github.com/chime-scheduler/chime/server/internal/invalid"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
@@ -386,27 +387,13 @@ func checkID(field, id string) error {
 }
 
 // InvalidError is a request refused before the database is touched.
-// errors.Is(err, ErrInvalid) holds for it.
-type InvalidError struct {
-	// Field names the argument at fault, such as "lines[2].Seq"; empty
-	// when it is the whole request.
-	Field string
-	// Reason says what is wrong with it.
-	Reason string
-}
+// errors.Is(err, ErrInvalid) holds for it. Its Field names the argument
+// at fault as Go spells it, such as "lines[2].Seq"; empty when it is the
+// whole request. It is the one definition the server's storage packages
+// share (server/internal/invalid); here its Err is ErrInvalid.
+type InvalidError = invalidreq.Error
 
-// Error returns "livelog: invalid request: " and the field with the
-// reason.
-func (e *InvalidError) Error() string {
-	if e.Field == "" {
-		return ErrInvalid.Error() + ": " + e.Reason
-	}
-	return ErrInvalid.Error() + ": " + e.Field + " " + e.Reason
-}
-
-// Is reports whether target is ErrInvalid.
-func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
-
+// invalid returns an *InvalidError about field.
 func invalid(field, format string, args ...any) error {
-	return &InvalidError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	return invalidreq.New(ErrInvalid, field, format, args...)
 }

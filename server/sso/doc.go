@@ -21,6 +21,22 @@
 // read), created and audit-logged by the auth service with the provider's
 // subject and e-mail.
 //
+// # The command line
+//
+// chime login --sso signs in through the same flow, the server being the
+// provider's client as for a browser (see [Provider.EnableCLI]). The CLI
+// listens on 127.0.0.1, and the URL it prints adds to the login its port,
+// a state and the S256 challenge of a PKCE verifier it keeps. At the
+// callback the server keeps the vouched-for login for two minutes in its
+// database (table {p}sso_cli_grants, component "sso", under the SHA-256 of
+// a random one-time code) and redirects the browser to
+// http://127.0.0.1:PORT/callback with the code and the CLI's state: never
+// to another host. The CLI POSTs the code and its verifier to
+// POST /auth/oidc/token ([TokenPath]), which deletes the grant and, when
+// the verifier matches the challenge, starts the session and answers it
+// as a password login does. A code serves once, even with a wrong
+// verifier.
+//
 // # Role mapping
 //
 // Rules read `group "ops" -> admin`, `group "billing-team" -> operator of

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,6 +50,8 @@ type Provider struct {
 	// server starts delays sign-ons, not the server.
 	mu sync.Mutex
 	op *oidc.Provider
+	// cli keeps the CLI's sign-ons (see EnableCLI); nil refuses them.
+	cli *cliGrants
 }
 
 // New returns a Provider for cfg that starts sessions with sessions. It
@@ -70,6 +73,7 @@ func New(cfg Config, sessions Sessions) (*Provider, error) {
 	}
 	p.mux.HandleFunc("GET "+LoginPath, p.login)
 	p.mux.HandleFunc("GET "+CallbackPath, p.callback)
+	p.mux.HandleFunc("POST "+TokenPath, p.token)
 	return p, nil
 }
 
@@ -78,7 +82,8 @@ func (p *Provider) Info() *api.SSOProvider {
 	return &api.SSOProvider{Name: p.cfg.Name, LoginURL: LoginPath}
 }
 
-// ServeHTTP serves GET /auth/oidc/login and GET /auth/oidc/callback.
+// ServeHTTP serves GET /auth/oidc/login, GET /auth/oidc/callback and
+// POST /auth/oidc/token.
 func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mux.ServeHTTP(w, r)
 }
@@ -113,21 +118,34 @@ func (p *Provider) oauth2Config(op *oidc.Provider) *oauth2.Config {
 	}
 }
 
-// flow is what the flow cookie carries.
-type flow struct{ state, nonce, verifier string }
+// flow is what the flow cookie carries: a CLI's sign-on carries its
+// cliFlow too.
+type flow struct {
+	state, nonce, verifier string
+	cli                    *cliFlow
+}
 
 // login starts a sign-on: it keeps a fresh state, nonce and PKCE verifier
 // in the flow cookie and redirects to the provider.
 func (p *Provider) login(w http.ResponseWriter, r *http.Request) {
+	cli, isCLI, err := readCLIFlow(r.URL.Query())
+	if err != nil {
+		p.refuse(w, r, http.StatusBadRequest, "This sign-in from the command line cannot go on: "+err.Error(), nil)
+		return
+	}
 	op, err := p.discover(r.Context())
 	if err != nil {
 		p.refuse(w, r, http.StatusBadGateway, "The identity provider cannot be reached", err)
 		return
 	}
 	f := flow{state: randomString(), nonce: randomString(), verifier: oauth2.GenerateVerifier()}
+	value := f.state + "." + f.nonce + "." + f.verifier
+	if isCLI {
+		value += "." + cli.port + "." + cli.state + "." + cli.challenge
+	}
 	http.SetCookie(w, &http.Cookie{
 		Name:     flowCookie,
-		Value:    f.state + "." + f.nonce + "." + f.verifier,
+		Value:    value,
 		Path:     "/auth/oidc/",
 		MaxAge:   int(flowTTL / time.Second),
 		HttpOnly: true,
@@ -207,11 +225,16 @@ func (p *Provider) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	email, _ := claims["email"].(string)
-	session, err := p.sessions.StartSSOSession(r.Context(), auth.SSOLogin{
+	login := auth.SSOLogin{
 		User: user, Role: role, Scopes: scopes,
 		Issuer: idToken.Issuer, Subject: idToken.Subject, Email: email,
 		ClientAddr: clientAddr(r),
-	})
+	}
+	if f.cli != nil {
+		p.finishCLI(w, r, *f.cli, login)
+		return
+	}
+	session, err := p.sessions.StartSSOSession(r.Context(), login)
 	var apiErr *api.Error
 	if errors.As(err, &apiErr) {
 		p.refuse(w, r, http.StatusForbidden, "Sign-in refused: "+apiErr.Message, nil)
@@ -272,10 +295,14 @@ func readFlow(r *http.Request) (flow, bool) {
 		return flow{}, false
 	}
 	parts := strings.Split(c.Value, ".")
-	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+	if (len(parts) != 3 && len(parts) != 6) || slices.Contains(parts, "") {
 		return flow{}, false
 	}
-	return flow{state: parts[0], nonce: parts[1], verifier: parts[2]}, true
+	f := flow{state: parts[0], nonce: parts[1], verifier: parts[2]}
+	if len(parts) == 6 {
+		f.cli = &cliFlow{port: parts[3], state: parts[4], challenge: parts[5]}
+	}
+	return f, true
 }
 
 // stringsClaim reads a claim that lists strings: an array, or one string.

@@ -1,5 +1,6 @@
-// The users page (admin): local users (create, change role and shell
-// capability, reset the password, delete) and API tokens for automation
+// The users page (admin): local users (create, change role, job-group
+// scopes and shell capability, reset the password, delete) and API tokens
+// for automation
 // (create, revoke). A new
 // token's secret is shown once, in a dialog with a copy button: the
 // server keeps only its hash.
@@ -10,6 +11,16 @@ const ROLES = ['viewer', 'operator', 'admin'];
 const roleHelp = 'viewer reads jobs (sensitive values masked) and everything jobs print; operator also changes jobs, calendars, runs and retries; admin also manages users, tokens, secrets and alerts.';
 
 const shellHelp = 'Shell jobs run commands on the servers\' hosts as the server\'s user: creating, changing or deleting one, or running one with parameters, needs role operator or admin and this capability.';
+
+const scopesHelp = 'Operators only: job-group patterns (such as billing.* payroll), separated by spaces or commas, limit what the user may change, run and kill to the groups they match; elsewhere the user reads as a viewer. Empty: every group. The user\'s API tokens act with the same limits.';
+
+/** parseScopes reads the patterns of a scopes field. */
+const parseScopes = text => text.split(/[\s,]+/).filter(Boolean);
+
+/** scopesCell shows a user's scopes, or that it has none. */
+const scopesCell = scopes => scopes && scopes.length
+  ? h('span', { class: 'scopes' }, scopes.map((s, i) => [i ? ' ' : null, h('code', null, s)]))
+  : h('span', { class: 'muted' }, 'all');
 
 export async function render(ctx) {
   let users, tokens;
@@ -31,11 +42,14 @@ export async function render(ctx) {
     form.append(
       field('name', 'Name', { required: true, autocomplete: 'off' }),
       field('role', 'Role', { type: 'select', value: 'viewer', options: ROLES, hint: roleHelp }),
+      field('scopes', 'Limit to job groups', { autocomplete: 'off', placeholder: 'every group', hint: scopesHelp }),
       field('shell', 'May write shell jobs', { type: 'checkbox', value: false, hint: shellHelp }),
       field('password', 'Password', { type: 'password', autocomplete: 'new-password', required: true, hint: 'They can log in with it at once; share it safely.' }));
   }, async form => {
     const u = { name: form.elements.name.value.trim(), role: form.elements.role.value, password: form.elements.password.value };
     if (form.elements.shell.checked) u.shell = true;
+    const scopes = parseScopes(form.elements.scopes.value);
+    if (scopes.length) u.scopes = scopes;
     await ctx.api.post('/users', u);
     toast(`User ${u.name} created.`);
     return u.name;
@@ -44,6 +58,8 @@ export async function render(ctx) {
   const editUser = u => formDialog(`Edit user ${u.name}`, form => {
     form.append(
       field('role', 'Role', { type: 'select', value: u.role, options: ROLES, hint: roleHelp }),
+      field('scopes', 'Limit to job groups', { value: (u.scopes || []).join(' '), autocomplete: 'off', placeholder: 'every group',
+        hint: u.source === 'sso' ? scopesHelp + ' Single sign-on sets them again at the user\'s next sign-on.' : scopesHelp }),
       field('shell', 'May write shell jobs', { type: 'checkbox', value: !!u.shell, hint: shellHelp }),
       field('password', 'New password', { type: 'password', autocomplete: 'new-password', hint: 'Leave empty to keep the current one. A new password ends the user\'s sessions; their tokens stay.' }));
   }, async form => {
@@ -51,7 +67,9 @@ export async function render(ctx) {
     if (form.elements.role.value !== u.role) body.role = form.elements.role.value;
     if (form.elements.shell.checked !== !!u.shell) body.shell = form.elements.shell.checked;
     if (form.elements.password.value) body.password = form.elements.password.value;
-    if (!body.role && !body.password && body.shell === undefined) throw { field: 'role', message: 'Nothing to change: pick another role, change the shell capability or type a new password.' };
+    const scopes = parseScopes(form.elements.scopes.value);
+    if (scopes.join(' ') !== (u.scopes || []).join(' ')) body.scopes = scopes; // [] clears them
+    if (!body.role && !body.password && body.shell === undefined && !body.scopes) throw { field: 'role', message: 'Nothing to change: pick another role, change the job groups or the shell capability, or type a new password.' };
     await ctx.api.put('/users/' + encodeURIComponent(u.name), body);
     toast(`User ${u.name} updated.`);
     return true;
@@ -110,6 +128,7 @@ export async function render(ctx) {
       h('div', { class: 'nowrap-cells' }, table([
         { label: 'Name', value: u => h('span', null, h('strong', null, u.name), u.name === me ? h('span', { class: 'muted' }, ' (you)') : null) },
         { label: 'Role', value: u => badge(u.role, u.role === 'admin' ? 'warn' : 'info') },
+        { label: 'Job groups', value: u => scopesCell(u.scopes) },
         { label: 'Shell jobs', value: u => u.shell ? badge('may write', 'warn') : h('span', { class: 'muted' }, 'no') },
         { label: 'Created', value: u => h('span', { class: 'nowrap' }, timeEl(u.created)) },
         { label: h('span', { class: 'visually-hidden' }, 'Actions'), value: u => h('div', { class: 'actions' },
@@ -124,6 +143,7 @@ export async function render(ctx) {
         { label: 'Role', value: t => badge(t.role, t.role === 'admin' ? 'warn' : 'info') },
         { label: 'Shell jobs', value: t => t.shell ? badge('may write', 'warn') : h('span', { class: 'muted' }, 'no') },
         { label: 'User', value: t => t.user || '—' },
+        { label: 'Job groups', value: t => scopesCell((users.find(u => u.name === t.user) || {}).scopes) },
         { label: 'Created', value: t => h('span', { class: 'nowrap' }, timeEl(t.created)) },
         { label: 'Last used', value: t => t.last_used ? h('span', { class: 'nowrap' }, timeEl(t.last_used)) : h('span', { class: 'muted' }, 'never') },
         { label: 'Expires', value: t => !t.expires ? h('span', { class: 'muted' }, 'never')
