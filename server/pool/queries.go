@@ -8,14 +8,14 @@ const (
 
 // queries are the package's statements, rendered once per Service.
 type queries struct {
-	now                                     string
-	poolUpdate, poolInsert, poolList        string
-	poolCounts, poolDelete, poolLock        string
-	slotInsert, slotGrant, slotWithdraw     string
-	slotState, slotRelease, slotBehind      string
-	slotsExpire, slotsRunning, slotsHead    string
+	now                                      string
+	poolUpdate, poolInsert, poolList         string
+	poolCounts, poolDelete, poolLock         string
+	slotInsert, slotGrant, slotWithdraw      string
+	slotState, slotRelease, slotBehind       string
+	slotsExpire, slotsRunning, slotsHead     string
 	slotsRenew, slotsForgetNode, slotsOfNode string
-	slotsDeletePool                         string
+	slotsDeletePool                          string
 }
 
 func renderQueries(render func(string) string) queries {
