@@ -21,6 +21,7 @@ import (
 	"github.com/chime-scheduler/chime/server/auth"
 	"github.com/chime-scheduler/chime/server/console"
 	"github.com/chime-scheduler/chime/server/dispatch"
+	"github.com/chime-scheduler/chime/server/pool"
 	"github.com/chime-scheduler/chime/server/history"
 	"github.com/chime-scheduler/chime/server/httpapi"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
@@ -62,6 +63,8 @@ type Server struct {
 	state    *stateStore
 	// dispatch hands executor jobs' runs to executors.
 	dispatch *dispatch.Service
+	// pools keeps the concurrency pools and their slots (see pools.go).
+	pools *pool.Service
 	handler  http.Handler
 	http     *httpjob.Runner
 	egress   *egress.Policy
@@ -179,6 +182,11 @@ func (s *Server) init(ctx context.Context) error {
 		return err
 	}
 	s.dispatch, err = dispatch.New(ctx, s.store, &dispatch.Options{Lease: cfg.ExecutorLease, Logger: cfg.Logger})
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	// A node's slots lapse when the node would be declared dead.
+	s.pools, err = pool.New(ctx, s.store, &pool.Options{Lease: max(cfg.DeadAfter, time.Second), Logger: cfg.Logger})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
@@ -476,7 +484,8 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
 	watchRuns := func(ctx context.Context) { s.dispatch.Watch(ctx, s.NodeID()) }
-	for _, loop := range []func(context.Context){s.watchNodes, s.watchCancels, s.checkDeadMen, s.pruneLiveLogs, watchRuns} {
+	servePools := func(ctx context.Context) { s.pools.Run(ctx, s.NodeID()) }
+	for _, loop := range []func(context.Context){s.watchNodes, s.watchCancels, s.checkDeadMen, s.pruneLiveLogs, watchRuns, servePools} {
 		loops.Go(func() { loop(loopCtx) })
 	}
 	serveErr := make(chan error, 1)
