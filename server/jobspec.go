@@ -80,10 +80,11 @@ type jobSettings struct {
 	Retry    *api.RetryPolicy    `json:"retry,omitempty"`
 	Overlap  api.Overlap         `json:"overlap,omitempty"`
 	Alerts   *api.JobAlerts      `json:"alerts,omitempty"`
+	Paused   bool                `json:"paused,omitempty"`
+
 	// Pool and PoolMaxWait are the job's concurrency pool (see pools.go).
 	Pool        string `json:"pool,omitempty"`
 	PoolMaxWait string `json:"pool_max_wait,omitempty"`
-	Paused   bool                `json:"paused,omitempty"`
 }
 
 // runFacts describe a run the server asked for with a one-shot trigger:

@@ -21,12 +21,12 @@ import (
 	"github.com/chime-scheduler/chime/server/auth"
 	"github.com/chime-scheduler/chime/server/console"
 	"github.com/chime-scheduler/chime/server/dispatch"
-	"github.com/chime-scheduler/chime/server/pool"
 	"github.com/chime-scheduler/chime/server/history"
 	"github.com/chime-scheduler/chime/server/httpapi"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
 	"github.com/chime-scheduler/chime/server/jobversion"
 	"github.com/chime-scheduler/chime/server/livelog"
+	"github.com/chime-scheduler/chime/server/pool"
 	"github.com/chime-scheduler/chime/server/secret"
 	"github.com/chime-scheduler/chime/server/sso"
 	"github.com/chime-scheduler/chime/store/sqlstore"
@@ -63,8 +63,6 @@ type Server struct {
 	state    *stateStore
 	// dispatch hands executor jobs' runs to executors.
 	dispatch *dispatch.Service
-	// pools keeps the concurrency pools and their slots (see pools.go).
-	pools *pool.Service
 	handler  http.Handler
 	http     *httpjob.Runner
 	egress   *egress.Policy
@@ -98,6 +96,8 @@ type Server struct {
 	// swept remembers the dead node incarnations (ID and epoch) whose
 	// unrecorded firings this node looked for, so that it looks once.
 	swept map[lostKey]bool
+	// pools keeps the concurrency pools and their slots (see pools.go).
+	pools *pool.Service
 }
 
 type lostKey struct {

@@ -314,9 +314,9 @@ func (h *handler) table() []route {
 		// Concurrency pools.
 		{
 			method: http.MethodGet, path: v1 + "/pools", role: viewer, operationID: "listPools",
-			summary: "Concurrency pools, with their limits, the slots held, the firings waiting and the jobs that name them.",
+			summary:   "Concurrency pools, with their limits, the slots held, the firings waiting and the jobs that name them.",
 			responses: ok([]api.Pool{}),
-			handle: h.listPools,
+			handle:    h.listPools,
 		},
 		{
 			method: http.MethodGet, path: v1 + "/pools/{name}", role: viewer, operationID: "getPool",
