@@ -185,8 +185,9 @@ func (s *Server) init(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
-	// A node's slots lapse when the node would be declared dead.
-	s.pools, err = pool.New(ctx, s.store, &pool.Options{Lease: max(cfg.DeadAfter, time.Second), Logger: cfg.Logger})
+	// A dead node's slots are freed when it is found dead (markNodeLost);
+	// their lease is the backstop, twice as long.
+	s.pools, err = pool.New(ctx, s.store, &pool.Options{Lease: max(2*cfg.DeadAfter, 5*time.Second), Logger: cfg.Logger})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}

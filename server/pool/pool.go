@@ -64,7 +64,8 @@ type Pool struct {
 type Options struct {
 	// Lease is how long a node's slots and waiting firings stay without
 	// being renewed: a node that stops renewing them (it died, or lost
-	// the database) has them taken back after it. Defaults to 30s.
+	// the database) has them taken back after it, if the node that finds
+	// it dead did not free them first (ForgetNode). Defaults to 30s.
 	Lease time.Duration
 	// PollInterval is how often a node with firings waiting looks for
 	// free slots. Defaults to 100ms.

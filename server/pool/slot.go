@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -65,8 +66,12 @@ func (s *Service) Grant(ctx context.Context, pool string) ([]string, error) {
 	if err := tx.QueryRowContext(ctx, s.q.now).Scan(&now); err != nil {
 		return nil, fmt.Errorf("pool: reading the database clock: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, s.q.slotsExpire, s.sched, pool, now); err != nil {
+	res, err := tx.ExecContext(ctx, s.q.slotsExpire, s.sched, pool, now)
+	if err != nil {
 		return nil, fmt.Errorf("pool: taking back the lapsed slots of pool %q: %w", pool, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n > 0 {
+		s.log.Warn("took back the slots and places whose lease lapsed", "pool", pool, "slots", n)
 	}
 	var running int
 	if err := tx.QueryRowContext(ctx, s.q.slotsRunning, s.sched, pool).Scan(&running); err != nil {
@@ -222,12 +227,17 @@ func (s *Service) wake() {
 // Run is node's loop, until ctx ends: every PollInterval while firings
 // of the node wait, and at once when one starts waiting or a slot is
 // released, it grants the free slots of their pools and tells the
-// waiters that got one; every third of Lease it renews the node's
-// slots and places.
+// waiters that got one. Meanwhile a second goroutine, which Run waits
+// for, renews the node's slots and places every third of Lease, so that
+// a slow grant never lets them lapse.
 func (s *Service) Run(ctx context.Context, node string) {
+	var renewal sync.WaitGroup
+	defer renewal.Wait()
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	renewal.Go(func() { s.renew(ctx, node) })
 	t := time.NewTicker(s.opts.PollInterval)
 	defer t.Stop()
-	var renewed time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -235,16 +245,24 @@ func (s *Service) Run(ctx context.Context, node string) {
 		case <-t.C:
 		case <-s.nudge:
 		}
-		if time.Since(renewed) >= s.opts.Lease/3 {
-			if err := s.Renew(ctx, node); err != nil {
-				if ctx.Err() == nil {
-					s.log.Warn("cannot renew the node's pool slots", "error", err)
-				}
-			} else {
-				renewed = time.Now()
-			}
-		}
 		s.serve(ctx, node)
+	}
+}
+
+// renew renews node's slots and places every third of Lease until ctx
+// ends.
+func (s *Service) renew(ctx context.Context, node string) {
+	t := time.NewTicker(s.opts.Lease / 3)
+	defer t.Stop()
+	for {
+		if err := s.Renew(ctx, node); err != nil && ctx.Err() == nil {
+			s.log.Warn("cannot renew the node's pool slots", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
 }
 
