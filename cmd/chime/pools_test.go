@@ -97,8 +97,8 @@ func poolCluster(t *testing.T, databaseURL string) {
 	})
 	var (
 		ran, skipped, lost int
-		byNode       = make(map[string]int)
-		perJob       = make(map[string][]time.Time)
+		byNode             = make(map[string]int)
+		perJob             = make(map[string][]time.Time)
 	)
 	for _, e := range all {
 		perJob[e.JobName] = append(perJob[e.JobName], e.ScheduledTime)
