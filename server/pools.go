@@ -41,7 +41,7 @@ type poolPlan struct {
 func compilePool(st jobSettings) (*poolPlan, *api.Error) {
 	if st.Pool == "" {
 		if st.PoolMaxWait != "" {
-			return nil, invalidf("pool_max_wait", "is only for a job with a pool")
+			return nil, invalidf("pool", "is required with pool_max_wait (%q); to leave the pool, clear both", st.PoolMaxWait)
 		}
 		return nil, nil
 	}

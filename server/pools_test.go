@@ -36,7 +36,7 @@ func TestPoolJobs(t *testing.T) {
 		noPool := tick
 		noPool.Pool = ""
 		_, err = s.CreateJob(ctx, "tester", noPool)
-		wantAPIError(t, err, api.CodeInvalidArgument, "pool_max_wait")
+		wantAPIError(t, err, api.CodeInvalidArgument, "pool")
 		_, _, err = s.PutPool(ctx, "tester", api.Pool{Name: "reports", Limit: 0})
 		wantAPIError(t, err, api.CodeInvalidArgument, "limit")
 
