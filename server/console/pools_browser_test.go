@@ -74,4 +74,15 @@ func TestPoolsPage(t *testing.T) {
 	p.Click(`button[aria-label="Delete pool exports"]`)
 	p.ClickText("dialog button", "Delete")
 	p.WaitText(`[data-testid="pools-count"]`, "1")
+
+	// A job's page names its pool; its form changes the wait.
+	p.Route("/jobs/rep/first")
+	p.WaitText(`[data-testid="job-pool"]`, "reports (waits up to 1m)")
+	p.Route("/jobs/rep/first/edit")
+	p.Fill(`input[name="pool_max_wait"]`, "45s")
+	p.ClickText("button", "Save")
+	p.WaitText(`[data-testid="job-pool"]`, "reports (waits up to 45s)")
+	if j, err := srv.Client.GetJob(ctx, "rep", "first"); err != nil || j.Pool != "reports" || j.PoolMaxWait != "45s" {
+		t.Errorf("the job after the form = %+v, %v; want pool reports, pool_max_wait 45s", j, err)
+	}
 }
