@@ -66,6 +66,30 @@ func TestPoolsCommands(t *testing.T) {
 	if _, err := run("pools", "delete", "reports"); err == nil || !strings.Contains(err.Error(), "conflict") {
 		t.Errorf("chime pools delete while a job names it: %v, want conflict", err)
 	}
+
+	// A file lists pools with the jobs that name them: apply creates both,
+	// pools first, and export writes them back.
+	both := writeFile(t, "both.yaml", `pools:
+  - {name: exports, limit: 2, description: export jobs}
+jobs:
+  - group: exp
+    name: weekly
+    type: http
+    http: {url: `+target+`}
+    pool: exports
+`)
+	out, err = run("apply", "-f", both, "--yes")
+	if err != nil || !strings.Contains(out, "created pool exports") || !strings.Contains(out, "exp/weekly") {
+		t.Fatalf("chime apply of pools and jobs = %q, %v", out, err)
+	}
+	if out, err = run("apply", "-f", both, "--dry-run"); err != nil || !strings.Contains(out, "pool exports: unchanged") {
+		t.Errorf("chime apply again --dry-run = %q, %v; want the pool unchanged", out, err)
+	}
+	out, err = run("export", "--group", "exp")
+	if err != nil || !strings.Contains(out, "pools:") || !strings.Contains(out, "name: exports") || !strings.Contains(out, "limit: 2") {
+		t.Errorf("chime export = %q, %v; want the pool exports", out, err)
+	}
+
 	if err := srv.Client.DeleteJob(t.Context(), "rep", "daily"); err != nil {
 		t.Fatal(err)
 	}
