@@ -8,11 +8,11 @@ import (
 )
 
 // TestPoolJobs: a job naming a pool that does not exist is refused,
-// naming the field, and nothing is written; a pool no longer limits
-// nothing: while a run holds the only slot of a pool of 1, another job's
-// firings wait pool_max_wait and, under DO_NOTHING, are recorded skipped
+// naming the field, and nothing is written; while a run holds the only
+// slot of a pool of 1, another job's firings wait pool_max_wait and, under DO_NOTHING, are recorded skipped
 // with the pool's reason; a run by hand waits on and runs once the slot
-// is released; a pool a job names is not deleted.
+// is released by a kill; a failure and a timeout release theirs; a pool
+// a job names is not deleted.
 func TestPoolJobs(t *testing.T) {
 	t.Parallel()
 	forEachDB(t, func(t *testing.T, url string) {
@@ -47,7 +47,8 @@ func TestPoolJobs(t *testing.T) {
 		if _, err := s.CreateJob(ctx, "tester", hold); err != nil {
 			t.Fatalf("CreateJob(hold): %v", err)
 		}
-		if _, err := s.RunJob(ctx, "tester", "rep", "hold", api.RunRequest{}); err != nil {
+		held, err := s.RunJob(ctx, "tester", "rep", "hold", api.RunRequest{})
+		if err != nil {
 			t.Fatal(err)
 		}
 		b.waitStarted(t)
@@ -77,7 +78,8 @@ func TestPoolJobs(t *testing.T) {
 		wantAPIError(t, err, api.CodeConflict, "")
 
 		// A run by hand (FIRE_NOW) of a full pool waits on past its
-		// max wait, and runs once the slot is free.
+		// max wait, and runs once the slot is free: the held run is
+		// killed, which releases it.
 		if err := s.PauseJob(ctx, "tester", "rep", "tick"); err != nil {
 			t.Fatal(err)
 		}
@@ -85,9 +87,35 @@ func TestPoolJobs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b.release <- struct{}{}
+		waitFor(t, "the run by hand to wait for the pool", func() bool {
+			p, err := s.GetPool(ctx, "reports")
+			return err == nil && p.Waiting == 1
+		})
+		if _, err := s.KillExecution(ctx, "tester", held.ExecutionIDs[0]); err != nil {
+			t.Fatal(err)
+		}
 		if e := waitExecution(t, s, acc.ExecutionIDs[0]); e.Outcome != "succeeded" {
 			t.Errorf("the run by hand ended %s %q, want succeeded", e.Outcome, e.Error)
+		}
+
+		// A failure and a timeout give the slot back too.
+		fails := newEndpoint(t, 500)
+		for _, j := range []api.Job{
+			{Group: "rep", Name: "fails", Type: "http", HTTP: httpSpec(t, map[string]any{"url": fails.URL}), Pool: "reports"},
+			{Group: "rep", Name: "slow", Type: "block", Timeout: "200ms", Pool: "reports"},
+		} {
+			if _, err := s.CreateJob(ctx, "tester", j); err != nil {
+				t.Fatalf("CreateJob(%s): %v", j.Name, err)
+			}
+			acc, err := s.RunJob(ctx, "tester", j.Group, j.Name, api.RunRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := waitExecution(t, s, acc.ExecutionIDs[0])
+			waitFor(t, "the slot of "+j.Name+", which ended "+e.Outcome+", to be released", func() bool {
+				p, err := s.GetPool(ctx, "reports")
+				return err == nil && p.Running == 0 && p.Waiting == 0
+			})
 		}
 	})
 }
