@@ -9,10 +9,10 @@ import (
 
 // TestPoolJobs: a job naming a pool that does not exist is refused,
 // naming the field, and nothing is written; while a run holds the only
-// slot of a pool of 1, another job's firings wait pool_max_wait and, under DO_NOTHING, are recorded skipped
-// with the pool's reason; a run by hand waits on and runs once the slot
-// is released by a kill; a failure and a timeout release theirs; a pool
-// a job names is not deleted.
+// slot of a pool of 1, another job's firings wait pool_max_wait and,
+// under DO_NOTHING, are recorded skipped with the pool's reason; a run by
+// hand waits on and runs once the slot is released by a kill; a failure
+// and a timeout release theirs; a pool a job names is not deleted.
 func TestPoolJobs(t *testing.T) {
 	t.Parallel()
 	forEachDB(t, func(t *testing.T, url string) {
