@@ -56,8 +56,11 @@ func compilePool(st jobSettings) (*poolPlan, *api.Error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.PoolMaxWait == "" {
+	switch {
+	case st.PoolMaxWait == "":
 		wait = defaultPoolMaxWait
+	case wait == 0:
+		return nil, invalidf("pool_max_wait", "%q: want more than 0; a firing waits for the pool's next look at least", st.PoolMaxWait)
 	}
 	return &poolPlan{name: st.Pool, maxWait: wait}, nil
 }

@@ -37,6 +37,10 @@ func TestPoolJobs(t *testing.T) {
 		noPool.Pool = ""
 		_, err = s.CreateJob(ctx, "tester", noPool)
 		wantAPIError(t, err, api.CodeInvalidArgument, "pool")
+		zero := tick
+		zero.PoolMaxWait = "0s"
+		_, err = s.CreateJob(ctx, "tester", zero)
+		wantAPIError(t, err, api.CodeInvalidArgument, "pool_max_wait")
 		_, _, err = s.PutPool(ctx, "tester", api.Pool{Name: "reports", Limit: 0})
 		wantAPIError(t, err, api.CodeInvalidArgument, "limit")
 
