@@ -85,6 +85,14 @@ type Job struct {
 	// runs anywhere in the cluster: OverlapAllow (the default),
 	// OverlapSkip, OverlapQueue or OverlapCancel.
 	Overlap Overlap `json:"overlap,omitempty"`
+	// Pool names the concurrency pool the job's executions share with
+	// other jobs' (see Pool): a firing waits for a free slot of it, in
+	// order, for at most PoolMaxWait. Empty for none.
+	Pool string `json:"pool,omitempty"`
+	// PoolMaxWait bounds a firing's wait for a slot of Pool, after which
+	// the firing trigger's misfire instruction applies (docs/pools.md).
+	// Defaults to "1m"; only with Pool.
+	PoolMaxWait string `json:"pool_max_wait,omitempty"`
 	// RequestsRecovery re-runs the job on a live node when its node dies
 	// mid-run.
 	RequestsRecovery bool `json:"requests_recovery,omitempty"`

@@ -199,6 +199,11 @@ func newRoleFixture(t *testing.T) *roleFixture {
 			t.Fatalf("PutCalendar(%s): %v", name, err)
 		}
 	}
+	for _, name := range []string{"role-pool", "spare-pool"} {
+		if _, _, err := admin.PutPool(ctx, api.Pool{Name: name, Limit: 1}); err != nil {
+			t.Fatalf("PutPool(%s): %v", name, err)
+		}
+	}
 	if _, _, err := admin.PutSecret(ctx, "spare-secret", "s3cret value"); err != nil {
 		t.Fatalf("PutSecret: %v", err)
 	}
@@ -239,6 +244,8 @@ func (f *roleFixture) mutations() []mutation {
 			ICS: "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20301225\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
 		}, want: http.StatusCreated},
 		{op: "deleteCalendar", role: operator, path: v1 + "/calendars/spare", want: http.StatusNoContent},
+		{op: "putPool", role: operator, path: v1 + "/pools/role-pool", body: api.Pool{Limit: 2}, want: http.StatusOK},
+		{op: "deletePool", role: operator, path: v1 + "/pools/spare-pool", want: http.StatusNoContent},
 		{op: "startMaintenance", role: operator, path: v1 + "/maintenance", body: api.MaintenanceRequest{Reason: "database upgrade"}, want: http.StatusCreated},
 		{op: "endMaintenance", role: operator, path: v1 + "/maintenance", want: http.StatusNoContent},
 		{op: "putAlertSettings", role: admin, path: v1 + "/alerts", body: api.AlertSettings{DefaultWebhooks: []string{f.hookURL}, RateLimit: "1m"}, want: http.StatusNoContent},

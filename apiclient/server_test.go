@@ -467,6 +467,7 @@ var clientMethods = map[string]string{
 	"appendExecutorLogs": "AppendExecutorLogs",
 	"listCalendars":      "ListCalendars", "getCalendar": "GetCalendar", "putCalendar": "PutCalendar", "deleteCalendar": "DeleteCalendar",
 	"listNodes": "Nodes", "explainCron": "ExplainCron",
+	"listPools": "ListPools", "getPool": "GetPool", "putPool": "PutPool", "deletePool": "DeletePool",
 	"importCalendar": "ImportCalendar", "activity": "Activity", "upcomingFirings": "UpcomingFirings",
 	"getAlertSettings": "AlertSettings", "putAlertSettings": "PutAlertSettings", "testAlert": "TestAlert",
 	"listAudit": "ListAudit", "getMaintenance": "Maintenance", "startMaintenance": "StartMaintenance", "endMaintenance": "EndMaintenance",

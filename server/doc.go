@@ -121,4 +121,15 @@
 //
 // The queue overlap policy is chime's DisallowConcurrentExecution: a
 // firing due while the job runs waits until it ends.
+//
+// # Concurrency pools
+//
+// A job that names a pool (api.Job.Pool) takes a slot of it after step 2
+// and gives it back when the attempt ends, however it ends (see
+// pools.go). A full pool's firings wait in the order of their scheduled
+// times, across the cluster, for at most the job's pool_max_wait; then
+// the firing trigger's misfire instruction decides whether the firing
+// waits on or is recorded skipped with the reason. The slots are taken
+// in the database by package server/pool; a lost node's are freed with
+// its executions (markNodeLost). See docs/pools.md.
 package server

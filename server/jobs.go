@@ -438,6 +438,10 @@ func (s *Server) keepStored(ctx context.Context, job api.Job, keep []string) (me
 			job.Retry = cur.Retry
 		case "overlap":
 			job.Overlap = cur.Overlap
+		case "pool":
+			job.Pool = cur.Pool
+		case "pool_max_wait":
+			job.PoolMaxWait = cur.PoolMaxWait
 		case "requests_recovery":
 			job.RequestsRecovery = cur.RequestsRecovery
 		case "alerts":

@@ -81,6 +81,10 @@ type jobSettings struct {
 	Overlap  api.Overlap         `json:"overlap,omitempty"`
 	Alerts   *api.JobAlerts      `json:"alerts,omitempty"`
 	Paused   bool                `json:"paused,omitempty"`
+
+	// Pool and PoolMaxWait are the job's concurrency pool (see pools.go).
+	Pool        string `json:"pool,omitempty"`
+	PoolMaxWait string `json:"pool_max_wait,omitempty"`
 }
 
 // runFacts describe a run the server asked for with a one-shot trigger:
@@ -113,6 +117,8 @@ type plan struct {
 	retry    retryPolicy
 	overlap  api.Overlap
 	deadMan  time.Duration
+	// pool is the job's concurrency pool, nil for none.
+	pool *poolPlan
 	// afterFailures (above 1) holds failure alerts back until that many
 	// consecutive failures; runningLong alerts about an execution still
 	// running that long; recovered alerts on the first success after a
@@ -303,6 +309,9 @@ func compilePlan(typ string, st jobSettings, shellEnabled, goType bool) (*plan, 
 		return nil, err
 	}
 	p.retry = r
+	if p.pool, err = compilePool(st); err != nil {
+		return nil, err
+	}
 	if a := st.Alerts; a != nil {
 		if err := compileAlerts(p, a); err != nil {
 			return nil, err
@@ -411,7 +420,8 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 		return nil, invalidf("type", "is required: http, shell, executor or a Go job type this server registered")
 	}
 	j.HTTP, j.Shell = nullAsEmpty(j.HTTP), nullAsEmpty(j.Shell)
-	st := jobSettings{HTTP: j.HTTP, Shell: j.Shell, Executor: j.Executor, Retry: j.Retry, Overlap: j.Overlap, Alerts: j.Alerts, Paused: j.Paused}
+	st := jobSettings{HTTP: j.HTTP, Shell: j.Shell, Executor: j.Executor, Retry: j.Retry, Overlap: j.Overlap, Alerts: j.Alerts, Paused: j.Paused,
+		Pool: j.Pool, PoolMaxWait: j.PoolMaxWait}
 	p, err := compilePlan(j.Type, st, s.cfg.EnableShellJobs, s.isGoType(j.Type))
 	if err != nil {
 		return nil, err
@@ -428,6 +438,9 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 		return nil, err
 	}
 	if err := s.checkSecretRefs(ctx, st); err != nil {
+		return nil, err
+	}
+	if err := s.checkPoolRef(ctx, p); err != nil {
 		return nil, err
 	}
 	timeout, err := parseDuration("timeout", j.Timeout)
@@ -615,6 +628,8 @@ func jobToAPI(d *chime.JobDetail, triggers []chime.TriggerInfo) (*api.Job, error
 		Executor:         st.Executor,
 		Retry:            st.Retry,
 		Overlap:          st.Overlap,
+		Pool:             st.Pool,
+		PoolMaxWait:      st.PoolMaxWait,
 		RequestsRecovery: d.RequestsRecovery,
 		Alerts:           st.Alerts,
 		Paused:           st.Paused,

@@ -220,6 +220,12 @@ func (s *Server) markNodeLost(ctx context.Context, node string, startedBefore ti
 	if marked > 0 {
 		s.log.Warn("recorded the executions of a lost node as node_lost", "lost_node", node, "executions", marked)
 	}
+	// Its pool slots and places in the pools' queues (see pools.go).
+	if n, err := s.pools.ForgetNode(ctx, node, startedBefore); err != nil {
+		s.log.Warn("cannot free the pool slots of a lost node", "lost_node", node, "error", err)
+	} else if n > 0 {
+		s.log.Warn("freed the pool slots of a lost node", "lost_node", node, "slots", n)
+	}
 	// The runs it handed to executors: their executors are told to stop.
 	if n, err := s.dispatch.ForgetNode(ctx, node, startedBefore); err != nil {
 		s.log.Warn("cannot withdraw the executor runs of a lost node", "lost_node", node, "error", err)

@@ -70,6 +70,8 @@ func TestPutKeepsAbsentFields(t *testing.T) {
 		"timeout":           "30s",
 		"retry":             map[string]any{"max_attempts": 3, "delay": "1s"},
 		"overlap":           "skip",
+		"pool":              "reports",
+		"pool_max_wait":     "30s",
 		"requests_recovery": true,
 		"alerts":            map[string]any{"dead_man": "2h", "emails": []any{"ops@example.com"}},
 		"paused":            true,
@@ -107,6 +109,8 @@ func TestPutKeepsAbsentFields(t *testing.T) {
 		{"timeout", httpJob, "clears"},
 		{"retry", httpJob, "clears"},
 		{"overlap", httpJob, "clears"},
+		{"pool", httpJob, "refused"}, // while pool_max_wait is given
+		{"pool_max_wait", httpJob, "clears"},
 		{"requests_recovery", httpJob, "clears"},
 		{"alerts", httpJob, "clears"},
 		{"paused", httpJob, "clears"},
@@ -130,6 +134,9 @@ func TestPutKeepsAbsentFields(t *testing.T) {
 		t.Run(db.Name, func(t *testing.T) {
 			t.Parallel()
 			srv := servertest.Start(t, &servertest.Options{Config: server.Config{DatabaseURL: db.URL(t), EnableShellJobs: true}})
+			if _, _, err := srv.Client.PutPool(t.Context(), api.Pool{Name: "reports", Limit: 2}); err != nil {
+				t.Fatalf("PutPool: %v", err)
+			}
 			for _, tc := range tests {
 				t.Run(tc.field, func(t *testing.T) {
 					path := api.Version + "/jobs/keep/" + tc.field

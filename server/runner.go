@@ -126,6 +126,14 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 		}
 		defer release()
 	}
+	if p != nil && p.pool != nil { // see pools.go
+		release, reason, ok := s.takePool(runCtx, jc, a, p.pool)
+		if !ok {
+			s.recordSkipped(ctx, a, reason)
+			return nil
+		}
+		defer release()
+	}
 
 	if err == nil && p.executor != nil {
 		return s.executeRemote(ctx, runCtx, cancel, p, jc, a)

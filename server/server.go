@@ -27,6 +27,7 @@ import (
 	"github.com/chime-scheduler/chime/server/jobversion"
 	"github.com/chime-scheduler/chime/server/livelog"
 	"github.com/chime-scheduler/chime/server/outbox"
+	"github.com/chime-scheduler/chime/server/pool"
 	"github.com/chime-scheduler/chime/server/secret"
 	"github.com/chime-scheduler/chime/server/sso"
 	"github.com/chime-scheduler/chime/store/sqlstore"
@@ -96,6 +97,8 @@ type Server struct {
 	// swept remembers the dead node incarnations (ID and epoch) whose
 	// unrecorded firings this node looked for, so that it looks once.
 	swept map[lostKey]bool
+	// pools keeps the concurrency pools and their slots (see pools.go).
+	pools *pool.Service
 }
 
 type lostKey struct {
@@ -180,6 +183,12 @@ func (s *Server) init(ctx context.Context) error {
 		return err
 	}
 	s.dispatch, err = dispatch.New(ctx, s.store, &dispatch.Options{Lease: cfg.ExecutorLease, Logger: cfg.Logger})
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	// A dead node's slots are freed when it is found dead (markNodeLost);
+	// their lease is the backstop, twice as long.
+	s.pools, err = pool.New(ctx, s.store, &pool.Options{Lease: max(2*cfg.DeadAfter, 5*time.Second), Logger: cfg.Logger})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
@@ -486,7 +495,8 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
 	watchRuns := func(ctx context.Context) { s.dispatch.Watch(ctx, s.NodeID()) }
-	for _, loop := range []func(context.Context){s.watchNodes, s.watchCancels, s.checkDeadMen, s.pruneLiveLogs, watchRuns} {
+	servePools := func(ctx context.Context) { s.pools.Run(ctx, s.NodeID()) }
+	for _, loop := range []func(context.Context){s.watchNodes, s.watchCancels, s.checkDeadMen, s.pruneLiveLogs, watchRuns, servePools} {
 		loops.Go(func() { loop(loopCtx) })
 	}
 	serveErr := make(chan error, 1)

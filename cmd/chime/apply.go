@@ -32,7 +32,7 @@ const (
 // change is the plan for one calendar or job of a manifest: what the server
 // has, what the file says, and the difference.
 type change struct {
-	kind   string // "calendar" or "job"
+	kind   string // "pool", "calendar" or "job"
 	key    string // the calendar's name, the job's group/name
 	action action
 	// version is the job version the diff was made against; apply sends
@@ -41,6 +41,7 @@ type change struct {
 	diff    string
 	job     api.Job
 	cal     api.Calendar
+	pool    api.Pool
 }
 
 // applyOptions are the flags of chime apply.
@@ -122,7 +123,7 @@ func runApply(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, opts
 	for _, w := range m.warnings {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
 	}
-	if opts.only == "calendars" && len(m.Jobs) > 0 {
+	if opts.only == "calendars" && (len(m.Jobs) > 0 || len(m.Pools) > 0) {
 		return fmt.Errorf("%s lists jobs: apply it with chime apply", opts.file)
 	}
 	if opts.pruneAllGroups && !opts.prune {
@@ -177,7 +178,10 @@ func openManifest(cmd *cobra.Command, opts applyOptions) (*manifest, error) {
 
 // plan compares each entry of m with the server's.
 func plan(ctx context.Context, c *apiclient.Client, m *manifest) ([]change, error) {
-	var changes []change
+	changes, err := planPools(ctx, c, m)
+	if err != nil {
+		return nil, err
+	}
 	for _, cal := range m.Calendars {
 		ch := change{kind: "calendar", key: cal.Name, cal: cal}
 		var current *api.Calendar
@@ -387,7 +391,8 @@ func execute(ctx context.Context, w io.Writer, c *apiclient.Client, changes []ch
 		}
 	}
 	for _, ch := range changes {
-		if ch.kind != "calendar" || ch.action == actionUnchanged {
+		// Pools and calendars first: jobs name them.
+		if ch.kind == "job" || ch.action == actionUnchanged {
 			continue
 		}
 		msg, err := ch.apply(ctx, c)
@@ -469,6 +474,9 @@ func createJobs(ctx context.Context, c *apiclient.Client, creates []change) erro
 
 // apply makes one change on the server and describes what it did.
 func (ch *change) apply(ctx context.Context, c *apiclient.Client) (string, error) {
+	if ch.kind == "pool" {
+		return ch.applyPool(ctx, c)
+	}
 	if ch.kind == "calendar" {
 		if _, err := c.PutCalendar(ctx, ch.cal); err != nil {
 			return "", fmt.Errorf("calendar %s: %w", ch.key, err)

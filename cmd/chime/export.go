@@ -102,5 +102,8 @@ func export(ctx context.Context, c *apiclient.Client, group string) (*manifest, 
 		}
 		m.Calendars = append(m.Calendars, canon)
 	}
+	if err := exportPools(ctx, c, &m); err != nil {
+		return nil, err
+	}
 	return &m, nil
 }

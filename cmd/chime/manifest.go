@@ -27,6 +27,8 @@ const maxManifestBytes = 16 << 20
 type manifest struct {
 	Calendars []api.Calendar `json:"calendars,omitempty"`
 	Jobs      []api.Job      `json:"jobs,omitempty"`
+	// Pools are the concurrency pools the jobs name (manifestpools.go).
+	Pools []api.Pool `json:"pools,omitempty"`
 	// warnings report deprecated spellings the file used, each naming the
 	// entry and field; readManifest sets them.
 	warnings []string
@@ -48,8 +50,11 @@ func readManifest(r io.Reader, name string) (*manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if len(m.Jobs) == 0 && len(m.Calendars) == 0 {
+	if len(m.Jobs) == 0 && len(m.Calendars) == 0 && len(m.Pools) == 0 {
 		return nil, fmt.Errorf("%s: no jobs and no calendars (want a YAML map with a jobs: list, a calendars: list or both)", name)
+	}
+	if err := checkManifestPools(m, name); err != nil {
+		return nil, err
 	}
 	seen := map[string]int{}
 	for i, c := range m.Calendars {

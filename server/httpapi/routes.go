@@ -311,6 +311,35 @@ func (h *handler) table() []route {
 			handle: h.deleteCalendar,
 		},
 
+		// Concurrency pools.
+		{
+			method: http.MethodGet, path: v1 + "/pools", role: viewer, operationID: "listPools",
+			summary:   "Concurrency pools, with their limits, the slots held, the firings waiting and the jobs that name them.",
+			responses: ok([]api.Pool{}),
+			handle:    h.listPools,
+		},
+		{
+			method: http.MethodGet, path: v1 + "/pools/{name}", role: viewer, operationID: "getPool",
+			summary: "One concurrency pool.", responses: ok(api.Pool{}),
+			handle: h.getPool,
+		},
+		{
+			method: http.MethodPut, path: v1 + "/pools/{name}", role: operator, operationID: "putPool",
+			summary: "Create (201) or replace (200) the concurrency pool with this name: at most limit executions of its jobs run at once, across the cluster.",
+			body:    api.Pool{},
+			responses: []response{
+				{status: http.StatusOK, body: api.Pool{}},
+				{status: http.StatusCreated, body: api.Pool{}},
+			},
+			handle: h.putPool,
+		},
+		{
+			method: http.MethodDelete, path: v1 + "/pools/{name}", role: operator, operationID: "deletePool",
+			summary: "Delete the concurrency pool; 409 while a job names it.", responses: noContent,
+			errors: []int{http.StatusConflict},
+			handle: h.deletePool,
+		},
+
 		// Cluster and schedules.
 		{
 			method: http.MethodGet, path: v1 + "/nodes", role: viewer, operationID: "listNodes",

@@ -91,6 +91,15 @@ type Service interface {
 	PutCalendar(ctx context.Context, actor string, cal api.Calendar) (stored *api.Calendar, created bool, err error)
 	// DeleteCalendar deletes a calendar; conflict while a trigger uses it.
 	DeleteCalendar(ctx context.Context, actor, name string) error
+	// ListPools lists the concurrency pools with their counts.
+	ListPools(ctx context.Context) ([]api.Pool, error)
+	// GetPool returns one pool; not_found when absent.
+	GetPool(ctx context.Context, name string) (*api.Pool, error)
+	// PutPool creates or replaces a pool, reporting which (201 or 200);
+	// p.Name is the path's. It returns the pool as stored.
+	PutPool(ctx context.Context, actor string, p api.Pool) (stored *api.Pool, created bool, err error)
+	// DeletePool deletes a pool; conflict while a job names it.
+	DeletePool(ctx context.Context, actor, name string) error
 	// Nodes lists the cluster's nodes.
 	Nodes(ctx context.Context) ([]api.Node, error)
 	// AlertSettings returns the global alert settings, secrets masked.

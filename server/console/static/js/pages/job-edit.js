@@ -245,7 +245,10 @@ export async function render(ctx) {
           field('retry.backoff', 'Backoff', { type: 'select', value: retry.backoff || 'exponential', options: ['exponential', 'fixed'] }),
           field('retry.delay', 'First retry after', { value: retry.delay || '', placeholder: '10s' }),
           field('retry.max_delay', 'Longest wait', { value: retry.max_delay || '', placeholder: '1h' })),
-        field('requests_recovery', 'Re-run on a live node if its node dies mid-run', { type: 'checkbox', value: !!job.requests_recovery })),
+        field('requests_recovery', 'Re-run on a live node if its node dies mid-run', { type: 'checkbox', value: !!job.requests_recovery }),
+        h('div', { class: 'row' },
+          field('pool', 'Concurrency pool', { value: job.pool || '', placeholder: 'none', hint: 'A pool of the Pools page: its limit counts this job\'s runs with its other jobs\', across the cluster.' }),
+          field('pool_max_wait', 'Longest wait for a slot', { value: job.pool_max_wait || '', placeholder: '1m', hint: 'Then the trigger\'s misfire instruction decides.' }))),
       panel('Alerts',
         h('div', { class: 'row' },
           field('alerts.emails', 'E-mail recipients', { value: (alerts.emails || []).join(', '), placeholder: 'the global defaults', hint: 'Comma-separated; replace the global recipients for this job.' }),
@@ -330,6 +333,9 @@ export async function render(ctx) {
     }
     if (val('timeout')) job.timeout = val('timeout'); else delete job.timeout;
     job.overlap = val('overlap');
+    // Null, not left out: a PUT keeps the fields it leaves out.
+    job.pool = val('pool') || null;
+    job.pool_max_wait = (val('pool') && val('pool_max_wait')) || null;
     if (f('requests_recovery').checked) job.requests_recovery = true; else delete job.requests_recovery;
     const attempts = Number(val('retry.max_attempts') || 0);
     if (attempts > 1) {

@@ -213,6 +213,7 @@ export async function render(ctx) {
       ['Timeout', job.timeout || 'none'],
       ['Retries', job.retry ? `up to ${job.retry.max_attempts} attempts, ${job.retry.backoff || 'exponential'} backoff from ${job.retry.delay || '10s'}` : 'none'],
       ['Overlap', job.overlap || 'allow'],
+      ['Pool', job.pool ? h('span', { 'data-testid': 'job-pool' }, link('/pools', job.pool), ` (waits up to ${job.pool_max_wait || '1m'})`) : 'none'],
       ['Last run', st.last_run ? h('span', null, timeEl(st.last_run), ' ', outcomeBadge(st.last_outcome)) : 'never'],
       ['Last success', st.last_success ? timeEl(st.last_success) : 'never'],
       ['Next fire', st.next_fire_time ? h('span', null, timeEl(st.next_fire_time), ' ', h('span', { class: 'muted' }, fromNow(st.next_fire_time))) : 'none'],
