@@ -102,6 +102,8 @@ type runFacts struct {
 	TriggerName  string `json:"trigger_name,omitempty"`
 	// Manual marks a run a person asked for.
 	Manual bool `json:"manual,omitempty"`
+	// Workflow names the workflow task the run is for (see workflows.go).
+	Workflow *workflowFacts `json:"workflow,omitempty"`
 }
 
 // plan is what the runner needs of a job's settings, decoded and checked.

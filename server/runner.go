@@ -81,6 +81,8 @@ type attempt struct {
 	// executorID and executorInstance name the executor an executor job's
 	// attempt was handed to.
 	executorID, executorInstance string
+	// workflow names the workflow task the attempt runs, if any.
+	workflow *workflowFacts
 	// log is the server's logger with the attempt's keys, its execution_id
 	// the ID the API shows.
 	log *slog.Logger
@@ -101,6 +103,9 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 	jc.Logger = a.log
 	if a.recovering {
 		s.recordLost(ctx, a)
+	}
+	if a.workflow != nil && !s.startWorkflowTask(ctx, a) {
+		return nil
 	}
 	st, err := settingsOf(jc.Job)
 	var p *plan
@@ -185,6 +190,8 @@ func (a *attempt) execution(node string) *history.Execution {
 // behind (historyWriter.backlogged) does it wait too, which bounds what
 // the writer holds.
 func (s *Server) recordEnd(ctx context.Context, a *attempt, p *plan, f history.Finish) {
+	// After the retry, if any, was scheduled; see workflows.go.
+	defer s.endWorkflowTask(ctx, a, p, f)
 	s.metrics.executed(a.job, f.Outcome, f.FinishedTime)
 	done := s.recorder.submit(a, history.Record{ID: a.id, End: &f})
 	if f.Outcome == history.OutcomeSucceeded && !s.recorder.backlogged() {
@@ -294,6 +301,7 @@ func (a *attempt) apply(facts *runFacts) {
 	}
 	a.triggerGroup, a.triggerName = facts.TriggerGroup, facts.TriggerName
 	a.manual = facts.Manual
+	a.workflow = facts.Workflow
 }
 
 // attemptLogger returns the logger of a's records: the server's, with the
@@ -542,7 +550,7 @@ func (s *Server) afterSuccess(ctx context.Context, a *attempt, p *plan) {
 func (s *Server) scheduleRetry(ctx context.Context, a *attempt, id string, number int, at time.Time) error {
 	facts := runFacts{
 		ID: id, FirstID: a.firstID, Attempt: number, ScheduledTime: a.scheduled,
-		TriggerGroup: a.triggerGroup, TriggerName: a.triggerName, Manual: a.manual,
+		TriggerGroup: a.triggerGroup, TriggerName: a.triggerName, Manual: a.manual, Workflow: a.workflow,
 	}
 	meta, err := factsMeta(facts)
 	if err != nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/chime-scheduler/chime/server/livelog"
 	"github.com/chime-scheduler/chime/server/secret"
 	"github.com/chime-scheduler/chime/server/sso"
+	"github.com/chime-scheduler/chime/server/workflow"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
@@ -62,6 +63,8 @@ type Server struct {
 	state    *stateStore
 	// dispatch hands executor jobs' runs to executors.
 	dispatch *dispatch.Service
+	// workflows keeps the workflows and their instances; see workflows.go.
+	workflows *workflow.Store
 	handler  http.Handler
 	http     *httpjob.Runner
 	egress   *egress.Policy
@@ -180,6 +183,9 @@ func (s *Server) init(ctx context.Context) error {
 	}
 	s.dispatch, err = dispatch.New(ctx, s.store, &dispatch.Options{Lease: cfg.ExecutorLease, Logger: cfg.Logger})
 	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	if s.workflows, err = workflow.New(ctx, s.store); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
 	s.alertState = newAlertState(s.state)
@@ -476,7 +482,7 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
 	watchRuns := func(ctx context.Context) { s.dispatch.Watch(ctx, s.NodeID()) }
-	for _, loop := range []func(context.Context){s.watchNodes, s.watchCancels, s.checkDeadMen, s.pruneLiveLogs, watchRuns} {
+	for _, loop := range []func(context.Context){s.watchNodes, s.watchCancels, s.checkDeadMen, s.pruneLiveLogs, watchRuns, s.sweepWorkflows} {
 		loops.Go(func() { loop(loopCtx) })
 	}
 	serveErr := make(chan error, 1)

@@ -37,7 +37,7 @@ func renderQueries(render func(string) string) queries {
 			FROM {p}workflow_tasks WHERE sched_name = ? AND instance_id = ? ORDER BY ord`),
 		taskUpdate: render(`UPDATE {p}workflow_tasks SET state = ?, execution_id = ?, attempts = ?, ready_at = ?, started = ?,
 			finished = ?, error_message = ? WHERE sched_name = ? AND instance_id = ? AND task = ?`),
-		readyTasks: render(`SELECT t.instance_id, t.task FROM {p}workflow_tasks t JOIN {p}workflow_instances i
+		readyTasks: render(`SELECT t.instance_id, t.task, t.attempts, i.workflow, i.params FROM {p}workflow_tasks t JOIN {p}workflow_instances i
 			ON i.sched_name = t.sched_name AND i.id = t.instance_id
 			WHERE t.state = 'ready' AND t.sched_name = ? AND t.ready_at < ? AND i.state = 'running'
 			ORDER BY t.ready_at LIMIT ?`),

@@ -183,6 +183,28 @@ type TaskRef struct {
 	Instance, Task string
 }
 
+// Ready is a task to trigger: ready in a running instance.
+type Ready struct {
+	TaskRef
+	Workflow string
+	// Params are the instance's parameters, which the task runs with.
+	Params map[string]any
+	// Round counts the task's executions before this readiness (its
+	// Attempts): with the instance and the task it makes the trigger's
+	// key, so that a re-run's trigger is a new one.
+	Round int
+}
+
+// readyOf returns the Ready of the tasks names of in.
+func (in *Instance) readyOf(names []string) []Ready {
+	out := make([]Ready, 0, len(names))
+	for _, n := range names {
+		t := in.task(n)
+		out = append(out, Ready{TaskRef: TaskRef{Instance: in.ID, Task: n}, Workflow: in.Workflow, Params: in.Params, Round: t.Attempts})
+	}
+	return out
+}
+
 // StartParams describe a new instance.
 type StartParams struct {
 	// ID is the instance's ID, chosen by the caller.
@@ -195,7 +217,7 @@ type StartParams struct {
 
 // Start records a new running instance and returns the tasks it made
 // ready (those without upstream tasks).
-func (s *Store) Start(ctx context.Context, p StartParams) ([]string, error) {
+func (s *Store) Start(ctx context.Context, p StartParams) ([]Ready, error) {
 	if err := Validate(p.Graph); err != nil {
 		return nil, err
 	}
@@ -234,7 +256,11 @@ func (s *Store) Start(ctx context.Context, p StartParams) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workflow: starting instance %s of %q: %w", p.ID, p.Workflow, err)
 	}
-	return ready, nil
+	out := make([]Ready, len(ready))
+	for i, n := range ready {
+		out[i] = Ready{TaskRef: TaskRef{Instance: p.ID, Task: n}, Workflow: p.Workflow, Params: p.Params}
+	}
+	return out, nil
 }
 
 // TaskStarted records that execution executionID of task ref starts, and
@@ -267,8 +293,8 @@ func (s *Store) TaskStarted(ctx context.Context, ref TaskRef, executionID string
 // trigger now: none while the instance is paused. An end of an execution
 // that is not the task's latest, or of a task not running, changes
 // nothing.
-func (s *Store) TaskEnded(ctx context.Context, ref TaskRef, executionID string, succeeded bool, message string, now time.Time) ([]string, error) {
-	var ready []string
+func (s *Store) TaskEnded(ctx context.Context, ref TaskRef, executionID string, succeeded bool, message string, now time.Time) ([]Ready, error) {
+	var ready []Ready
 	err := s.change(ctx, ref.Instance, func(in *Instance) error {
 		t := in.task(ref.Task)
 		if t == nil || t.State != TaskRunning || t.ExecutionID != executionID {
@@ -278,7 +304,7 @@ func (s *Store) TaskEnded(ctx context.Context, ref TaskRef, executionID string, 
 		if succeeded {
 			t.State, t.Error = TaskSucceeded, ""
 		}
-		ready = in.advance(now)
+		ready = in.readyOf(in.advance(now))
 		return nil
 	})
 	return ready, err
@@ -297,14 +323,14 @@ func (s *Store) Pause(ctx context.Context, id string) error {
 
 // Resume lets the tasks of a paused instance start again, and returns
 // those ready to trigger.
-func (s *Store) Resume(ctx context.Context, id string) ([]string, error) {
-	var ready []string
+func (s *Store) Resume(ctx context.Context, id string) ([]Ready, error) {
+	var ready []Ready
 	err := s.change(ctx, id, func(in *Instance) error {
 		if in.State != InstancePaused {
 			return conflict("instance %s is %s; only a paused instance can be resumed", id, in.State)
 		}
 		in.State = InstanceRunning
-		ready = in.inState(TaskReady)
+		ready = in.readyOf(in.inState(TaskReady))
 		return nil
 	})
 	return ready, err
@@ -338,8 +364,8 @@ func (s *Store) Kill(ctx context.Context, id string, now time.Time) ([]string, e
 // failed tasks: those failed, skipped or cancelled, and every task
 // downstream of them, are pending again, and it returns those ready to
 // trigger. The other succeeded tasks keep their result.
-func (s *Store) Rerun(ctx context.Context, id string, now time.Time) ([]string, error) {
-	var ready []string
+func (s *Store) Rerun(ctx context.Context, id string, now time.Time) ([]Ready, error) {
+	var ready []Ready
 	err := s.change(ctx, id, func(in *Instance) error {
 		if !in.State.Final() || in.State == InstanceSucceeded {
 			return conflict("instance %s is %s; only a failed or killed instance can be re-run", id, in.State)
@@ -357,7 +383,7 @@ func (s *Store) Rerun(ctx context.Context, id string, now time.Time) ([]string, 
 			}
 		}
 		in.State, in.Finished = InstanceRunning, time.Time{}
-		ready = in.advance(now)
+		ready = in.readyOf(in.advance(now))
 		return nil
 	})
 	return ready, err
@@ -398,17 +424,23 @@ func (s *Store) Instances(ctx context.Context, workflow string, limit int) ([]In
 // ReadyTasks returns up to limit tasks of running instances that became
 // ready before before: those whose trigger the node that readied them
 // may not have created.
-func (s *Store) ReadyTasks(ctx context.Context, before time.Time, limit int) ([]TaskRef, error) {
+func (s *Store) ReadyTasks(ctx context.Context, before time.Time, limit int) ([]Ready, error) {
 	rows, err := s.db.QueryContext(ctx, s.q.readyTasks, s.sched, before.UnixNano(), limit)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = rows.Close() }()
-	var out []TaskRef
+	var out []Ready
 	for rows.Next() {
-		var r TaskRef
-		if err := rows.Scan(&r.Instance, &r.Task); err != nil {
+		var r Ready
+		var params sql.NullString
+		if err := rows.Scan(&r.Instance, &r.Task, &r.Round, &r.Workflow, &params); err != nil {
 			return nil, err
+		}
+		if params.Valid && params.String != "" {
+			if err := json.Unmarshal([]byte(params.String), &r.Params); err != nil {
+				return nil, fmt.Errorf("workflow: instance %s: decoding its params: %w", r.Instance, err)
+			}
 		}
 		out = append(out, r)
 	}

@@ -70,7 +70,16 @@ func run(t *testing.T, s *workflow.Store, id, task string, ok bool) []string {
 	if err != nil {
 		t.Fatalf("TaskEnded(%s): %v", task, err)
 	}
-	return ready
+	return names(ready)
+}
+
+// names returns the tasks of ready.
+func names(ready []workflow.Ready) []string {
+	out := []string{}
+	for _, r := range ready {
+		out = append(out, r.Task)
+	}
+	return out
 }
 
 func TestStoreStateMachine(t *testing.T) {
@@ -78,7 +87,7 @@ func TestStoreStateMachine(t *testing.T) {
 	forEachDB(t, func(t *testing.T, s *workflow.Store) {
 		ctx := t.Context()
 		ready, err := s.Start(ctx, workflow.StartParams{ID: "i1", Workflow: "w", Graph: diamond, Params: map[string]any{"day": "mon"}, Now: t0})
-		if err != nil || !slices.Equal(ready, []string{"a"}) {
+		if err != nil || !slices.Equal(names(ready), []string{"a"}) {
 			t.Fatalf("Start = %v, %v; want [a]", ready, err)
 		}
 		if got := run(t, s, "i1", "a", true); !slices.Equal(got, []string{"b", "c"}) {
@@ -94,7 +103,7 @@ func TestStoreStateMachine(t *testing.T) {
 		if got := run(t, s, "i1", "c", true); len(got) != 0 {
 			t.Fatalf("after c while paused: ready %v, want none", got)
 		}
-		if got, err := s.Resume(ctx, "i1"); err != nil || !slices.Equal(got, []string{"d"}) {
+		if got, err := s.Resume(ctx, "i1"); err != nil || !slices.Equal(names(got), []string{"d"}) {
 			t.Fatalf("Resume = %v, %v; want [d]", got, err)
 		}
 		if _, err := s.Resume(ctx, "i1"); !errors.Is(err, workflow.ErrConflict) {
@@ -110,7 +119,7 @@ func TestStoreStateMachine(t *testing.T) {
 		}
 		// A re-run starts again from the failed task; e, which ran on d's
 		// failure, waits for d again.
-		if got, err := s.Rerun(ctx, "i1", t0); err != nil || !slices.Equal(got, []string{"d"}) {
+		if got, err := s.Rerun(ctx, "i1", t0); err != nil || !slices.Equal(names(got), []string{"d"}) {
 			t.Fatalf("Rerun = %v, %v; want [d]", got, err)
 		}
 		run(t, s, "i1", "d", true)
@@ -147,7 +156,7 @@ func TestStoreStartedEndedOnce(t *testing.T) {
 		}
 		// Two nodes record the same end at once: one readies b and c.
 		var wg sync.WaitGroup
-		results := make([][]string, 2)
+		results := make([][]workflow.Ready, 2)
 		for i := range results {
 			wg.Go(func() {
 				r, err := s.TaskEnded(ctx, a, "e2", true, "", t0)
