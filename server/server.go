@@ -65,12 +65,12 @@ type Server struct {
 	dispatch *dispatch.Service
 	// workflows keeps the workflows and their instances; see workflows.go.
 	workflows *workflow.Store
-	handler  http.Handler
-	http     *httpjob.Runner
-	egress   *egress.Policy
-	shell    *shelljob.Runner
-	local    *localRuns
-	writes   *writeQueue
+	handler   http.Handler
+	http      *httpjob.Runner
+	egress    *egress.Policy
+	shell     *shelljob.Runner
+	local     *localRuns
+	writes    *writeQueue
 	// recorder writes the starts and ends of executions in batches.
 	recorder *historyWriter
 	deadMan  *alert.DeadManChecker
