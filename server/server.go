@@ -63,14 +63,12 @@ type Server struct {
 	state    *stateStore
 	// dispatch hands executor jobs' runs to executors.
 	dispatch *dispatch.Service
-	// workflows keeps the workflows and their instances; see workflows.go.
-	workflows *workflow.Store
-	handler   http.Handler
-	http      *httpjob.Runner
-	egress    *egress.Policy
-	shell     *shelljob.Runner
-	local     *localRuns
-	writes    *writeQueue
+	handler  http.Handler
+	http     *httpjob.Runner
+	egress   *egress.Policy
+	shell    *shelljob.Runner
+	local    *localRuns
+	writes   *writeQueue
 	// recorder writes the starts and ends of executions in batches.
 	recorder *historyWriter
 	deadMan  *alert.DeadManChecker
@@ -98,6 +96,9 @@ type Server struct {
 	// swept remembers the dead node incarnations (ID and epoch) whose
 	// unrecorded firings this node looked for, so that it looks once.
 	swept map[lostKey]bool
+
+	// workflows keeps the workflows and their instances; see workflows.go.
+	workflows *workflow.Store
 }
 
 type lostKey struct {
