@@ -12,6 +12,7 @@ import (
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/server/history"
+	"github.com/chime-scheduler/chime/server/httpapi"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
 	"github.com/chime-scheduler/chime/server/workflow"
 )
@@ -464,3 +465,6 @@ func (s *Server) ChangeWorkflowInstance(ctx context.Context, actor, id, action s
 	s.audit(ctx, actor, auditInstanceChange, "workflow_instance/"+id, map[string]any{"action": action})
 	return s.GetWorkflowInstance(ctx, id)
 }
+
+// The API serves workflows through the Server.
+var _ httpapi.Workflows = (*Server)(nil)
