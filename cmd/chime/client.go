@@ -46,6 +46,7 @@ func newClientCmds(getenv func(string) string) []*cobra.Command {
 		newSecretsCmd(cfg),
 		newAuditCmd(cfg),
 		newMaintenanceCmd(cfg),
+		newWorkflowsCmd(cfg),
 	}
 	for _, cmd := range cmds {
 		cfg.addFlags(cmd)
