@@ -17,6 +17,10 @@ type Workflow struct {
 	Tasks []WorkflowTask `json:"tasks"`
 	// Edges say which task runs after which, and on what condition.
 	Edges []WorkflowEdge `json:"edges,omitempty"`
+	// Triggers start an instance on a schedule, as a job's do; each
+	// firing's trigger data are the instance's parameters. The server
+	// reports their state and next fire times.
+	Triggers []Trigger `json:"triggers,omitempty"`
 	// Version increases with every change. Read-only.
 	Version int64 `json:"version,omitempty"`
 	// Updated is when the workflow was last written. Read-only.

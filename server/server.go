@@ -230,6 +230,11 @@ func (s *Server) init(ctx context.Context) error {
 			return fmt.Errorf("server: %w", err)
 		}
 	}
+	// The job type that starts workflow instances; see workflows.go.
+	if err := sched.Register(typeWorkflow, &runner{s: s, typ: typeWorkflow}); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.goTypes[typeWorkflow] = workflowStarter{s: s}
 	sched.AddTriggerListener(chime.TriggerListener{Name: "chime-server", Misfired: s.misfired, VetoExecution: s.vetoPaused})
 	if s.secrets, err = s.newSecrets(ctx); err != nil {
 		return err

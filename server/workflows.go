@@ -2,10 +2,13 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/chime-scheduler/chime"
@@ -37,6 +40,15 @@ const (
 // workflowTriggerGroup is the group of the tasks' one-shot triggers.
 const workflowTriggerGroup = "WORKFLOW_TRIGGER"
 
+// typeWorkflow is the job type that starts an instance of a workflow
+// (workflowStarter), and startJob the name of the job of that type in
+// group workflow.NAME that carries workflow NAME's triggers. A task name
+// starts with a letter or digit, so no task takes it.
+const (
+	typeWorkflow = "workflow"
+	startJob     = "_start"
+)
+
 // sweepAfter is how long a task stays ready, its trigger maybe never
 // made (its node died first), before the sweep makes it; sweepEvery is
 // how often each node sweeps.
@@ -65,6 +77,8 @@ func workflowErr(err error) error {
 	switch {
 	case errors.As(err, &fe):
 		return invalidf(fe.Field, "%s", fe.Message)
+	case errors.Is(err, workflow.ErrExists):
+		return err // the starter's; never the API's
 	case errors.Is(err, workflow.ErrNotFound):
 		return httpjson.Errorf(api.CodeNotFound, "", "%v", err)
 	case errors.Is(err, workflow.ErrConflict):
@@ -94,6 +108,15 @@ func taskJob(name string, t api.WorkflowTask) api.Job {
 	}
 }
 
+// starterJob is the job that carries wf's triggers and starts its
+// instances.
+func starterJob(wf *api.Workflow) api.Job {
+	return api.Job{
+		Group: workflowGroup(wf.Name), Name: startJob, Description: "starts an instance of workflow " + wf.Name,
+		Type: typeWorkflow, Triggers: wf.Triggers, RequestsRecovery: true,
+	}
+}
+
 // prefixed returns err with its field under prefix.
 func prefixed(prefix string, err error) error {
 	var ae *api.Error
@@ -117,6 +140,11 @@ func (s *Server) checkWorkflow(ctx context.Context, wf *api.Workflow) error {
 	}
 	if err := workflow.Validate(graphOf(wf)); err != nil {
 		return workflowErr(err)
+	}
+	if len(wf.Triggers) > 0 {
+		if _, err := s.jobFromAPI(ctx, starterJob(wf)); err != nil {
+			return err
+		}
 	}
 	for i, t := range wf.Tasks {
 		prefix := fmt.Sprintf("tasks[%d]", i)
@@ -160,6 +188,16 @@ func (s *Server) PutWorkflow(ctx context.Context, actor string, wf api.Workflow,
 			return nil, false, fmt.Errorf("writing the job of task %q: %w", t.Name, err)
 		}
 	}
+	switch {
+	case len(wf.Triggers) > 0:
+		if _, _, err := s.putJob(ctx, actor, starterJob(&wf), 0, nil, 0); err != nil {
+			return nil, false, fmt.Errorf("writing the job of the workflow's triggers: %w", err)
+		}
+	case old != nil:
+		if err := s.DeleteJob(ctx, actor, workflowGroup(wf.Name), startJob); err != nil && !isNotFound(err) {
+			return nil, false, fmt.Errorf("deleting the job of the workflow's former triggers: %w", err)
+		}
+	}
 	if old != nil {
 		var prev api.Workflow
 		if err := json.Unmarshal(old.Spec, &prev); err == nil {
@@ -195,7 +233,15 @@ func (s *Server) GetWorkflow(ctx context.Context, name string) (*api.Workflow, e
 	if err != nil {
 		return nil, err
 	}
-	return workflowOf(d)
+	wf, err := workflowOf(d)
+	if err != nil || len(wf.Triggers) == 0 {
+		return wf, err
+	}
+	// The triggers' state and fire times are the starter job's.
+	if job, err := s.GetJob(ctx, workflowGroup(name), startJob); err == nil {
+		wf.Triggers = job.Triggers
+	}
+	return wf, nil
 }
 
 func workflowOf(d *workflow.Definition) (*api.Workflow, error) {
@@ -233,8 +279,12 @@ func (s *Server) DeleteWorkflow(ctx context.Context, actor, name string) error {
 	if err != nil {
 		return err
 	}
+	jobs := []string{startJob}
 	for _, t := range wf.Tasks {
-		if err := s.DeleteJob(ctx, actor, workflowGroup(name), t.Name); err != nil && !isNotFound(err) {
+		jobs = append(jobs, t.Name)
+	}
+	for _, job := range jobs {
+		if err := s.DeleteJob(ctx, actor, workflowGroup(name), job); err != nil && !isNotFound(err) {
 			return err
 		}
 	}
@@ -256,13 +306,57 @@ func (s *Server) RunWorkflow(ctx context.Context, actor, name string, req api.Wo
 		return nil, err
 	}
 	id := newID()
-	ready, err := s.workflows.Start(ctx, workflow.StartParams{ID: id, Workflow: name, Graph: graphOf(wf), Params: req.Params, Now: s.now()})
-	if err != nil {
-		return nil, workflowErr(err)
+	if err := s.startInstance(ctx, id, wf, req.Params); err != nil {
+		return nil, err
 	}
-	s.triggerTasks(ctx, ready)
 	s.audit(ctx, actor, auditWorkflowRun, "workflow/"+name, map[string]any{"instance": id, "params": len(req.Params)})
 	return s.GetWorkflowInstance(ctx, id)
+}
+
+// startInstance starts instance id of wf and triggers its first tasks.
+func (s *Server) startInstance(ctx context.Context, id string, wf *api.Workflow, params map[string]any) error {
+	ready, err := s.workflows.Start(ctx, workflow.StartParams{ID: id, Workflow: wf.Name, Graph: graphOf(wf), Params: params, Now: s.now()})
+	if err != nil {
+		return workflowErr(err)
+	}
+	s.triggerTasks(ctx, ready)
+	return nil
+}
+
+// workflowStarter is the Go job type "workflow": each run starts an
+// instance of the workflow its job belongs to (group workflow.NAME), with
+// the run's data as parameters. The instance's ID comes from the firing
+// (its trigger and scheduled time), so that a run re-run after its node
+// died finds the instance it started and starts no other.
+type workflowStarter struct{ s *Server }
+
+// Execute starts the instance.
+func (w workflowStarter) Execute(ctx context.Context, jc *chime.JobContext) error {
+	name, ok := strings.CutPrefix(jc.Job.Key.Group, "workflow.")
+	if !ok {
+		return fmt.Errorf("job %s is not in the group of a workflow (workflow.NAME)", jc.Job.Key)
+	}
+	wf, err := w.s.GetWorkflow(ctx, name)
+	if err != nil {
+		return err
+	}
+	firing := jc.Job.Key.String() + "\x00" + jc.ScheduledFireTime.UTC().Format(time.RFC3339Nano)
+	if jc.Trigger != nil {
+		firing += "\x00" + jc.Trigger.Key.String()
+	}
+	sum := sha256.Sum256([]byte(firing))
+	id := hex.EncodeToString(sum[:16])
+	params := maps.Clone(map[string]any(jc.MergedData))
+	err = w.s.startInstance(ctx, id, wf, params)
+	if errors.Is(err, workflow.ErrExists) {
+		jc.Logger.Info("the instance of this firing was started already", "instance", id)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	jc.Logger.Info("started a workflow instance", "workflow", name, "instance", id)
+	return nil
 }
 
 // triggerTasks makes the one-shot trigger of each ready task. A trigger

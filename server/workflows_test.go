@@ -160,3 +160,80 @@ func checkTasks(t *testing.T, in *api.WorkflowInstance, state string, want map[s
 		t.Fatalf("instance %s with tasks %v, want %s with %v", in.State, got, state, want)
 	}
 }
+
+func TestWorkflowTriggers(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, dbtest.SQLiteURL(t))
+	log := &taskLog{runs: map[string]int{}}
+	if err := s.RegisterJobType("tasklog", log); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	wf := api.Workflow{
+		Name:  "nightly",
+		Tasks: []api.WorkflowTask{{Name: "only", Type: "tasklog"}},
+		Triggers: []api.Trigger{{
+			Schedule: []byte(`{"kind":"simple","interval":"1h"}`),
+			Data:     map[string]any{"day": "mon"},
+		}},
+	}
+	bad := wf
+	bad.Triggers = []api.Trigger{{Schedule: []byte(`{"kind":"cron","expression":"not cron"}`)}}
+	_, _, err := s.PutWorkflow(ctx, "alice", bad, 0)
+	wantAPIError(t, err, api.CodeInvalidArgument, "triggers[0].schedule.expression")
+
+	if _, _, err := s.PutWorkflow(ctx, "alice", wf, 0); err != nil {
+		t.Fatalf("PutWorkflow: %v", err)
+	}
+	got, err := s.GetWorkflow(ctx, "nightly")
+	if err != nil || len(got.Triggers) != 1 || got.Triggers[0].NextFireTime == nil {
+		t.Fatalf("GetWorkflow = %+v, %v; want its trigger with a next fire time", got, err)
+	}
+	start(t, s)
+	var list *api.WorkflowInstanceList
+	waitFor(t, "the trigger's instance to succeed", func() bool {
+		list, err = s.ListWorkflowInstances(ctx, "nightly", 10)
+		return err == nil && len(list.Instances) == 1 && list.Instances[0].State == "succeeded"
+	})
+	if list.Instances[0].Params["day"] != "mon" {
+		t.Errorf("instance params = %v, want the trigger's data", list.Instances[0].Params)
+	}
+
+	// Without triggers, the starter job goes.
+	wf.Triggers = nil
+	if _, _, err := s.PutWorkflow(ctx, "alice", wf, 0); err != nil {
+		t.Fatalf("PutWorkflow: %v", err)
+	}
+	if _, err := s.GetJob(ctx, workflowGroup("nightly"), startJob); !isNotFound(err) {
+		t.Errorf("the starter job after the triggers were removed: %v, want not_found", err)
+	}
+}
+
+// TestWorkflowStarterOncePerFiring runs the starter twice for one firing,
+// as a recovery does after its node died: one instance.
+func TestWorkflowStarterOncePerFiring(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, dbtest.SQLiteURL(t))
+	if err := s.RegisterJobType("tasklog", &taskLog{runs: map[string]int{}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, _, err := s.PutWorkflow(ctx, "alice", api.Workflow{Name: "w", Tasks: []api.WorkflowTask{{Name: "t", Type: "tasklog"}}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	jc := &chime.JobContext{
+		Job:               &chime.JobDetail{Key: chime.NewJobKey(workflowGroup("w"), startJob)},
+		Trigger:           &chime.Trigger{Key: chime.NewTriggerKey("g", "t")},
+		ScheduledFireTime: s.now(),
+		Logger:            quietLogger,
+	}
+	for range 2 {
+		if err := (workflowStarter{s: s}).Execute(ctx, jc); err != nil {
+			t.Fatalf("Execute: %v", err)
+		}
+	}
+	list, err := s.ListWorkflowInstances(ctx, "w", 10)
+	if err != nil || len(list.Instances) != 1 {
+		t.Fatalf("instances = %+v, %v; want one", list, err)
+	}
+}

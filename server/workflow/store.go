@@ -18,6 +18,9 @@ var (
 	ErrInvalid = errors.New("workflow: invalid request")
 	// ErrNotFound reports a workflow or instance that does not exist.
 	ErrNotFound = errors.New("workflow: not found")
+	// ErrExists reports an instance ID that is taken: the instance was
+	// started already.
+	ErrExists = errors.New("workflow: instance exists")
 	// ErrConflict reports a change the instance's state does not allow,
 	// such as resuming a running instance; nothing was changed.
 	ErrConflict = errors.New("workflow: not allowed in the instance's state")
@@ -216,7 +219,8 @@ type StartParams struct {
 }
 
 // Start records a new running instance and returns the tasks it made
-// ready (those without upstream tasks).
+// ready (those without upstream tasks). An instance with p.ID exists
+// already: ErrExists, and nothing changes.
 func (s *Store) Start(ctx context.Context, p StartParams) ([]Ready, error) {
 	if err := Validate(p.Graph); err != nil {
 		return nil, err
@@ -253,6 +257,9 @@ func (s *Store) Start(ctx context.Context, p StartParams) ([]Ready, error) {
 		}
 		return nil
 	})
+	if s.st.IsUniqueViolation(err) {
+		return nil, fmt.Errorf("%w: %s", ErrExists, p.ID)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("workflow: starting instance %s of %q: %w", p.ID, p.Workflow, err)
 	}

@@ -90,6 +90,9 @@ func TestStoreStateMachine(t *testing.T) {
 		if err != nil || !slices.Equal(names(ready), []string{"a"}) {
 			t.Fatalf("Start = %v, %v; want [a]", ready, err)
 		}
+		if _, err := s.Start(ctx, workflow.StartParams{ID: "i1", Workflow: "w", Graph: diamond, Now: t0}); !errors.Is(err, workflow.ErrExists) {
+			t.Fatalf("second Start of i1 = %v, want ErrExists", err)
+		}
 		if got := run(t, s, "i1", "a", true); !slices.Equal(got, []string{"b", "c"}) {
 			t.Fatalf("after a: ready %v, want [b c]", got)
 		}
