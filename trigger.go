@@ -82,11 +82,14 @@ const (
 	// workflow instance whose upstream tasks ended (chime server's
 	// workflows), keyed by the instance and the task.
 	OriginWorkflow TriggerOrigin = "workflow"
+	// OriginChild: a one-shot trigger standing for a run of a child job
+	// after an execution of its parent ended (chime server's children).
+	OriginChild TriggerOrigin = "child"
 )
 
 // TriggerOrigins returns every origin, OriginSchedule first.
 func TriggerOrigins() []TriggerOrigin {
-	return []TriggerOrigin{OriginSchedule, OriginManual, OriginRetry, OriginBackfill, OriginWorkflow}
+	return []TriggerOrigin{OriginSchedule, OriginManual, OriginRetry, OriginBackfill, OriginWorkflow, OriginChild}
 }
 
 // validate refuses an origin that is none of TriggerOrigins; the empty
@@ -95,7 +98,7 @@ func (o TriggerOrigin) validate() (TriggerOrigin, error) {
 	switch o {
 	case "":
 		return OriginSchedule, nil
-	case OriginSchedule, OriginManual, OriginRetry, OriginBackfill, OriginWorkflow:
+	case OriginSchedule, OriginManual, OriginRetry, OriginBackfill, OriginWorkflow, OriginChild:
 		return o, nil
 	}
 	return "", &ValidationError{Field: "Origin", Reason: fmt.Sprintf("%q: want one of %v", string(o), TriggerOrigins())}

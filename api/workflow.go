@@ -68,6 +68,17 @@ type WorkflowEdge struct {
 	On EdgeCondition `json:"on,omitempty"`
 }
 
+// ChildJob names a job to run when an execution of its parent job ends
+// for good: it succeeded, or failed (or timed out) with no retry left.
+// The child's execution names the parent's as its cause.
+type ChildJob struct {
+	// Job is the child's key, "group/name"; it must exist when the
+	// parent is saved.
+	Job string `json:"job"`
+	// On says on which end the child runs; defaults to OnSuccess.
+	On EdgeCondition `json:"on,omitempty"`
+}
+
 // WorkflowList is a list of workflows, by name.
 type WorkflowList struct {
 	Workflows []Workflow `json:"workflows"`

@@ -81,6 +81,8 @@ type jobSettings struct {
 	Overlap  api.Overlap         `json:"overlap,omitempty"`
 	Alerts   *api.JobAlerts      `json:"alerts,omitempty"`
 	Paused   bool                `json:"paused,omitempty"`
+	// Children run when an execution ends for good; see children.go.
+	Children []api.ChildJob `json:"children,omitempty"`
 }
 
 // runFacts describe a run the server asked for with a one-shot trigger:
@@ -104,6 +106,9 @@ type runFacts struct {
 	Manual bool `json:"manual,omitempty"`
 	// Workflow names the workflow task the run is for (see workflows.go).
 	Workflow *workflowFacts `json:"workflow,omitempty"`
+	// Cause is the parent's execution whose end ran this child job (see
+	// children.go).
+	Cause string `json:"cause,omitempty"`
 }
 
 // plan is what the runner needs of a job's settings, decoded and checked.
@@ -413,7 +418,10 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 		return nil, invalidf("type", "is required: http, shell, executor or a Go job type this server registered")
 	}
 	j.HTTP, j.Shell = nullAsEmpty(j.HTTP), nullAsEmpty(j.Shell)
-	st := jobSettings{HTTP: j.HTTP, Shell: j.Shell, Executor: j.Executor, Retry: j.Retry, Overlap: j.Overlap, Alerts: j.Alerts, Paused: j.Paused}
+	st := jobSettings{HTTP: j.HTTP, Shell: j.Shell, Executor: j.Executor, Retry: j.Retry, Overlap: j.Overlap, Alerts: j.Alerts, Paused: j.Paused, Children: j.Children}
+	if err := s.checkChildren(ctx, j); err != nil {
+		return nil, err
+	}
 	p, err := compilePlan(j.Type, st, s.cfg.EnableShellJobs, s.isGoType(j.Type))
 	if err != nil {
 		return nil, err
@@ -617,6 +625,7 @@ func jobToAPI(d *chime.JobDetail, triggers []chime.TriggerInfo) (*api.Job, error
 		RequestsRecovery: d.RequestsRecovery,
 		Alerts:           st.Alerts,
 		Paused:           st.Paused,
+		Children:         st.Children,
 		Version:          d.Version,
 		Timeout:          formatDuration(d.Timeout),
 	}

@@ -82,6 +82,9 @@ func TestPutKeepsAbsentFields(t *testing.T) {
 	delete(executorJob, "http")
 	executorJob["type"] = "executor"
 	executorJob["executor"] = map[string]any{"group": "billing", "handler": "invoice.close", "routing": "lru", "labels": map[string]any{"region": "eu"}}
+	// keep/group is the job of the first case, saved before.
+	parentJob := maps.Clone(httpJob)
+	parentJob["children"] = []any{map[string]any{"job": "keep/group", "on": "always"}}
 
 	// What a body that gives the field as null does: "clears" (the field
 	// is gone from the job), "refused" (400 naming it) or "nothing" (the
@@ -106,6 +109,7 @@ func TestPutKeepsAbsentFields(t *testing.T) {
 		{"overlap", httpJob, "clears"},
 		{"requests_recovery", httpJob, "clears"},
 		{"alerts", httpJob, "clears"},
+		{"children", parentJob, "clears"},
 		{"paused", httpJob, "clears"},
 		{"version", httpJob, "nothing"},
 		{"status", httpJob, "nothing"},
