@@ -9,6 +9,7 @@ import (
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
+	"github.com/chime-scheduler/chime/server/workflow"
 )
 
 // taskLog is a Go job type for workflow tasks: it records which task ran,
@@ -235,5 +236,35 @@ func TestWorkflowStarterOncePerFiring(t *testing.T) {
 	list, err := s.ListWorkflowInstances(ctx, "w", 10)
 	if err != nil || len(list.Instances) != 1 {
 		t.Fatalf("instances = %+v, %v; want one", list, err)
+	}
+}
+
+// TestWorkflowSweepMakesLostTriggers starts an instance as a node that
+// died right after its transaction would leave it: its first task ready,
+// with no trigger. Another node's sweep makes the trigger, and the
+// instance runs to its end.
+func TestWorkflowSweepMakesLostTriggers(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, dbtest.SQLiteURL(t))
+	log := &taskLog{runs: map[string]int{}}
+	if err := s.RegisterJobType("tasklog", log); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	wf, _, err := s.PutWorkflow(ctx, "alice", api.Workflow{Name: "w", Tasks: []api.WorkflowTask{{Name: "a", Type: "tasklog"}, {Name: "b", Type: "tasklog"}},
+		Edges: []api.WorkflowEdge{{From: "a", To: "b"}}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.workflows.Start(ctx, workflow.StartParams{ID: "lost", Workflow: "w", Graph: graphOf(wf), Params: map[string]any{"day": "mon"}, Now: s.now()}); err != nil {
+		t.Fatal(err)
+	}
+	start(t, s)
+	waitFor(t, "the instance to succeed", func() bool {
+		in, err := s.GetWorkflowInstance(ctx, "lost")
+		return err == nil && in.State == "succeeded"
+	})
+	if got := fmt.Sprint(log.ran()); got != "[a b]" {
+		t.Errorf("tasks ran %s, want [a b]", got)
 	}
 }
