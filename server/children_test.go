@@ -10,10 +10,7 @@ import (
 
 func TestChildJobsRefusedAtSave(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, dbtest.SQLiteURL(t))
-	if err := s.RegisterJobType("tasklog", &taskLog{runs: map[string]int{}}); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := newTaskServer(t, dbtest.SQLiteURL(t))
 	ctx := t.Context()
 	if _, _, err := s.PutJob(ctx, "alice", api.Job{Group: "etl", Name: "load", Type: "tasklog"}, 0, nil); err != nil {
 		t.Fatal(err)
@@ -43,11 +40,7 @@ func TestChildJobsRefusedAtSave(t *testing.T) {
 func TestChildJobsRun(t *testing.T) {
 	t.Parallel()
 	forEachDB(t, func(t *testing.T, url string) {
-		s := newServer(t, url)
-		log := &taskLog{runs: map[string]int{}}
-		if err := s.RegisterJobType("tasklog", log); err != nil {
-			t.Fatal(err)
-		}
+		s, _ := newTaskServer(t, url)
 		ctx := t.Context()
 		put := func(j api.Job) {
 			t.Helper()

@@ -36,6 +36,18 @@ func (l *taskLog) Execute(_ context.Context, jc *chime.JobContext) error {
 	return nil
 }
 
+// newTaskServer returns a server on url with the Go job type tasklog,
+// and the taskLog that records its runs.
+func newTaskServer(t *testing.T, url string) (*Server, *taskLog) {
+	t.Helper()
+	s := newServer(t, url)
+	log := &taskLog{runs: map[string]int{}}
+	if err := s.RegisterJobType("tasklog", log); err != nil {
+		t.Fatal(err)
+	}
+	return s, log
+}
+
 func (l *taskLog) ran() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -64,10 +76,7 @@ func etl() api.Workflow {
 
 func TestWorkflowSaveRefusesBadGraphs(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, dbtest.SQLiteURL(t))
-	if err := s.RegisterJobType("tasklog", &taskLog{runs: map[string]int{}}); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := newTaskServer(t, dbtest.SQLiteURL(t))
 	ctx := t.Context()
 	tests := []struct {
 		name  string
@@ -98,11 +107,7 @@ func TestWorkflowSaveRefusesBadGraphs(t *testing.T) {
 func TestWorkflowRuns(t *testing.T) {
 	t.Parallel()
 	forEachDB(t, func(t *testing.T, url string) {
-		s := newServer(t, url)
-		log := &taskLog{runs: map[string]int{}}
-		if err := s.RegisterJobType("tasklog", log); err != nil {
-			t.Fatal(err)
-		}
+		s, log := newTaskServer(t, url)
 		ctx := t.Context()
 		if _, created, err := s.PutWorkflow(ctx, "alice", etl(), 0); err != nil || !created {
 			t.Fatalf("PutWorkflow = %v, %v", created, err)
@@ -164,11 +169,7 @@ func checkTasks(t *testing.T, in *api.WorkflowInstance, state string, want map[s
 
 func TestWorkflowTriggers(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, dbtest.SQLiteURL(t))
-	log := &taskLog{runs: map[string]int{}}
-	if err := s.RegisterJobType("tasklog", log); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := newTaskServer(t, dbtest.SQLiteURL(t))
 	ctx := t.Context()
 	wf := api.Workflow{
 		Name:  "nightly",
@@ -214,10 +215,7 @@ func TestWorkflowTriggers(t *testing.T) {
 // as a recovery does after its node died: one instance.
 func TestWorkflowStarterOncePerFiring(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, dbtest.SQLiteURL(t))
-	if err := s.RegisterJobType("tasklog", &taskLog{runs: map[string]int{}}); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := newTaskServer(t, dbtest.SQLiteURL(t))
 	ctx := t.Context()
 	if _, _, err := s.PutWorkflow(ctx, "alice", api.Workflow{Name: "w", Tasks: []api.WorkflowTask{{Name: "t", Type: "tasklog"}}}, 0); err != nil {
 		t.Fatal(err)
@@ -245,11 +243,7 @@ func TestWorkflowStarterOncePerFiring(t *testing.T) {
 // instance runs to its end.
 func TestWorkflowSweepMakesLostTriggers(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, dbtest.SQLiteURL(t))
-	log := &taskLog{runs: map[string]int{}}
-	if err := s.RegisterJobType("tasklog", log); err != nil {
-		t.Fatal(err)
-	}
+	s, log := newTaskServer(t, dbtest.SQLiteURL(t))
 	ctx := t.Context()
 	wf, _, err := s.PutWorkflow(ctx, "alice", api.Workflow{Name: "w", Tasks: []api.WorkflowTask{{Name: "a", Type: "tasklog"}, {Name: "b", Type: "tasklog"}},
 		Edges: []api.WorkflowEdge{{From: "a", To: "b"}}}, 0)
