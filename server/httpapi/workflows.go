@@ -8,6 +8,7 @@ import (
 
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
+	"github.com/chime-scheduler/chime/server/secret"
 )
 
 // Workflows is the workflows' side of the server: what the workflow
@@ -121,6 +122,23 @@ func (h *handler) workflows() (Workflows, error) {
 	return wf, nil
 }
 
+// viewOfWorkflow returns wf as the caller may read it: each task's HTTP
+// and shell settings masked as viewOf masks a job's, unless the caller
+// may change the jobs of the workflow's tasks.
+func (c *call) viewOfWorkflow(wf api.Workflow) api.Workflow {
+	if c.user != nil && c.user.Role.Includes(api.RoleOperator) && c.user.MayChangeGroup(workflowGroupOf(wf.Name)) {
+		return wf
+	}
+	tasks := make([]api.WorkflowTask, len(wf.Tasks))
+	for i, t := range wf.Tasks {
+		masked := secret.MaskJob(api.Job{HTTP: t.HTTP, Shell: t.Shell})
+		t.HTTP, t.Shell = masked.HTTP, masked.Shell
+		tasks[i] = t
+	}
+	wf.Tasks = tasks
+	return wf
+}
+
 // workflowGroupOf is the job group of workflow name's tasks.
 func workflowGroupOf(name string) string { return "workflow." + name }
 
@@ -144,7 +162,7 @@ func instanceGroup(h *handler, r *http.Request) ([]string, bool, error) {
 	return []string{workflowGroupOf(in.Workflow)}, false, nil
 }
 
-func (h *handler) listWorkflows(w http.ResponseWriter, r *http.Request, _ *call) error {
+func (h *handler) listWorkflows(w http.ResponseWriter, r *http.Request, c *call) error {
 	wf, err := h.workflows()
 	if err != nil {
 		return err
@@ -153,11 +171,14 @@ func (h *handler) listWorkflows(w http.ResponseWriter, r *http.Request, _ *call)
 	if err != nil {
 		return err
 	}
+	for i := range list.Workflows {
+		list.Workflows[i] = c.viewOfWorkflow(list.Workflows[i])
+	}
 	httpjson.Write(w, http.StatusOK, list)
 	return nil
 }
 
-func (h *handler) getWorkflow(w http.ResponseWriter, r *http.Request, _ *call) error {
+func (h *handler) getWorkflow(w http.ResponseWriter, r *http.Request, c *call) error {
 	wf, err := h.workflows()
 	if err != nil {
 		return err
@@ -167,7 +188,7 @@ func (h *handler) getWorkflow(w http.ResponseWriter, r *http.Request, _ *call) e
 		return err
 	}
 	w.Header().Set("ETag", etag(got.Version))
-	httpjson.Write(w, http.StatusOK, got)
+	httpjson.Write(w, http.StatusOK, c.viewOfWorkflow(*got))
 	return nil
 }
 
