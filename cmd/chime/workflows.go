@@ -21,6 +21,12 @@ type workflowFile struct {
 	Workflows []api.Workflow `json:"workflows"`
 }
 
+// workflowOwned reports whether the jobs of group are a workflow's tasks
+// (group workflow.NAME), which the server keeps in step with the
+// workflow: chime export leaves them out and chime apply never prunes
+// them.
+func workflowOwned(group string) bool { return strings.HasPrefix(group, "workflow.") }
+
 // newWorkflowsCmd is `chime workflows`.
 func newWorkflowsCmd(cfg *clientConfig) *cobra.Command {
 	cmd := &cobra.Command{

@@ -68,6 +68,19 @@ func TestWorkflowsCommands(t *testing.T) {
 	if _, err := run("workflows", "rerun", in.ID); err == nil || !strings.Contains(err.Error(), "conflict") {
 		t.Errorf("rerun of a succeeded instance: %v, want a conflict", err)
 	}
+	// chime export leaves the workflow's task jobs out, and chime apply
+	// --prune-all-groups leaves them alone.
+	jobs, err := run("export")
+	if err != nil || strings.Contains(jobs, "workflow.etl") {
+		t.Errorf("chime export = %q, %v; want no job of group workflow.etl", jobs, err)
+	}
+	other := writeFile(t, "other.yaml", "jobs:\n  - {group: other, name: ping, type: http, http: {url: "+target+"}}\n")
+	if _, err := run("apply", "-f", other, "--prune", "--prune-all-groups", "--yes"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run("jobs", "list", "--group", "workflow.etl"); err != nil || !strings.Contains(out, "extract") {
+		t.Errorf("the workflow's jobs after a prune of every group = %q, %v; want them kept", out, err)
+	}
 	exported, err := run("workflows", "get", "etl", "-o", "yaml")
 	if err != nil {
 		t.Fatal(err)
