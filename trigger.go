@@ -78,11 +78,18 @@ const (
 	// OriginBackfill: a one-shot trigger standing for a fire time missed
 	// in the past, run late on purpose.
 	OriginBackfill TriggerOrigin = "backfill"
+	// OriginWorkflow: a one-shot trigger standing for a task of a
+	// workflow instance whose upstream tasks ended (chime server's
+	// workflows), keyed by the instance and the task.
+	OriginWorkflow TriggerOrigin = "workflow"
+	// OriginChild: a one-shot trigger standing for a run of a child job
+	// after an execution of its parent ended (chime server's children).
+	OriginChild TriggerOrigin = "child"
 )
 
 // TriggerOrigins returns every origin, OriginSchedule first.
 func TriggerOrigins() []TriggerOrigin {
-	return []TriggerOrigin{OriginSchedule, OriginManual, OriginRetry, OriginBackfill}
+	return []TriggerOrigin{OriginSchedule, OriginManual, OriginRetry, OriginBackfill, OriginWorkflow, OriginChild}
 }
 
 // validate refuses an origin that is none of TriggerOrigins; the empty
@@ -91,7 +98,7 @@ func (o TriggerOrigin) validate() (TriggerOrigin, error) {
 	switch o {
 	case "":
 		return OriginSchedule, nil
-	case OriginSchedule, OriginManual, OriginRetry, OriginBackfill:
+	case OriginSchedule, OriginManual, OriginRetry, OriginBackfill, OriginWorkflow, OriginChild:
 		return o, nil
 	}
 	return "", &ValidationError{Field: "Origin", Reason: fmt.Sprintf("%q: want one of %v", string(o), TriggerOrigins())}

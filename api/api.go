@@ -98,6 +98,9 @@ type Job struct {
 	RequestsRecovery bool `json:"requests_recovery,omitempty"`
 	// Alerts overrides the global alert recipients for this job.
 	Alerts *JobAlerts `json:"alerts,omitempty"`
+	// Children are jobs to run when an execution of this one ends for
+	// good (see ChildJob).
+	Children []ChildJob `json:"children,omitempty"`
 	// Paused reports (and on upsert sets) whether every trigger of the job
 	// is paused.
 	Paused bool `json:"paused,omitempty"`
@@ -300,6 +303,9 @@ type Execution struct {
 	// scheduler node.
 	ExecutorID       string `json:"executor_id,omitempty"`
 	ExecutorInstance string `json:"executor_instance,omitempty"`
+	// Cause is the execution of the parent job whose end ran this one, a
+	// child job's (see ChildJob); empty otherwise.
+	Cause string `json:"cause,omitempty"`
 }
 
 // LogLine is one log record a job wrote during an execution.

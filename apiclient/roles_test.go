@@ -142,6 +142,9 @@ type roleFixture struct {
 	failedID, runningID string
 	// spareTokenID is a token nobody uses.
 	spareTokenID string
+	// runningInstance is an instance of a workflow whose one task hangs,
+	// failedInstance one whose task failed (see workflows_test.go).
+	runningInstance, failedInstance string
 }
 
 // newRoleFixture starts the server and, as its admin, creates the users
@@ -215,6 +218,8 @@ func newRoleFixture(t *testing.T) *roleFixture {
 	}
 	f.failedID = waitExecution(t, admin, api.ExecutionQuery{JobGroup: "g", JobName: "fixture"}, func(api.Execution) bool { return true }).ID
 	f.runningID = startHanging(t, admin, "g", "hang", hangURL)
+	f.runningInstance = startInstance(t, admin, "hangs", hangURL, "running")
+	f.failedInstance = startInstance(t, admin, "fails", f.targetURL, "failed")
 	return f
 }
 
@@ -257,6 +262,13 @@ func (f *roleFixture) mutations() []mutation {
 		{op: "deleteToken", role: admin, path: v1 + "/tokens/" + f.spareTokenID, want: http.StatusNoContent},
 		{op: "putSecret", role: admin, path: v1 + "/secrets/api-token", body: api.SecretValue{Value: "a value"}, want: http.StatusCreated},
 		{op: "deleteSecret", role: admin, path: v1 + "/secrets/spare-secret", want: http.StatusNoContent},
+		{op: "putWorkflow", role: operator, path: v1 + "/workflows/created", body: roleWorkflow("created", f.targetURL), want: http.StatusCreated},
+		{op: "runWorkflow", role: operator, path: v1 + "/workflows/created/run", body: api.WorkflowRunRequest{Params: map[string]any{"why": "test"}}, want: http.StatusCreated},
+		{op: "pauseWorkflowInstance", role: operator, path: v1 + "/workflow-instances/" + f.runningInstance + "/pause", want: http.StatusOK},
+		{op: "resumeWorkflowInstance", role: operator, path: v1 + "/workflow-instances/" + f.runningInstance + "/resume", want: http.StatusOK},
+		{op: "killWorkflowInstance", role: operator, path: v1 + "/workflow-instances/" + f.runningInstance + "/kill", want: http.StatusOK},
+		{op: "rerunWorkflowInstance", role: operator, path: v1 + "/workflow-instances/" + f.failedInstance + "/rerun", want: http.StatusOK},
+		{op: "deleteWorkflow", role: operator, path: v1 + "/workflows/created", want: http.StatusNoContent},
 		{op: "logout", role: viewer, path: v1 + "/auth/logout", want: http.StatusNoContent}, // last: it ends vera's session
 	}
 }
@@ -362,6 +374,8 @@ type snapshot struct {
 	Alerts     *api.AlertSettings
 	Maint      *api.Maintenance
 	Audit      []api.AuditEntry
+	Workflows  []api.Workflow
+	Instances  []api.WorkflowInstance
 }
 
 // takeSnapshot reads everything a mutation could change. A token's
@@ -409,6 +423,12 @@ func takeSnapshot(t *testing.T, c *apiclient.Client) *snapshot {
 	}
 	if s.Maint, err = c.Maintenance(ctx); err != nil {
 		t.Fatalf("Maintenance: %v", err)
+	}
+	if s.Workflows, err = c.ListWorkflows(ctx); err != nil {
+		t.Fatalf("ListWorkflows: %v", err)
+	}
+	if s.Instances, err = c.ListWorkflowInstances(ctx, "", 500); err != nil {
+		t.Fatalf("ListWorkflowInstances: %v", err)
 	}
 	return &s
 }

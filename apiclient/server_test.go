@@ -474,6 +474,10 @@ var clientMethods = map[string]string{
 	"listUsers": "ListUsers", "createUser": "CreateUser", "updateUser": "UpdateUser", "deleteUser": "DeleteUser",
 	"listTokens": "ListTokens", "createToken": "CreateToken", "deleteToken": "DeleteToken",
 	"listSecrets": "ListSecrets", "getSecret": "GetSecret", "putSecret": "PutSecret", "deleteSecret": "DeleteSecret",
+	"listWorkflows": "ListWorkflows", "getWorkflow": "GetWorkflow", "putWorkflow": "PutWorkflow", "deleteWorkflow": "DeleteWorkflow",
+	"runWorkflow": "RunWorkflow", "listWorkflowInstances": "ListWorkflowInstances", "getWorkflowInstance": "GetWorkflowInstance",
+	"pauseWorkflowInstance": "ChangeWorkflowInstance", "resumeWorkflowInstance": "ChangeWorkflowInstance",
+	"killWorkflowInstance": "ChangeWorkflowInstance", "rerunWorkflowInstance": "ChangeWorkflowInstance",
 	"healthz": "Health", "readyz": "Ready",
 	"metrics": "", // Prometheus scrapes it
 	"openAPI": "", // this test reads it

@@ -132,4 +132,16 @@
 // waits on or is recorded skipped with the reason. The slots are taken
 // in the database by package server/pool; a lost node's are freed with
 // its executions (markNodeLost). See docs/pools.md.
+//
+// # Child jobs and workflows
+//
+// A job's children (api.ChildJob) run when its execution ends for good,
+// each as a one-shot trigger named by the parent's execution, and record
+// it as their cause (see children.go). A workflow (package
+// server/workflow) is a DAG of tasks, each the job workflow.NAME/TASK;
+// its ready tasks run as one-shot triggers keyed by (instance, task,
+// round), the runner records each task's start and last end in the
+// workflow store, which readies the next tasks in the same transaction,
+// and every node sweeps for ready tasks whose trigger is missing (see
+// workflows.go and docs/workflows.md).
 package server

@@ -60,7 +60,7 @@ func executionToAPI(e *history.Execution) api.Execution {
 		NodeID: e.NodeID, ScheduledTime: e.ScheduledTime,
 		Outcome: string(e.Outcome), Error: e.Error, Output: e.Output, OutputTruncated: e.OutputTruncated,
 		Recovering: e.Recovering, Manual: e.Manual, KilledBy: e.KilledBy,
-		ExecutorID: e.ExecutorID, ExecutorInstance: e.ExecutorInstance,
+		ExecutorID: e.ExecutorID, ExecutorInstance: e.ExecutorInstance, Cause: e.CauseID,
 	}
 	if len(e.Params) > 0 {
 		out.Params = e.Params

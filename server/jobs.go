@@ -448,6 +448,8 @@ func (s *Server) keepStored(ctx context.Context, job api.Job, keep []string) (me
 			job.Alerts = cur.Alerts
 		case "paused":
 			job.Paused = cur.Paused
+		case "children":
+			job.Children = cur.Children
 		}
 	}
 	return job, d.Version, keepTriggers, nil

@@ -85,6 +85,8 @@ type jobSettings struct {
 	// Pool and PoolMaxWait are the job's concurrency pool (see pools.go).
 	Pool        string `json:"pool,omitempty"`
 	PoolMaxWait string `json:"pool_max_wait,omitempty"`
+	// Children run when an execution ends for good; see children.go.
+	Children []api.ChildJob `json:"children,omitempty"`
 }
 
 // runFacts describe a run the server asked for with a one-shot trigger:
@@ -106,6 +108,11 @@ type runFacts struct {
 	TriggerName  string `json:"trigger_name,omitempty"`
 	// Manual marks a run a person asked for.
 	Manual bool `json:"manual,omitempty"`
+	// Workflow names the workflow task the run is for (see workflows.go).
+	Workflow *workflowFacts `json:"workflow,omitempty"`
+	// Cause is the parent's execution whose end ran this child job (see
+	// children.go).
+	Cause string `json:"cause,omitempty"`
 }
 
 // plan is what the runner needs of a job's settings, decoded and checked.
@@ -421,7 +428,10 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 	}
 	j.HTTP, j.Shell = nullAsEmpty(j.HTTP), nullAsEmpty(j.Shell)
 	st := jobSettings{HTTP: j.HTTP, Shell: j.Shell, Executor: j.Executor, Retry: j.Retry, Overlap: j.Overlap, Alerts: j.Alerts, Paused: j.Paused,
-		Pool: j.Pool, PoolMaxWait: j.PoolMaxWait}
+		Pool: j.Pool, PoolMaxWait: j.PoolMaxWait, Children: j.Children}
+	if err := s.checkChildren(ctx, j); err != nil {
+		return nil, err
+	}
 	p, err := compilePlan(j.Type, st, s.cfg.EnableShellJobs, s.isGoType(j.Type))
 	if err != nil {
 		return nil, err
@@ -633,6 +643,7 @@ func jobToAPI(d *chime.JobDetail, triggers []chime.TriggerInfo) (*api.Job, error
 		RequestsRecovery: d.RequestsRecovery,
 		Alerts:           st.Alerts,
 		Paused:           st.Paused,
+		Children:         st.Children,
 		Version:          d.Version,
 		Timeout:          formatDuration(d.Timeout),
 	}

@@ -87,6 +87,9 @@ func TestPutKeepsAbsentFields(t *testing.T) {
 	// as chime apply of a fresh cluster does.
 	executorJob["executor"] = map[string]any{"group": "billing", "handler": "invoice.close", "routing": "lru", "labels": map[string]any{"region": "eu"},
 		"allow_unregistered": true}
+	// keep/group is the job of the first case, saved before.
+	parentJob := maps.Clone(httpJob)
+	parentJob["children"] = []any{map[string]any{"job": "keep/group", "on": "always"}}
 
 	// What a body that gives the field as null does: "clears" (the field
 	// is gone from the job), "refused" (400 naming it) or "nothing" (the
@@ -113,6 +116,7 @@ func TestPutKeepsAbsentFields(t *testing.T) {
 		{"pool_max_wait", httpJob, "clears"},
 		{"requests_recovery", httpJob, "clears"},
 		{"alerts", httpJob, "clears"},
+		{"children", parentJob, "clears"},
 		{"paused", httpJob, "clears"},
 		{"version", httpJob, "nothing"},
 		{"status", httpJob, "nothing"},

@@ -81,6 +81,10 @@ type attempt struct {
 	// executorID and executorInstance name the executor an executor job's
 	// attempt was handed to.
 	executorID, executorInstance string
+	// workflow names the workflow task the attempt runs, if any.
+	workflow *workflowFacts
+	// cause is the parent's execution that ran this child job's, if any.
+	cause string
 	// log is the server's logger with the attempt's keys, its execution_id
 	// the ID the API shows.
 	log *slog.Logger
@@ -101,6 +105,9 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 	jc.Logger = a.log
 	if a.recovering {
 		s.recordLost(ctx, a)
+	}
+	if a.workflow != nil && !s.startWorkflowTask(ctx, a) {
+		return nil
 	}
 	st, err := settingsOf(jc.Job)
 	var p *plan
@@ -172,7 +179,7 @@ func (a *attempt) execution(node string) *history.Execution {
 		JobGroup: a.job.Group, JobName: a.job.Name, TriggerGroup: a.triggerGroup, TriggerName: a.triggerName,
 		NodeID: node, ScheduledTime: a.scheduled, StartedTime: a.started,
 		Recovering: a.recovering, Manual: a.manual, Params: a.params,
-		ExecutorID: a.executorID, ExecutorInstance: a.executorInstance,
+		ExecutorID: a.executorID, ExecutorInstance: a.executorInstance, CauseID: a.cause,
 	}
 }
 
@@ -193,6 +200,10 @@ func (a *attempt) execution(node string) *history.Execution {
 // behind (historyWriter.backlogged) does it wait too, which bounds what
 // the writer holds.
 func (s *Server) recordEnd(ctx context.Context, a *attempt, p *plan, f history.Finish) {
+	// After the retry, if any, was scheduled; see workflows.go and
+	// children.go.
+	defer s.endWorkflowTask(ctx, a, p, f)
+	defer s.runChildren(ctx, a, p, f)
 	s.metrics.executed(a.job, f.Outcome, f.FinishedTime)
 	done := s.recorder.submit(a, history.Record{ID: a.id, End: &f})
 	if f.Outcome == history.OutcomeSucceeded && !s.recorder.backlogged() {
@@ -302,6 +313,8 @@ func (a *attempt) apply(facts *runFacts) {
 	}
 	a.triggerGroup, a.triggerName = facts.TriggerGroup, facts.TriggerName
 	a.manual = facts.Manual
+	a.workflow = facts.Workflow
+	a.cause = facts.Cause
 }
 
 // attemptLogger returns the logger of a's records: the server's, with the
@@ -550,7 +563,7 @@ func (s *Server) afterSuccess(ctx context.Context, a *attempt, p *plan) {
 func (s *Server) scheduleRetry(ctx context.Context, a *attempt, id string, number int, at time.Time) error {
 	facts := runFacts{
 		ID: id, FirstID: a.firstID, Attempt: number, ScheduledTime: a.scheduled,
-		TriggerGroup: a.triggerGroup, TriggerName: a.triggerName, Manual: a.manual,
+		TriggerGroup: a.triggerGroup, TriggerName: a.triggerName, Manual: a.manual, Workflow: a.workflow, Cause: a.cause,
 	}
 	meta, err := factsMeta(facts)
 	if err != nil {

@@ -30,6 +30,7 @@ import (
 	"github.com/chime-scheduler/chime/server/pool"
 	"github.com/chime-scheduler/chime/server/secret"
 	"github.com/chime-scheduler/chime/server/sso"
+	"github.com/chime-scheduler/chime/server/workflow"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
@@ -99,6 +100,9 @@ type Server struct {
 	swept map[lostKey]bool
 	// pools keeps the concurrency pools and their slots (see pools.go).
 	pools *pool.Service
+
+	// workflows keeps the workflows and their instances; see workflows.go.
+	workflows *workflow.Store
 }
 
 type lostKey struct {
@@ -192,6 +196,9 @@ func (s *Server) init(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
+	if s.workflows, err = workflow.New(ctx, s.store); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
 	s.alertState = newAlertState(s.state)
 	s.deadMan = alert.NewDeadManChecker(h, s.alertState)
 	s.metrics = newMetrics(!cfg.DisableJobMetrics)
@@ -233,6 +240,11 @@ func (s *Server) init(ctx context.Context) error {
 			return fmt.Errorf("server: %w", err)
 		}
 	}
+	// The job type that starts workflow instances; see workflows.go.
+	if err := sched.Register(typeWorkflow, &runner{s: s, typ: typeWorkflow}); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.goTypes[typeWorkflow] = workflowStarter{s: s}
 	sched.AddTriggerListener(chime.TriggerListener{Name: "chime-server", Misfired: s.misfired, VetoExecution: s.vetoPaused})
 	sched.AddSchedulerListener("chime-server", s.schedulerEvent)
 	if s.secrets, err = s.newSecrets(ctx); err != nil {
@@ -496,7 +508,7 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	var loops sync.WaitGroup
 	watchRuns := func(ctx context.Context) { s.dispatch.Watch(ctx, s.NodeID()) }
 	servePools := func(ctx context.Context) { s.pools.Run(ctx, s.NodeID()) }
-	for _, loop := range []func(context.Context){s.watchNodes, s.watchCancels, s.checkDeadMen, s.pruneLiveLogs, watchRuns, servePools} {
+	for _, loop := range []func(context.Context){s.watchNodes, s.watchCancels, s.checkDeadMen, s.pruneLiveLogs, watchRuns, servePools, s.sweepWorkflows} {
 		loops.Go(func() { loop(loopCtx) })
 	}
 	serveErr := make(chan error, 1)

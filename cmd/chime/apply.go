@@ -253,7 +253,7 @@ func planPrune(ctx context.Context, c *apiclient.Client, m *manifest, allGroups 
 				return nil, fmt.Errorf("listing the jobs to prune: %w", err)
 			}
 			key := job.Group + "/" + job.Name
-			if listed[key] {
+			if listed[key] || workflowOwned(job.Group) {
 				continue
 			}
 			canon, _, err := canonicalJob(job)

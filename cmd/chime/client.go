@@ -47,6 +47,7 @@ func newClientCmds(getenv func(string) string) []*cobra.Command {
 		newAuditCmd(cfg),
 		newMaintenanceCmd(cfg),
 		newPoolsCmd(cfg),
+		newWorkflowsCmd(cfg),
 	}
 	for _, cmd := range cmds {
 		cfg.addFlags(cmd)

@@ -78,6 +78,9 @@ func export(ctx context.Context, c *apiclient.Client, group string) (*manifest, 
 		if err != nil {
 			return nil, err
 		}
+		if workflowOwned(job.Group) {
+			continue // chime workflows get -o yaml exports the workflow
+		}
 		canon, _, err := canonicalJob(job)
 		if err != nil {
 			return nil, fmt.Errorf("job %s/%s: %w", job.Group, job.Name, err)

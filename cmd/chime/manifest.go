@@ -101,33 +101,42 @@ func readManifest(r io.Reader, name string) (*manifest, error) {
 // booleans (a name "no" stays a string), and timestamps stay the text they
 // were written as.
 func decodeManifest(data []byte) (*manifest, error) {
+	var m manifest
+	if err := decodeYAML(data, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// decodeYAML decodes YAML into v through its JSON form, as decodeManifest
+// describes; an empty document leaves v as it is.
+func decodeYAML(data []byte, v any) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, err
+		return err
 	}
 	untagTimestamps(&doc)
 	var tree any
 	if err := doc.Decode(&tree); err != nil {
-		return nil, err
+		return err
 	}
 	raw, err := json.Marshal(tree)
 	if err != nil {
-		return nil, fmt.Errorf("not a YAML map of lists: %w", err)
+		return fmt.Errorf("not a YAML map of lists: %w", err)
 	}
-	var m manifest
 	if string(raw) == "null" {
-		return &m, nil
+		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
+	if err := dec.Decode(v); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
-			return nil, fmt.Errorf("%s: want %s, got %s", typeErr.Field, typeErr.Type, typeErr.Value)
+			return fmt.Errorf("%s: want %s, got %s", typeErr.Field, typeErr.Type, typeErr.Value)
 		}
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "json: "))
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 	}
-	return &m, nil
+	return nil
 }
 
 // untagTimestamps makes plain scalars that YAML would read as timestamps

@@ -32,7 +32,7 @@ func (r *Record) id() string {
 	return r.ID
 }
 
-// batchChunk bounds the rows of one multi-row INSERT: 22 parameters a
+// batchChunk bounds the rows of one multi-row INSERT: 23 parameters a
 // row keeps a statement under every driver's parameter limit.
 const batchChunk = 50
 
@@ -40,10 +40,10 @@ const batchChunk = 50
 // the order of startArgs; killed_by keeps its default.
 const insertCols = "sched_name, id, first_id, attempt, job_group, job_name, trigger_group, trigger_name, node_id, " +
 	"scheduled_time, started_time, finished_time, outcome, error_message, output, logs, output_truncated, " +
-	"recovering, manual, params, executor_id, executor_instance"
+	"recovering, manual, params, executor_id, executor_instance, cause_id"
 
 // insertRow is the placeholders of one row of insertCols.
-const insertRow = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+const insertRow = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 // executionsInsert returns the INSERT of n executions, rendered for st,
 // that leaves alone the rows whose ID is already recorded.
@@ -82,7 +82,7 @@ func (r *batchRow) startArgs(args []any, sched string) []any {
 	}
 	return append(args, sched, x.ID, x.FirstID, x.Attempt, x.JobGroup, x.JobName, x.TriggerGroup, x.TriggerName, x.NodeID,
 		timeArg(x.ScheduledTime), x.StartedTime.UnixNano(), finished, string(outcome), errText, out, logs, truncated,
-		x.Recovering, x.Manual, r.params, x.ExecutorID, x.ExecutorInstance)
+		x.Recovering, x.Manual, r.params, x.ExecutorID, x.ExecutorInstance, x.CauseID)
 }
 
 // RecordBatch writes recs in one transaction: the starts (one multi-row

@@ -102,6 +102,9 @@ type Execution struct {
 	// ExecutorID and ExecutorInstance name the executor that ran an
 	// executor job's attempt; empty for runs on a node.
 	ExecutorID, ExecutorInstance string
+	// CauseID is the execution of the parent job whose end ran this one,
+	// a child job's; empty otherwise.
+	CauseID string
 }
 
 // LogLine is one log line of an execution.
@@ -147,7 +150,7 @@ func (h *History) insert(ctx context.Context, e *Execution, outcome Outcome, fin
 	_, err = h.db.ExecContext(ctx, h.q.executionInsert, h.sched,
 		x.ID, x.FirstID, x.Attempt, x.JobGroup, x.JobName, x.TriggerGroup, x.TriggerName, x.NodeID,
 		timeArg(x.ScheduledTime), x.StartedTime.UnixNano(), timeArg(finished), string(outcome), cleanText(errText),
-		false, x.Recovering, x.Manual, params, x.ExecutorID, x.ExecutorInstance)
+		false, x.Recovering, x.Manual, params, x.ExecutorID, x.ExecutorInstance, x.CauseID)
 	switch {
 	case h.st.IsUniqueViolation(err):
 		return fmt.Errorf("%w: execution %q", ErrExists, x.ID)
@@ -691,7 +694,7 @@ func scanExecution(s scanner) (*Execution, error) {
 	)
 	err := s.Scan(&e.ID, &e.FirstID, &e.Attempt, &e.JobGroup, &e.JobName, &e.TriggerGroup, &e.TriggerName, &e.NodeID,
 		&scheduled, &started, &finished, &outcome, &e.Error, &e.Output, &logs, &truncated, &recovering, &man, &params,
-		&e.KilledBy, &e.ExecutorID, &e.ExecutorInstance)
+		&e.KilledBy, &e.ExecutorID, &e.ExecutorInstance, &e.CauseID)
 	if err != nil {
 		return nil, err
 	}

@@ -115,6 +115,10 @@ func migrations() []sqlstore.Migration {
 		Version:     4,
 		Description: "the instance name of the executor that ran an execution",
 		Statements:  []string{"ALTER TABLE {p}server_executions ADD COLUMN executor_instance {key} NOT NULL DEFAULT ''"},
+	}, {
+		Version:     5,
+		Description: "the execution of the parent job whose end ran a child job's execution",
+		Statements:  []string{"ALTER TABLE {p}server_executions ADD COLUMN cause_id {key} NOT NULL DEFAULT ''"},
 	}}
 }
 
@@ -123,7 +127,7 @@ func migrations() []sqlstore.Migration {
 const (
 	executionHead = "id, first_id, attempt, job_group, job_name, trigger_group, trigger_name, node_id, " +
 		"scheduled_time, started_time, finished_time, outcome, error_message, "
-	executionTail  = ", output_truncated, recovering, manual, params, killed_by, executor_id, executor_instance"
+	executionTail  = ", output_truncated, recovering, manual, params, killed_by, executor_id, executor_instance, cause_id"
 	executionCols  = executionHead + "output, logs" + executionTail
 	executionLight = executionHead + "'', NULL" + executionTail
 
@@ -154,7 +158,7 @@ func renderQueries(st *sqlstore.Store) queries {
 	return queries{
 		executionsInsert: executionsInsert(st, batchChunk),
 		executionInsert: st.SQL(`INSERT INTO {p}server_executions (sched_name, ` + executionCols + `)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?, ?, '', ?, ?)`),
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?, ?, '', ?, ?, ?)`),
 		executionFinish: st.SQL(`UPDATE {p}server_executions
 			SET outcome = ?, finished_time = ?, error_message = ?, output = ?, output_truncated = ?, logs = ?
 			WHERE sched_name = ? AND id = ? AND outcome IN ('running', 'node_lost')`),

@@ -95,7 +95,7 @@ func New(svc Service, authn Authenticator, opts *Options) http.Handler {
 
 		crossOrigin: http.NewCrossOriginProtection(),
 	}
-	h.routes = h.table()
+	h.routes = append(h.table(), h.workflowRoutes()...)
 	for i := range h.routes {
 		rt := &h.routes[i]
 		h.mux.Handle(rt.pattern(), h.serve(rt))

@@ -91,6 +91,17 @@ func routeCases() []routeCase {
 		{"GET /api/v1/secrets/{name}", admin, "/api/v1/secrets/tok", "", "GetSecret", http.StatusOK},
 		{"PUT /api/v1/secrets/{name}", admin, "/api/v1/secrets/tok", `{"value":"s3cret"}`, "PutSecret", http.StatusCreated},
 		{"DELETE /api/v1/secrets/{name}", admin, "/api/v1/secrets/tok", "", "DeleteSecret", http.StatusNoContent},
+		{"GET /api/v1/workflows", viewer, "/api/v1/workflows", "", "ListWorkflows", http.StatusOK},
+		{"GET /api/v1/workflows/{name}", viewer, "/api/v1/workflows/etl", "", "GetWorkflow", http.StatusOK},
+		{"PUT /api/v1/workflows/{name}", operator, "/api/v1/workflows/etl", `{"tasks":[{"name":"a","type":"http"}]}`, "PutWorkflow", http.StatusCreated},
+		{"DELETE /api/v1/workflows/{name}", operator, "/api/v1/workflows/etl", "", "DeleteWorkflow", http.StatusNoContent},
+		{"POST /api/v1/workflows/{name}/run", operator, "/api/v1/workflows/etl/run", `{"params":{"day":"mon"}}`, "RunWorkflow", http.StatusCreated},
+		{"GET /api/v1/workflow-instances", viewer, "/api/v1/workflow-instances?workflow=etl", "", "ListWorkflowInstances", http.StatusOK},
+		{"GET /api/v1/workflow-instances/{id}", viewer, "/api/v1/workflow-instances/i1", "", "GetWorkflowInstance", http.StatusOK},
+		{"POST /api/v1/workflow-instances/{id}/pause", operator, "/api/v1/workflow-instances/i1/pause", "", "ChangeWorkflowInstance", http.StatusOK},
+		{"POST /api/v1/workflow-instances/{id}/resume", operator, "/api/v1/workflow-instances/i1/resume", "", "ChangeWorkflowInstance", http.StatusOK},
+		{"POST /api/v1/workflow-instances/{id}/kill", operator, "/api/v1/workflow-instances/i1/kill", "", "ChangeWorkflowInstance", http.StatusOK},
+		{"POST /api/v1/workflow-instances/{id}/rerun", operator, "/api/v1/workflow-instances/i1/rerun", "", "ChangeWorkflowInstance", http.StatusOK},
 	}
 }
 

@@ -135,6 +135,8 @@ export async function render(ctx) {
             ' ', h('span', { class: 'muted mono' }, e.executor_id))] : null,
           ['Attempt', `${e.attempt} of ${total}`],
           ['Outcome', h('span', { 'data-testid': 'outcome' }, outcomeBadge(e.outcome))],
+          e.cause ? ['Cause', h('span', { 'data-testid': 'cause' }, 'the end of ', link(executionRoute(e.cause), h('span', { class: 'mono' }, e.cause.slice(0, 12))),
+            ', its parent job\'s execution')] : null,
           e.killed_by ? ['Killed by', h('span', { 'data-testid': 'killed-by' }, nameText(e.killed_by))] : null,
           e.recovering ? ['Recovery', e.executor_id ? 'a re-run after its node or executor was lost' : 'a re-run after its node was lost'] : null,
           ['ID', h('span', { class: 'id-cell' }, clipText(e.id, { class: 'mono', 'data-testid': 'execution-id' }), copyButton(e.id, 'execution ID'))],
