@@ -78,11 +78,14 @@ const (
 	// OriginBackfill: a one-shot trigger standing for a fire time missed
 	// in the past, run late on purpose.
 	OriginBackfill TriggerOrigin = "backfill"
+	// OriginShard: a one-shot trigger standing for one item of a sharded
+	// firing.
+	OriginShard TriggerOrigin = "shard"
 )
 
 // TriggerOrigins returns every origin, OriginSchedule first.
 func TriggerOrigins() []TriggerOrigin {
-	return []TriggerOrigin{OriginSchedule, OriginManual, OriginRetry, OriginBackfill}
+	return []TriggerOrigin{OriginSchedule, OriginManual, OriginRetry, OriginBackfill, OriginShard}
 }
 
 // validate refuses an origin that is none of TriggerOrigins; the empty
@@ -91,7 +94,7 @@ func (o TriggerOrigin) validate() (TriggerOrigin, error) {
 	switch o {
 	case "":
 		return OriginSchedule, nil
-	case OriginSchedule, OriginManual, OriginRetry, OriginBackfill:
+	case OriginSchedule, OriginManual, OriginRetry, OriginBackfill, OriginShard:
 		return o, nil
 	}
 	return "", &ValidationError{Field: "Origin", Reason: fmt.Sprintf("%q: want one of %v", string(o), TriggerOrigins())}

@@ -90,6 +90,14 @@ type Job struct {
 	RequestsRecovery bool `json:"requests_recovery,omitempty"`
 	// Alerts overrides the global alert recipients for this job.
 	Alerts *JobAlerts `json:"alerts,omitempty"`
+	// Shards makes each firing a sharded firing of that many items (1 to
+	// 10,000), which run in parallel across the cluster, each retried and
+	// recovered on its own; 0 for a job that is not sharded. See
+	// docs/sharding.md.
+	Shards int `json:"shards,omitempty"`
+	// ShardParams, when given, has one object per shard, which item i sees
+	// among its parameters (overriding the job's and trigger's data).
+	ShardParams []map[string]any `json:"shard_params,omitempty"`
 	// Paused reports (and on upsert sets) whether every trigger of the job
 	// is paused.
 	Paused bool `json:"paused,omitempty"`

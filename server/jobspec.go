@@ -81,6 +81,9 @@ type jobSettings struct {
 	Overlap  api.Overlap         `json:"overlap,omitempty"`
 	Alerts   *api.JobAlerts      `json:"alerts,omitempty"`
 	Paused   bool                `json:"paused,omitempty"`
+	// Shards and ShardParams make a sharded job (see shards.go).
+	Shards      int              `json:"shards,omitempty"`
+	ShardParams []map[string]any `json:"shard_params,omitempty"`
 }
 
 // runFacts describe a run the server asked for with a one-shot trigger:
@@ -102,6 +105,9 @@ type runFacts struct {
 	TriggerName  string `json:"trigger_name,omitempty"`
 	// Manual marks a run a person asked for.
 	Manual bool `json:"manual,omitempty"`
+	// Shard places the run among the items of a sharded firing; nil for
+	// a run that is not an item.
+	Shard *shardFacts `json:"shard,omitempty"`
 }
 
 // plan is what the runner needs of a job's settings, decoded and checked.
@@ -124,6 +130,11 @@ type plan struct {
 	// alerts off.
 	recipients alert.Recipients
 	alertsOff  bool
+	// shards and shardParams are a sharded job's (see shards.go);
+	// broadcast is set for the routing sharding_broadcast.
+	shards      int
+	shardParams []map[string]any
+	broadcast   bool
 }
 
 // retryPolicy is an api.RetryPolicy with its defaults applied.
@@ -303,6 +314,9 @@ func compilePlan(typ string, st jobSettings, shellEnabled, goType bool) (*plan, 
 		return nil, err
 	}
 	p.retry = r
+	if err := compileShards(p, st); err != nil {
+		return nil, err
+	}
 	if a := st.Alerts; a != nil {
 		if err := compileAlerts(p, a); err != nil {
 			return nil, err
@@ -411,7 +425,8 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 		return nil, invalidf("type", "is required: http, shell, executor or a Go job type this server registered")
 	}
 	j.HTTP, j.Shell = nullAsEmpty(j.HTTP), nullAsEmpty(j.Shell)
-	st := jobSettings{HTTP: j.HTTP, Shell: j.Shell, Executor: j.Executor, Retry: j.Retry, Overlap: j.Overlap, Alerts: j.Alerts, Paused: j.Paused}
+	st := jobSettings{HTTP: j.HTTP, Shell: j.Shell, Executor: j.Executor, Retry: j.Retry, Overlap: j.Overlap, Alerts: j.Alerts, Paused: j.Paused,
+		Shards: j.Shards, ShardParams: j.ShardParams}
 	p, err := compilePlan(j.Type, st, s.cfg.EnableShellJobs, s.isGoType(j.Type))
 	if err != nil {
 		return nil, err
@@ -615,6 +630,8 @@ func jobToAPI(d *chime.JobDetail, triggers []chime.TriggerInfo) (*api.Job, error
 		RequestsRecovery: d.RequestsRecovery,
 		Alerts:           st.Alerts,
 		Paused:           st.Paused,
+		Shards:           st.Shards,
+		ShardParams:      st.ShardParams,
 		Version:          d.Version,
 		Timeout:          formatDuration(d.Timeout),
 	}

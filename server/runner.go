@@ -81,6 +81,8 @@ type attempt struct {
 	// executorID and executorInstance name the executor an executor job's
 	// attempt was handed to.
 	executorID, executorInstance string
+	// shard places an item of a sharded firing; nil for other runs.
+	shard *itemRun
 	// log is the server's logger with the attempt's keys, its execution_id
 	// the ID the API shows.
 	log *slog.Logger
@@ -112,8 +114,21 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 		}
 	}
 
+	if p.sharded() && a.shard == nil {
+		return s.runParent(ctx, a, p) // see shards.go
+	}
+	if a.shard != nil {
+		a.shard.recovers = jc.Job.RequestsRecovery
+		if !s.startItem(ctx, a) {
+			return nil
+		}
+	}
+
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	if a.shard != nil {
+		a.shard.runCtx = runCtx
+	}
 	// Registered before the overlap marker is taken, so that another
 	// execution on this node never mistakes the marker for a stale one.
 	s.local.add(runCtx, a.id, cancel)
@@ -187,6 +202,10 @@ func (a *attempt) execution(node string) *history.Execution {
 func (s *Server) recordEnd(ctx context.Context, a *attempt, p *plan, f history.Finish) {
 	s.metrics.executed(a.job, f.Outcome, f.FinishedTime)
 	done := s.recorder.submit(a, history.Record{ID: a.id, End: &f})
+	if a.shard != nil {
+		s.afterItem(ctx, a, p, f, done) // see shards.go
+		return
+	}
 	if f.Outcome == history.OutcomeSucceeded && !s.recorder.backlogged() {
 		s.afterSuccess(ctx, a, p)
 		return
@@ -294,6 +313,9 @@ func (a *attempt) apply(facts *runFacts) {
 	}
 	a.triggerGroup, a.triggerName = facts.TriggerGroup, facts.TriggerName
 	a.manual = facts.Manual
+	if facts.Shard != nil {
+		a.shard = &itemRun{shardFacts: *facts.Shard}
+	}
 }
 
 // attemptLogger returns the logger of a's records: the server's, with the
@@ -338,6 +360,9 @@ func (s *Server) runJob(ctx context.Context, typ string, p *plan, jc *chime.JobC
 		ScheduledTime: a.scheduled, FireTime: jc.FireTime,
 		Attempt: a.number, Params: a.params, Secrets: secrets.lookup,
 	}
+	if a.shard != nil {
+		vars.ShardIndex, vars.ShardTotal = a.shard.Index, a.shard.Total
+	}
 	switch typ {
 	case typeHTTP:
 		res, err := s.http.Run(ctx, *p.http, vars, out)
@@ -362,6 +387,9 @@ func (s *Server) runJob(ctx context.Context, typ string, p *plan, jc *chime.JobC
 	goCtx.Job = &detail
 	goCtx.MergedData = chime.JobData(maps.Clone(a.params))
 	goCtx.Logger = logger
+	if a.shard != nil {
+		goCtx.Shard = &chime.Shard{Index: a.shard.Index, Total: a.shard.Total}
+	}
 	return runGoJob(ctx, job, &goCtx)
 }
 
@@ -543,6 +571,9 @@ func (s *Server) scheduleRetry(ctx context.Context, a *attempt, id string, numbe
 	facts := runFacts{
 		ID: id, FirstID: a.firstID, Attempt: number, ScheduledTime: a.scheduled,
 		TriggerGroup: a.triggerGroup, TriggerName: a.triggerName, Manual: a.manual,
+	}
+	if a.shard != nil {
+		facts.Shard = &a.shard.shardFacts
 	}
 	meta, err := factsMeta(facts)
 	if err != nil {

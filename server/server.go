@@ -27,6 +27,7 @@ import (
 	"github.com/chime-scheduler/chime/server/jobversion"
 	"github.com/chime-scheduler/chime/server/livelog"
 	"github.com/chime-scheduler/chime/server/secret"
+	"github.com/chime-scheduler/chime/server/shard"
 	"github.com/chime-scheduler/chime/server/sso"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
@@ -62,6 +63,7 @@ type Server struct {
 	state    *stateStore
 	// dispatch hands executor jobs' runs to executors.
 	dispatch *dispatch.Service
+	shards   *shard.Store // sharded firings; see shards.go
 	handler  http.Handler
 	http     *httpjob.Runner
 	egress   *egress.Policy
@@ -180,6 +182,9 @@ func (s *Server) init(ctx context.Context) error {
 	}
 	s.dispatch, err = dispatch.New(ctx, s.store, &dispatch.Options{Lease: cfg.ExecutorLease, Logger: cfg.Logger})
 	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	if s.shards, err = shard.New(ctx, s.store); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
 	s.alertState = newAlertState(s.state)
@@ -476,7 +481,7 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	loopCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
 	watchRuns := func(ctx context.Context) { s.dispatch.Watch(ctx, s.NodeID()) }
-	for _, loop := range []func(context.Context){s.watchNodes, s.watchCancels, s.checkDeadMen, s.pruneLiveLogs, watchRuns} {
+	for _, loop := range []func(context.Context){s.watchNodes, s.watchCancels, s.checkDeadMen, s.pruneLiveLogs, watchRuns, s.watchShards} {
 		loops.Go(func() { loop(loopCtx) })
 	}
 	serveErr := make(chan error, 1)

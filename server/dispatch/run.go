@@ -29,6 +29,13 @@ type Handover struct {
 	Timeout time.Duration
 	// NodeID is the node that hands the run over and waits for its end.
 	NodeID string
+	// ShardIndex and ShardTotal place an item of a sharded firing among
+	// its items (ShardTotal 0 for a run that is not an item), told to the
+	// executor.
+	ShardIndex, ShardTotal int
+	// Pin is the executor a sharding_broadcast item goes to; when it is
+	// not live, another live executor of the group takes the item.
+	Pin string
 }
 
 // Assignment is a run handed over: the executor it is leased to and the
@@ -60,7 +67,7 @@ func (s *Service) Handover(ctx context.Context, h Handover) (*Assignment, error)
 		}
 		if _, err := tx.ExecContext(ctx, s.q.runInsert, s.sched, h.RunID, h.ExecutionID, h.Attempt, h.Target.Group,
 			h.Target.Handler, h.JobGroup, h.JobName, nanos(h.ScheduledTime), params, h.Recovering, int64(h.Timeout),
-			e.ID, h.NodeID, false, nanos(now)); err != nil {
+			e.ID, h.NodeID, h.ShardIndex, h.ShardTotal, false, nanos(now)); err != nil {
 			return fmt.Errorf("dispatch: inserting run %s: %w", h.RunID, err)
 		}
 		a = &Assignment{RunID: h.RunID, Token: 1, ExecutorID: e.ID, Instance: e.Instance}
@@ -178,10 +185,13 @@ func (s *Service) choose(ctx context.Context, tx *sql.Tx, now time.Time, rrLast 
 			lastUsed: e.LastUsed, useCount: e.UseCount, running: running[e.ID]}
 		byID[e.ID] = e
 	}
-	c := pick(cands, pickInput{
-		routing: t.Routing, key: hashKey(t, h.JobGroup, h.JobName, h.Params), rrLast: rrLast,
-		now: now, heartbeat: s.HeartbeatInterval(),
-	})
+	c, pinned := pinnedOf(cands, h.Pin)
+	if !pinned {
+		c = pick(cands, pickInput{
+			routing: t.Routing, key: hashKey(t, h.JobGroup, h.JobName, h.Params), rrLast: rrLast,
+			now: now, heartbeat: s.HeartbeatInterval(),
+		})
+	}
 	if _, err := tx.ExecContext(ctx, s.q.executorUse, nanos(now), s.sched, c.id); err != nil {
 		return nil, fmt.Errorf("dispatch: recording the use of executor %s: %w", c.id, err)
 	}
@@ -340,7 +350,7 @@ func scanRun(r scanner) (api.ExecutorRun, error) {
 		state               string
 	)
 	if err := r.Scan(&run.ID, &run.ExecutionID, &run.Attempt, &grp, &run.Handler, &run.JobGroup, &run.JobName,
-		&scheduled, &params, &run.Recovering, &timeout, &executor, &run.Token, &node, &state); err != nil {
+		&scheduled, &params, &run.Recovering, &timeout, &executor, &run.Token, &node, &state, &run.ShardIndex, &run.ShardTotal); err != nil {
 		return run, err
 	}
 	run.ScheduledTime = instant(scheduled)
