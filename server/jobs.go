@@ -444,6 +444,10 @@ func (s *Server) keepStored(ctx context.Context, job api.Job, keep []string) (me
 			job.Alerts = cur.Alerts
 		case "paused":
 			job.Paused = cur.Paused
+		case "shards":
+			job.Shards = cur.Shards
+		case "shard_params":
+			job.ShardParams = cur.ShardParams
 		}
 	}
 	return job, d.Version, keepTriggers, nil
