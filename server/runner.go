@@ -590,7 +590,14 @@ func (s *Server) scheduleRetry(ctx context.Context, a *attempt, id string, numbe
 	if len(a.triggerData) > 0 {
 		t.Data = chime.JobData(maps.Clone(a.triggerData))
 	}
-	_, err = s.sched.Schedule(ctx, t)
+	return s.scheduleOneShot(ctx, t)
+}
+
+// scheduleOneShot schedules a one-shot trigger the server named for the
+// run it stands for: one that exists already was scheduled by an earlier
+// try, and a job deleted meanwhile has nothing left to run (permanent).
+func (s *Server) scheduleOneShot(ctx context.Context, t chime.Trigger) error {
+	_, err := s.sched.Schedule(ctx, t)
 	var invalid *chime.ValidationError
 	switch {
 	case errors.Is(err, chime.ErrTriggerExists):

@@ -238,15 +238,7 @@ func (s *Server) scheduleItem(ctx context.Context, key chime.JobKey, parent *sha
 		t.Data = chime.JobData(data)
 	}
 	return s.writes.persist(ctx, s.log, "an item of a sharded firing", func(ctx context.Context) error {
-		_, err := s.sched.Schedule(ctx, t)
-		var invalid *chime.ValidationError
-		switch {
-		case errors.Is(err, chime.ErrTriggerExists):
-			return nil
-		case errors.Is(err, chime.ErrJobNotFound), errors.As(err, &invalid):
-			return permanent(err)
-		}
-		return err
+		return s.scheduleOneShot(ctx, t)
 	})
 }
 

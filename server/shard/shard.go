@@ -131,8 +131,8 @@ func New(ctx context.Context, st *sqlstore.Store) (*Store, error) {
 }
 
 type queries struct {
-	parentCols, insertParent, parentForUpdate, parent, setExecution, created, decide, recorded, stalled string
-	itemCols, items, itemForUpdate, startItem, endItem, rerunItems, rerunParent                         string
+	insertParent, parentForUpdate, parent, setExecution, created, decide, recorded, stalled string
+	items, itemForUpdate, startItem, endItem, rerunItems, rerunParent                       string
 }
 
 const (
