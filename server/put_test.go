@@ -82,6 +82,12 @@ func TestPutKeepsAbsentFields(t *testing.T) {
 	delete(executorJob, "http")
 	executorJob["type"] = "executor"
 	executorJob["executor"] = map[string]any{"group": "billing", "handler": "invoice.close", "routing": "lru", "labels": map[string]any{"region": "eu"}}
+	// A sharded job's overlap is allow.
+	shardedJob := maps.Clone(httpJob)
+	delete(shardedJob, "overlap")
+	shardedJob["shards"] = 2
+	shardParamsJob := maps.Clone(shardedJob)
+	shardParamsJob["shard_params"] = []any{map[string]any{"region": "eu"}, map[string]any{"region": "us"}}
 
 	// What a body that gives the field as null does: "clears" (the field
 	// is gone from the job), "refused" (400 naming it) or "nothing" (the
@@ -106,6 +112,8 @@ func TestPutKeepsAbsentFields(t *testing.T) {
 		{"overlap", httpJob, "clears"},
 		{"requests_recovery", httpJob, "clears"},
 		{"alerts", httpJob, "clears"},
+		{"shards", shardedJob, "clears"},
+		{"shard_params", shardParamsJob, "clears"},
 		{"paused", httpJob, "clears"},
 		{"version", httpJob, "nothing"},
 		{"status", httpJob, "nothing"},
