@@ -387,6 +387,7 @@ const (
 func (s *Server) watchShards(ctx context.Context) {
 	t := time.NewTicker(shardWatchEvery)
 	defer t.Stop()
+	var pruned time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -395,6 +396,36 @@ func (s *Server) watchShards(ctx context.Context) {
 		}
 		if err := s.sweepShards(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("cannot look for stalled sharded firings", "error", err)
+		}
+		if now := s.now(); now.Sub(pruned) >= shardPruneEvery {
+			pruned = now
+			s.pruneShards(ctx, now)
+		}
+	}
+}
+
+// shardPruneEvery is how often each node prunes the state of sharded
+// firings older than the history's retention.
+const shardPruneEvery = time.Hour
+
+// pruneShards deletes the state of the sharded firings decided longer
+// ago than the history keeps executions (Config.Retention.MaxAge): their
+// items are gone from the history too.
+func (s *Server) pruneShards(ctx context.Context, now time.Time) {
+	if s.cfg.Retention.MaxAge <= 0 {
+		return
+	}
+	const batch = 500
+	for {
+		n, err := s.shards.Prune(ctx, now.Add(-s.cfg.Retention.MaxAge), batch)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("cannot prune the state of old sharded firings", "error", err)
+			}
+			return
+		}
+		if n < batch {
+			return
 		}
 	}
 }

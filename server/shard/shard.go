@@ -133,6 +133,7 @@ func New(ctx context.Context, st *sqlstore.Store) (*Store, error) {
 type queries struct {
 	insertParent, parentForUpdate, parent, setExecution, created, decide, recorded, stalled string
 	items, itemForUpdate, startItem, endItem, rerunItems, rerunParent                       string
+	prunable, deleteItems, deleteParent                                                     string
 }
 
 const (
@@ -165,6 +166,10 @@ func renderQueries(sq func(string) string) queries {
 			started = NULL, finished = NULL WHERE sched_name = ? AND parent_id = ? AND state = 'failed'`),
 		rerunParent: sq(`UPDATE {p}shard_parents SET state = 'creating', round = ?, remaining = failed, failed = 0, execution_id = ?,
 			node_id = ?, created = {now}, decided = NULL, recorded = FALSE, error_message = '' WHERE sched_name = ? AND id = ?`),
+		prunable: sq(`SELECT id FROM {p}shard_parents WHERE sched_name = ? AND state IN ('succeeded', 'failed')
+			AND recorded = TRUE AND decided < ? ORDER BY decided LIMIT ?`),
+		deleteItems:  sq(`DELETE FROM {p}shard_items WHERE sched_name = ? AND parent_id = ?`),
+		deleteParent: sq(`DELETE FROM {p}shard_parents WHERE sched_name = ? AND id = ? AND state IN ('succeeded', 'failed')`),
 	}
 }
 
@@ -470,6 +475,73 @@ func (s *Store) RerunFailed(ctx context.Context, id, executionID, node string) (
 	p.State, p.ExecutionID, p.NodeID = ParentCreating, executionID, node
 	p.Remaining, p.Failed, p.Decided, p.Recorded, p.Error = len(items), 0, time.Time{}, false, ""
 	return p, items, nil
+}
+
+// Prune deletes at most limit parents decided before decidedBefore, and
+// recorded, with their items, oldest first, and returns how many it
+// deleted. A parent whose failed items are re-run meanwhile is kept.
+func (s *Store) Prune(ctx context.Context, decidedBefore time.Time, limit int) (int, error) {
+	rows, err := s.db.QueryContext(ctx, s.q.prunable, s.sched, decidedBefore.UnixNano(), limit)
+	if err != nil {
+		return 0, fmt.Errorf("shard: reading the parents to prune: %w", err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("shard: reading the parents to prune: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("shard: reading the parents to prune: %w", err)
+	}
+	n := 0
+	for _, id := range ids {
+		deleted, err := s.prune(ctx, id)
+		if err != nil {
+			return n, err
+		}
+		if deleted {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// prune deletes one decided parent and its items in one transaction.
+func (s *Store) prune(ctx context.Context, id string) (deleted bool, err error) {
+	tx, err := s.st.BeginTx(ctx)
+	if err != nil {
+		return false, fmt.Errorf("shard: pruning %s: %w", id, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	p, err := scanParent(tx.QueryRowContext(ctx, s.q.parentForUpdate, s.sched, id))
+	if errors.Is(err, ErrNotFound) {
+		return false, tx.Rollback()
+	}
+	if err != nil {
+		return false, fmt.Errorf("shard: pruning %s: %w", id, err)
+	}
+	if !p.State.Decided() {
+		return false, tx.Rollback()
+	}
+	if _, err = tx.ExecContext(ctx, s.q.deleteItems, s.sched, id); err != nil {
+		return false, fmt.Errorf("shard: pruning the items of %s: %w", id, err)
+	}
+	if _, err = tx.ExecContext(ctx, s.q.deleteParent, s.sched, id); err != nil {
+		return false, fmt.Errorf("shard: pruning %s: %w", id, err)
+	}
+	if err = tx.Commit(); err != nil {
+		return false, fmt.Errorf("shard: pruning %s: %w", id, err)
+	}
+	return true, nil
 }
 
 type scanner interface{ Scan(dest ...any) error }

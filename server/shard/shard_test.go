@@ -28,6 +28,7 @@ func TestStore(t *testing.T) {
 		{"ConcurrentEndsDecideOnce", testConcurrentEnds},
 		{"FailedItemsAreNamedAndRerun", testRerun},
 		{"Stalled", testStalled},
+		{"Prune", testPrune},
 	}
 	for _, db := range dbtest.Databases() {
 		t.Run(db.Name, func(t *testing.T) {
@@ -282,5 +283,43 @@ func testStalled(t *testing.T, s *shard.Store) {
 	}
 	if diff := cmp.Diff([]string{"creating"}, ids(future, future)); diff != "" {
 		t.Errorf("Stalled after Recorded (-want +got):\n%s", diff)
+	}
+}
+
+func testPrune(t *testing.T, s *shard.Store) {
+	ctx := t.Context()
+	create(t, s, "old", 2)
+	create(t, s, "running", 1)
+	for i := range 2 {
+		id := fmt.Sprint("f", i)
+		if err := s.Start(ctx, "old", i, id, id, "node"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.End(ctx, "old", i, id, true, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	future := time.Now().Add(time.Hour)
+	// Decided but not recorded: kept, so that its end reaches the history.
+	if n, err := s.Prune(ctx, future, 10); err != nil || n != 0 {
+		t.Fatalf("Prune before Recorded = %d, %v; want 0", n, err)
+	}
+	if err := s.Recorded(ctx, "old", "old"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Prune(ctx, time.Now().Add(-time.Hour), 10); err != nil || n != 0 {
+		t.Fatalf("Prune of what was decided an hour ago = %d, %v; want 0", n, err)
+	}
+	if n, err := s.Prune(ctx, future, 10); err != nil || n != 1 {
+		t.Fatalf("Prune = %d, %v; want 1", n, err)
+	}
+	if _, err := s.Get(ctx, "old"); !errors.Is(err, shard.ErrNotFound) {
+		t.Errorf("Get of a pruned parent = %v; want ErrNotFound", err)
+	}
+	if items, err := s.Items(ctx, "old"); err != nil || len(items) != 0 {
+		t.Errorf("Items of a pruned parent = %v, %v; want none", items, err)
+	}
+	if _, err := s.Get(ctx, "running"); err != nil {
+		t.Errorf("the running parent was pruned: %v", err)
 	}
 }
