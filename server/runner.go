@@ -115,7 +115,7 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 	}
 
 	if p.sharded() && a.shard == nil {
-		return s.runParent(ctx, a, p) // see shards.go
+		return s.runParent(ctx, a, p, jc.Trigger == nil) // see shards.go
 	}
 	if a.shard != nil {
 		a.shard.recovers = jc.Job.RequestsRecovery

@@ -378,6 +378,9 @@ func (s *Server) recordParentEnd(ctx context.Context, parent *shard.Parent, id s
 const (
 	shardWatchEvery = 5 * time.Second
 	shardStallAfter = 20 * time.Second
+	// shardOwnStallAfter is how long this node lets its own parent stay
+	// creating before it takes the step again.
+	shardOwnStallAfter = 5 * time.Minute
 )
 
 // watchShards finishes, until ctx ends, the steps that a node that died
@@ -443,7 +446,15 @@ func (s *Server) sweepShards(ctx context.Context) error {
 			s.recordParentEnd(ctx, p, p.ExecutionID)
 			continue
 		}
-		if p.NodeID == s.NodeID() || !s.nodeGone(ctx, p.NodeID) {
+		// Another node's parent once that node is gone; this node's own
+		// after a long while: its previous incarnation (it restarted
+		// under its ID) left it, or its scheduling failed. Every step
+		// can be taken twice.
+		if p.NodeID == s.NodeID() {
+			if p.Created.After(s.now().Add(-shardOwnStallAfter)) {
+				continue
+			}
+		} else if !s.nodeGone(ctx, p.NodeID) {
 			continue
 		}
 		if err := s.resumeFanOut(ctx, p); err != nil {
@@ -583,7 +594,16 @@ func (s *Server) RerunFailedItems(ctx context.Context, id, actor string) (*api.E
 // runParent runs the parent of a sharded firing (see fanOut). A firing
 // that cannot fan out (no live executor for sharding_broadcast, the job
 // deleted meanwhile) is recorded as its parent's end.
-func (s *Server) runParent(ctx context.Context, a *attempt, p *plan) error {
+//
+// A recovered run whose trigger is gone (noTrigger) does not fan out: it
+// may be an item, whose trigger carried its place, and fanning out would
+// start a whole new firing. A parent whose node died while it scheduled
+// its items is finished by the watch of the other nodes (watchShards).
+func (s *Server) runParent(ctx context.Context, a *attempt, p *plan, noTrigger bool) error {
+	if a.recovering && noTrigger {
+		s.recordSkipped(ctx, a, "a recovered run of a sharded job whose trigger is gone: not run, so that no firing fans out twice")
+		return nil
+	}
 	err := s.fanOut(ctx, a, p)
 	if err == nil {
 		return nil
