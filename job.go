@@ -108,6 +108,16 @@ type JobContext struct {
 	Logger *slog.Logger
 	// Scheduler is the scheduler running the job.
 	Scheduler *Scheduler
+	// Shard is the item of a sharded firing this execution runs; nil for
+	// a job that is not sharded. The scheduler never sets it: chime
+	// server does, for the items of its sharded jobs.
+	Shard *Shard
+}
+
+// Shard is one item of a sharded firing: its index, from 0, among Total
+// items.
+type Shard struct {
+	Index, Total int
 }
 
 // JobError is an error from a job that also tells the scheduler what to do

@@ -85,11 +85,14 @@ const (
 	// OriginChild: a one-shot trigger standing for a run of a child job
 	// after an execution of its parent ended (chime server's children).
 	OriginChild TriggerOrigin = "child"
+	// OriginShard: a one-shot trigger standing for one item of a sharded
+	// firing.
+	OriginShard TriggerOrigin = "shard"
 )
 
 // TriggerOrigins returns every origin, OriginSchedule first.
 func TriggerOrigins() []TriggerOrigin {
-	return []TriggerOrigin{OriginSchedule, OriginManual, OriginRetry, OriginBackfill, OriginWorkflow, OriginChild}
+	return []TriggerOrigin{OriginSchedule, OriginManual, OriginRetry, OriginBackfill, OriginWorkflow, OriginChild, OriginShard}
 }
 
 // validate refuses an origin that is none of TriggerOrigins; the empty
@@ -98,7 +101,7 @@ func (o TriggerOrigin) validate() (TriggerOrigin, error) {
 	switch o {
 	case "":
 		return OriginSchedule, nil
-	case OriginSchedule, OriginManual, OriginRetry, OriginBackfill, OriginWorkflow, OriginChild:
+	case OriginSchedule, OriginManual, OriginRetry, OriginBackfill, OriginWorkflow, OriginChild, OriginShard:
 		return o, nil
 	}
 	return "", &ValidationError{Field: "Origin", Reason: fmt.Sprintf("%q: want one of %v", string(o), TriggerOrigins())}

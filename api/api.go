@@ -101,6 +101,14 @@ type Job struct {
 	// Children are jobs to run when an execution of this one ends for
 	// good (see ChildJob).
 	Children []ChildJob `json:"children,omitempty"`
+	// Shards makes each firing a sharded firing of that many items (1 to
+	// 10,000), which run in parallel across the cluster, each retried and
+	// recovered on its own; 0 for a job that is not sharded. See
+	// docs/sharding.md.
+	Shards int `json:"shards,omitempty"`
+	// ShardParams, when given, has one object per shard, which item i sees
+	// among its parameters (overriding the job's and trigger's data).
+	ShardParams []map[string]any `json:"shard_params,omitempty"`
 	// Paused reports (and on upsert sets) whether every trigger of the job
 	// is paused.
 	Paused bool `json:"paused,omitempty"`

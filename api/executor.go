@@ -35,8 +35,9 @@ const (
 	// RoutingBusyOver picks the first executor, in registration order,
 	// with no run in progress; when all are busy, the least busy.
 	RoutingBusyOver Routing = "busy_over"
-	// RoutingShardingBroadcast (every executor gets one shard) is
-	// reserved: it is refused until sharding is built.
+	// RoutingShardingBroadcast: every live executor of the group gets
+	// one item of each firing, index/total its position among them and
+	// their number at the firing (see docs/sharding.md).
 	RoutingShardingBroadcast Routing = "sharding_broadcast"
 )
 
@@ -146,6 +147,10 @@ type ExecutorRun struct {
 	// Timeout is the job's timeout as a Go duration; empty for none. The
 	// server cancels the run when it passes (see ExecutorWork.Cancel).
 	Timeout string `json:"timeout,omitempty"`
+	// ShardIndex (from 0) and ShardTotal place an item of a sharded
+	// firing among its items; both 0 for a run that is not an item.
+	ShardIndex int `json:"shard_index,omitempty"`
+	ShardTotal int `json:"shard_total,omitempty"`
 }
 
 // ExecutorLogs sends log lines of a run while it runs

@@ -243,6 +243,8 @@ func (f *roleFixture) mutations() []mutation {
 		{op: "rollbackJob", role: operator, path: v1 + "/jobs/g/fixture/versions/1/rollback", want: http.StatusOK},
 		{op: "retryExecution", role: operator, path: v1 + "/executions/" + f.failedID + "/retry", want: http.StatusAccepted},
 		{op: "killExecution", role: operator, path: v1 + "/executions/" + f.runningID + "/kill", want: http.StatusAccepted},
+		// Not a sharded firing: past the role check, not found.
+		{op: "rerunFailedItems", role: operator, path: v1 + "/executions/" + f.failedID + "/rerun-failed", want: http.StatusNotFound},
 		{op: "deleteJob", role: operator, path: v1 + "/jobs/g/created", want: http.StatusNoContent},
 		{op: "putCalendar", role: operator, path: v1 + "/calendars/holidays", body: holidays("holidays", "2030-12-26"), want: http.StatusOK},
 		{op: "importCalendar", role: operator, path: v1 + "/calendars/imported/import", body: api.CalendarImport{

@@ -462,6 +462,7 @@ var clientMethods = map[string]string{
 	"listJobVersions": "ListJobVersions", "getJobVersion": "GetJobVersion", "diffJobVersions": "DiffJobVersions", "rollbackJob": "RollbackJob",
 	"listExecutions": "ListExecutions", "getExecution": "GetExecution", "executionAttempts": "Attempts", "retryExecution": "RetryExecution",
 	"killExecution": "KillExecution", "streamExecutionLogs": "FollowExecutionLogs",
+	"shardItems": "ShardItems", "rerunFailedItems": "RerunFailedItems",
 	"registerExecutor": "RegisterExecutor", "listExecutors": "ListExecutors", "executorHeartbeat": "ExecutorHeartbeat",
 	"pollExecutor": "PollExecutor", "reportExecutorResult": "ReportExecutorResult",
 	"appendExecutorLogs": "AppendExecutorLogs",

@@ -455,6 +455,7 @@ func (e *Executor) execute(ctx context.Context, executorID string, r api.Executo
 		ID: r.ID, ExecutionID: r.ExecutionID, Handler: r.Handler,
 		JobKey: JobKey{Group: r.JobGroup, Name: r.JobName}, ScheduledTime: r.ScheduledTime,
 		Attempt: r.Attempt, Params: r.Params, Recovering: r.Recovering,
+		ShardIndex: r.ShardIndex, ShardTotal: r.ShardTotal,
 		Logger: slog.New(logs).With("run_id", r.ID, "execution_id", r.ExecutionID, "job_key", r.JobGroup+"."+r.JobName),
 		Output: out,
 	}

@@ -37,6 +37,11 @@ type Run struct {
 	// Recovering marks a run handed over again because the executor that
 	// ran it was lost.
 	Recovering bool
+	// ShardIndex (from 0) and ShardTotal place an item of a sharded
+	// firing among its items; ShardTotal is 0 for a run that is not an
+	// item. Under the routing sharding_broadcast, every live executor of
+	// the group gets one item of each firing.
+	ShardIndex, ShardTotal int
 	// Logger's lines reach the server while the run runs (every
 	// LogInterval, for the execution's live log), are sent again with the
 	// result, and go to the executor's own logger.

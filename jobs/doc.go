@@ -24,6 +24,7 @@
 //	                                     and {{.FireTime.Format "2006-01-02"}} work
 //	{{.Attempt}}                         1 for the first try, 2 for the first retry, …
 //	{{.Params.region}}                   a value from the job's parameters
+//	{{.ShardIndex}} {{.ShardTotal}}      a sharded job's item: index from 0, of total (0 of 0 when not sharded)
 //
 // Besides text/template's built-in functions (urlquery, printf, index, …)
 // one more is defined: json, which encodes its argument as JSON, so a

@@ -35,6 +35,10 @@ type Vars struct {
 	// Params are the job's parameters (its data map overlaid with the
 	// trigger's), as decoded from JSON.
 	Params map[string]any
+	// ShardIndex and ShardTotal place an item of a sharded firing among
+	// its items: index from 0, of total. ShardTotal is 0 for a job that
+	// is not sharded.
+	ShardIndex, ShardTotal int
 	// Secrets reads the secrets that {{secret "name"}} inserts. Nil makes
 	// every {{secret}} fail with ErrNoSecrets.
 	Secrets SecretLookup

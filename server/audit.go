@@ -26,6 +26,9 @@ const (
 	auditAlertsTest     history.AuditAction = "alerts.test"
 	auditExecutionRetry history.AuditAction = "execution.retry"
 	auditExecutionKill  history.AuditAction = "execution.kill"
+	// auditExecutionRerunFailed: the failed items of a sharded firing
+	// were re-run.
+	auditExecutionRerunFailed history.AuditAction = "execution.rerun_failed"
 )
 
 // audit records that actor did action to target. A failure is logged, not

@@ -464,7 +464,7 @@ func TestExecutorJobValidation(t *testing.T) {
 		{"EmptyGroup", func(j *api.Job) { j.Executor.Group = "" }, "executor.group"},
 		{"NoHandler", func(j *api.Job) { j.Executor.Handler = "" }, "executor.handler"},
 		{"UnknownRouting", func(j *api.Job) { j.Executor.Routing = "fastest" }, "executor.routing"},
-		{"ShardingBroadcast", func(j *api.Job) { j.Executor.Routing = api.RoutingShardingBroadcast }, "executor.routing"},
+		{"ShardingBroadcastWithShards", func(j *api.Job) { j.Executor.Routing, j.Shards = api.RoutingShardingBroadcast, 3 }, "shards"},
 		{"BadLabel", func(j *api.Job) { j.Executor.Labels = map[string]string{"region": "eu\n"} }, "executor.labels.region"},
 		{"HashKeyWithoutHash", func(j *api.Job) { j.Executor.HashKey = "customer" }, "executor.hash_key"},
 		{"TargetOnHTTPJob", func(j *api.Job) { j.Type, j.HTTP = "http", []byte(`{"url":"http://127.0.0.1/"}`) }, "executor"},

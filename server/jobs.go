@@ -450,6 +450,10 @@ func (s *Server) keepStored(ctx context.Context, job api.Job, keep []string) (me
 			job.Paused = cur.Paused
 		case "children":
 			job.Children = cur.Children
+		case "shards":
+			job.Shards = cur.Shards
+		case "shard_params":
+			job.ShardParams = cur.ShardParams
 		}
 	}
 	return job, d.Version, keepTriggers, nil

@@ -87,6 +87,9 @@ type jobSettings struct {
 	PoolMaxWait string `json:"pool_max_wait,omitempty"`
 	// Children run when an execution ends for good; see children.go.
 	Children []api.ChildJob `json:"children,omitempty"`
+	// Shards and ShardParams make a sharded job (see shards.go).
+	Shards      int              `json:"shards,omitempty"`
+	ShardParams []map[string]any `json:"shard_params,omitempty"`
 }
 
 // runFacts describe a run the server asked for with a one-shot trigger:
@@ -113,6 +116,9 @@ type runFacts struct {
 	// Cause is the parent's execution whose end ran this child job (see
 	// children.go).
 	Cause string `json:"cause,omitempty"`
+	// Shard places the run among the items of a sharded firing; nil for
+	// a run that is not an item.
+	Shard *shardFacts `json:"shard,omitempty"`
 }
 
 // plan is what the runner needs of a job's settings, decoded and checked.
@@ -137,6 +143,11 @@ type plan struct {
 	// alerts off.
 	recipients alert.Recipients
 	alertsOff  bool
+	// shards and shardParams are a sharded job's (see shards.go);
+	// broadcast is set for the routing sharding_broadcast.
+	shards      int
+	shardParams []map[string]any
+	broadcast   bool
 }
 
 // retryPolicy is an api.RetryPolicy with its defaults applied.
@@ -319,6 +330,9 @@ func compilePlan(typ string, st jobSettings, shellEnabled, goType bool) (*plan, 
 	if p.pool, err = compilePool(st); err != nil {
 		return nil, err
 	}
+	if err := compileShards(p, st); err != nil {
+		return nil, err
+	}
 	if a := st.Alerts; a != nil {
 		if err := compileAlerts(p, a); err != nil {
 			return nil, err
@@ -428,7 +442,8 @@ func (s *Server) jobFromAPI(ctx context.Context, j api.Job) (*jobWrite, error) {
 	}
 	j.HTTP, j.Shell = nullAsEmpty(j.HTTP), nullAsEmpty(j.Shell)
 	st := jobSettings{HTTP: j.HTTP, Shell: j.Shell, Executor: j.Executor, Retry: j.Retry, Overlap: j.Overlap, Alerts: j.Alerts, Paused: j.Paused,
-		Pool: j.Pool, PoolMaxWait: j.PoolMaxWait, Children: j.Children}
+		Pool: j.Pool, PoolMaxWait: j.PoolMaxWait, Children: j.Children,
+		Shards: j.Shards, ShardParams: j.ShardParams}
 	if err := s.checkChildren(ctx, j); err != nil {
 		return nil, err
 	}
@@ -644,6 +659,8 @@ func jobToAPI(d *chime.JobDetail, triggers []chime.TriggerInfo) (*api.Job, error
 		Alerts:           st.Alerts,
 		Paused:           st.Paused,
 		Children:         st.Children,
+		Shards:           st.Shards,
+		ShardParams:      st.ShardParams,
 		Version:          d.Version,
 		Timeout:          formatDuration(d.Timeout),
 	}

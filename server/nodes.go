@@ -142,6 +142,9 @@ func (s *Server) checkNodes(ctx context.Context) error {
 	}
 	lost := make(map[string]bool)
 	for _, e := range page.Executions {
+		if e.NodeID == "" {
+			continue // the parent of a sharded firing runs on no node (see shards.go)
+		}
 		n, ok := view.Node(e.NodeID)
 		// Only a node declared dead (and fenced) or gone is lost: a node
 		// merely late checking in may still finish what it runs.
@@ -206,6 +209,9 @@ func (s *Server) sweepLostFirings(ctx context.Context, n chime.Node) {
 // may do it at once: the one whose write changes an execution alerts
 // about it.
 func (s *Server) markNodeLost(ctx context.Context, node string, startedBefore time.Time) {
+	if node == "" {
+		return // the history's query would read every node's executions
+	}
 	page, err := s.history.List(ctx, &history.Query{NodeID: node, Outcome: []history.Outcome{history.OutcomeRunning}, To: startedBefore, Limit: history.MaxLimit})
 	if err != nil {
 		s.log.Warn("cannot list the executions of a lost node", "lost_node", node, "error", err)

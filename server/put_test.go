@@ -90,6 +90,12 @@ func TestPutKeepsAbsentFields(t *testing.T) {
 	// keep/group is the job of the first case, saved before.
 	parentJob := maps.Clone(httpJob)
 	parentJob["children"] = []any{map[string]any{"job": "keep/group", "on": "always"}}
+	// A sharded job's overlap is allow.
+	shardedJob := maps.Clone(httpJob)
+	delete(shardedJob, "overlap")
+	shardedJob["shards"] = 2
+	shardParamsJob := maps.Clone(shardedJob)
+	shardParamsJob["shard_params"] = []any{map[string]any{"region": "eu"}, map[string]any{"region": "us"}}
 
 	// What a body that gives the field as null does: "clears" (the field
 	// is gone from the job), "refused" (400 naming it) or "nothing" (the
@@ -117,6 +123,8 @@ func TestPutKeepsAbsentFields(t *testing.T) {
 		{"requests_recovery", httpJob, "clears"},
 		{"alerts", httpJob, "clears"},
 		{"children", parentJob, "clears"},
+		{"shards", shardedJob, "clears"},
+		{"shard_params", shardParamsJob, "clears"},
 		{"paused", httpJob, "clears"},
 		{"version", httpJob, "nothing"},
 		{"status", httpJob, "nothing"},

@@ -48,6 +48,9 @@ func (s *Server) executeRemote(ctx, runCtx context.Context, cancel context.Cance
 		JobGroup: a.job.Group, JobName: a.job.Name, ScheduledTime: a.scheduled, Params: a.params,
 		Recovering: a.recovering, Timeout: jc.Job.Timeout, NodeID: s.NodeID(),
 	}
+	if a.shard != nil {
+		h.ShardIndex, h.ShardTotal, h.Pin = a.shard.Index, a.shard.Total, a.shard.Executor
+	}
 	handedOver := false
 	defer func() {
 		if handedOver {

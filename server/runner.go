@@ -85,6 +85,8 @@ type attempt struct {
 	workflow *workflowFacts
 	// cause is the parent's execution that ran this child job's, if any.
 	cause string
+	// shard places an item of a sharded firing; nil for other runs.
+	shard *itemRun
 	// log is the server's logger with the attempt's keys, its execution_id
 	// the ID the API shows.
 	log *slog.Logger
@@ -119,8 +121,21 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 		}
 	}
 
+	if p.sharded() && a.shard == nil {
+		return s.runParent(ctx, a, p, jc.Trigger == nil) // see shards.go
+	}
+	if a.shard != nil {
+		a.shard.recovers = jc.Job.RequestsRecovery
+		if !s.startItem(ctx, a) {
+			return nil
+		}
+	}
+
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	if a.shard != nil {
+		a.shard.runCtx = runCtx
+	}
 	// Registered before the overlap marker is taken, so that another
 	// execution on this node never mistakes the marker for a stale one.
 	s.local.add(runCtx, a.id, cancel)
@@ -206,6 +221,10 @@ func (s *Server) recordEnd(ctx context.Context, a *attempt, p *plan, f history.F
 	defer s.runChildren(ctx, a, p, f)
 	s.metrics.executed(a.job, f.Outcome, f.FinishedTime)
 	done := s.recorder.submit(a, history.Record{ID: a.id, End: &f})
+	if a.shard != nil {
+		s.afterItem(ctx, a, p, f, done) // see shards.go
+		return
+	}
 	if f.Outcome == history.OutcomeSucceeded && !s.recorder.backlogged() {
 		s.afterSuccess(ctx, a, p)
 		return
@@ -315,6 +334,9 @@ func (a *attempt) apply(facts *runFacts) {
 	a.manual = facts.Manual
 	a.workflow = facts.Workflow
 	a.cause = facts.Cause
+	if facts.Shard != nil {
+		a.shard = &itemRun{shardFacts: *facts.Shard}
+	}
 }
 
 // attemptLogger returns the logger of a's records: the server's, with the
@@ -359,6 +381,9 @@ func (s *Server) runJob(ctx context.Context, typ string, p *plan, jc *chime.JobC
 		ScheduledTime: a.scheduled, FireTime: jc.FireTime,
 		Attempt: a.number, Params: a.params, Secrets: secrets.lookup,
 	}
+	if a.shard != nil {
+		vars.ShardIndex, vars.ShardTotal = a.shard.Index, a.shard.Total
+	}
 	switch typ {
 	case typeHTTP:
 		res, err := s.http.Run(ctx, *p.http, vars, out)
@@ -383,6 +408,9 @@ func (s *Server) runJob(ctx context.Context, typ string, p *plan, jc *chime.JobC
 	goCtx.Job = &detail
 	goCtx.MergedData = chime.JobData(maps.Clone(a.params))
 	goCtx.Logger = logger
+	if a.shard != nil {
+		goCtx.Shard = &chime.Shard{Index: a.shard.Index, Total: a.shard.Total}
+	}
 	return runGoJob(ctx, job, &goCtx)
 }
 
@@ -565,6 +593,9 @@ func (s *Server) scheduleRetry(ctx context.Context, a *attempt, id string, numbe
 		ID: id, FirstID: a.firstID, Attempt: number, ScheduledTime: a.scheduled,
 		TriggerGroup: a.triggerGroup, TriggerName: a.triggerName, Manual: a.manual, Workflow: a.workflow, Cause: a.cause,
 	}
+	if a.shard != nil {
+		facts.Shard = &a.shard.shardFacts
+	}
 	meta, err := factsMeta(facts)
 	if err != nil {
 		return permanent(err)
@@ -580,7 +611,14 @@ func (s *Server) scheduleRetry(ctx context.Context, a *attempt, id string, numbe
 	if len(a.triggerData) > 0 {
 		t.Data = chime.JobData(maps.Clone(a.triggerData))
 	}
-	_, err = s.sched.Schedule(ctx, t)
+	return s.scheduleOneShot(ctx, t)
+}
+
+// scheduleOneShot schedules a one-shot trigger the server named for the
+// run it stands for: one that exists already was scheduled by an earlier
+// try, and a job deleted meanwhile has nothing left to run (permanent).
+func (s *Server) scheduleOneShot(ctx context.Context, t chime.Trigger) error {
+	_, err := s.sched.Schedule(ctx, t)
 	var invalid *chime.ValidationError
 	switch {
 	case errors.Is(err, chime.ErrTriggerExists):

@@ -29,6 +29,7 @@ import (
 	"github.com/chime-scheduler/chime/server/outbox"
 	"github.com/chime-scheduler/chime/server/pool"
 	"github.com/chime-scheduler/chime/server/secret"
+	"github.com/chime-scheduler/chime/server/shard"
 	"github.com/chime-scheduler/chime/server/sso"
 	"github.com/chime-scheduler/chime/server/workflow"
 	"github.com/chime-scheduler/chime/store/sqlstore"
@@ -65,6 +66,7 @@ type Server struct {
 	state    *stateStore
 	// dispatch hands executor jobs' runs to executors.
 	dispatch *dispatch.Service
+	shards   *shard.Store // sharded firings; see shards.go
 	handler  http.Handler
 	http     *httpjob.Runner
 	egress   *egress.Policy
@@ -197,6 +199,9 @@ func (s *Server) init(ctx context.Context) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	if s.workflows, err = workflow.New(ctx, s.store); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	if s.shards, err = shard.New(ctx, s.store); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
 	s.alertState = newAlertState(s.state)
@@ -508,7 +513,7 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	var loops sync.WaitGroup
 	watchRuns := func(ctx context.Context) { s.dispatch.Watch(ctx, s.NodeID()) }
 	servePools := func(ctx context.Context) { s.pools.Run(ctx, s.NodeID()) }
-	for _, loop := range []func(context.Context){s.watchNodes, s.watchCancels, s.checkDeadMen, s.pruneLiveLogs, watchRuns, servePools, s.sweepWorkflows} {
+	for _, loop := range []func(context.Context){s.watchNodes, s.watchCancels, s.checkDeadMen, s.pruneLiveLogs, watchRuns, servePools, s.sweepWorkflows, s.watchShards} {
 		loops.Go(func() { loop(loopCtx) })
 	}
 	serveErr := make(chan error, 1)

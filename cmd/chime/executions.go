@@ -23,7 +23,7 @@ func newExecutionsCmd(cfg *clientConfig) *cobra.Command {
 		Short:   "List, inspect, follow, retry and kill executions",
 	}
 	cmd.AddCommand(newExecutionsListCmd(cfg), newExecutionsGetCmd(cfg), newExecutionsLogsCmd(cfg), newExecutionsAttemptsCmd(cfg),
-		newExecutionsRetryCmd(cfg), newExecutionsKillCmd(cfg))
+		newExecutionsRetryCmd(cfg), newExecutionsKillCmd(cfg), newExecutionsItemsCmd(cfg), newExecutionsRerunFailedCmd(cfg))
 	return cmd
 }
 

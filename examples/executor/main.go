@@ -69,6 +69,12 @@ func run(server, token, group, instance, labelList string, log *slog.Logger) err
 	}
 	ex.Handle("echo", func(_ context.Context, r *executor.Run) error {
 		r.Logger.Info("echo", "job_key", r.JobKey.String(), "attempt", r.Attempt, "recovering", r.Recovering)
+		if r.ShardTotal > 0 {
+			// An item of a sharded firing (sharding_broadcast: one per executor).
+			if _, err := fmt.Fprintf(r.Output, "shard: %d/%d\n", r.ShardIndex, r.ShardTotal); err != nil {
+				return err
+			}
+		}
 		_, err := fmt.Fprintf(r.Output, "params: %v\n", r.Params)
 		return err
 	})

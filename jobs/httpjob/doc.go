@@ -24,6 +24,9 @@
 // job fires, and a reference to a parameter the job does not have fails
 // that firing rather than sending a request with a hole in it.
 //
+// An item of a sharded firing sends the headers Chime-Shard-Index (from
+// 0) and Chime-Shard-Total, unless the spec sets them itself.
+//
 // In the URL, each value is escaped for the part of the URL it lands in
 // (see jobs.ExpandURL): a path segment as url.PathEscape does ("a/b c"
 // becomes "a%2Fb%20c"), a query value as url.QueryEscape does ("manual

@@ -183,6 +183,11 @@ func (s Spec) request(ctx context.Context, v jobs.Vars) (*http.Request, error) {
 	if body == "" {
 		req.Body, req.ContentLength = http.NoBody, 0
 	}
+	if v.ShardTotal > 0 {
+		// An item of a sharded firing; the spec's headers may override.
+		req.Header.Set("Chime-Shard-Index", strconv.Itoa(v.ShardIndex))
+		req.Header.Set("Chime-Shard-Total", strconv.Itoa(v.ShardTotal))
+	}
 	for name, text := range s.Headers {
 		field := "http.headers." + name
 		value, err := jobs.Expand(field, text, v)

@@ -29,6 +29,8 @@
 //	CHIME_SCHEDULED_TIME, CHIME_FIRE_TIME    RFC 3339 instants
 //	CHIME_ATTEMPT                            1 for the first try
 //	CHIME_PARAMS                             the parameters as a JSON object
+//	CHIME_SHARD_INDEX, CHIME_SHARD_TOTAL     a sharded job's item: index from 0, of total
+//	                                         (set only for the items of sharded jobs)
 //
 // Every command gets these. Besides them it sees the server's PATH, "env"
 // (whose values are templates), and the variables of the server's

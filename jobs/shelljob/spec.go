@@ -218,13 +218,15 @@ const (
 	envFireTime      = "CHIME_FIRE_TIME"
 	envAttempt       = "CHIME_ATTEMPT"
 	envParams        = "CHIME_PARAMS"
+	envShardIndex    = "CHIME_SHARD_INDEX"
+	envShardTotal    = "CHIME_SHARD_TOTAL"
 )
 
 // reserved reports whether name is one of the variables fireEnv sets.
 func reserved(name string) bool {
 	switch name {
 	case envJobGroup, envJobName, envTriggerGroup, envTriggerName, envExecutionID,
-		envNodeID, envScheduledTime, envFireTime, envAttempt, envParams:
+		envNodeID, envScheduledTime, envFireTime, envAttempt, envParams, envShardIndex, envShardTotal:
 		return true
 	}
 	return false
@@ -239,7 +241,7 @@ func fireEnv(v jobs.Vars) ([]string, error) {
 			return nil, &jobs.FieldError{Field: "params", Message: "cannot be encoded as JSON: " + err.Error(), Err: err}
 		}
 	}
-	return []string{
+	env := []string{
 		envJobGroup + "=" + v.JobGroup,
 		envJobName + "=" + v.JobName,
 		envTriggerGroup + "=" + v.TriggerGroup,
@@ -250,7 +252,11 @@ func fireEnv(v jobs.Vars) ([]string, error) {
 		envFireTime + "=" + formatTime(v.FireTime),
 		envAttempt + "=" + strconv.Itoa(v.Attempt),
 		envParams + "=" + string(params),
-	}, nil
+	}
+	if v.ShardTotal > 0 {
+		env = append(env, envShardIndex+"="+strconv.Itoa(v.ShardIndex), envShardTotal+"="+strconv.Itoa(v.ShardTotal))
+	}
+	return env, nil
 }
 
 // formatTime formats t as RFC 3339 with as many fractional digits as it

@@ -396,7 +396,6 @@ func TestCheckTarget(t *testing.T) {
 		{"NoGroup", &api.ExecutorTarget{Handler: "h"}, "executor.group"},
 		{"NoHandler", &api.ExecutorTarget{Group: "g"}, "executor.handler"},
 		{"UnknownRouting", &api.ExecutorTarget{Group: "g", Handler: "h", Routing: "fastest"}, "executor.routing"},
-		{"Sharding", &api.ExecutorTarget{Group: "g", Handler: "h", Routing: api.RoutingShardingBroadcast}, "executor.routing"},
 		{"BadLabel", &api.ExecutorTarget{Group: "g", Handler: "h", Labels: map[string]string{"": "x"}}, "executor.labels"},
 		{"BadLabelValue", &api.ExecutorTarget{Group: "g", Handler: "h", Labels: map[string]string{"a": " x"}}, "executor.labels.a"},
 		{"HashKeyWithoutHash", &api.ExecutorTarget{Group: "g", Handler: "h", HashKey: "k"}, "executor.hash_key"},
@@ -411,8 +410,13 @@ func TestCheckTarget(t *testing.T) {
 			}
 		})
 	}
-	if err := dispatch.CheckTarget("executor", &api.ExecutorTarget{Group: "g", Handler: "h", Routing: api.RoutingConsistentHash, HashKey: "k"}); err != nil {
-		t.Errorf("CheckTarget of a good target: %v", err)
+	for _, good := range []*api.ExecutorTarget{
+		{Group: "g", Handler: "h", Routing: api.RoutingConsistentHash, HashKey: "k"},
+		{Group: "g", Handler: "h", Routing: api.RoutingShardingBroadcast},
+	} {
+		if err := dispatch.CheckTarget("executor", good); err != nil {
+			t.Errorf("CheckTarget(%+v): %v", good, err)
+		}
 	}
 }
 

@@ -5,7 +5,7 @@ package dispatch
 const (
 	executorCols = "id, grp, instance, version, labels, handlers, registered, last_heartbeat, lease_until, last_used, use_count"
 	runCols      = "id, execution_id, attempt, grp, handler, job_group, job_name, scheduled_time, params, recovering, " +
-		"timeout_ns, executor_id, token, node_id, state"
+		"timeout_ns, executor_id, token, node_id, state, shard_index, shard_total"
 	// active are the states of a run not ended.
 	active = "('assigned', 'running', 'cancel_requested')"
 )
@@ -56,7 +56,7 @@ func renderQueries(render func(string) string) queries {
 			WHERE sched_name = ? AND executor_id = ? AND state IN ` + active),
 
 		runInsert: render(`INSERT INTO {p}dispatch_runs (sched_name, ` + runCols + `, cancel_told, outcome, error_message, output, logs,
-			assigned, started, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, 'assigned', ?, '', '', '', NULL, ?, NULL, NULL)`),
+			assigned, started, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, 'assigned', ?, ?, ?, '', '', '', NULL, ?, NULL, NULL)`),
 		// A lost run goes to its next executor with the next token, so
 		// that whatever the lost one sends is refused.
 		runRehandover: render(`UPDATE {p}dispatch_runs SET executor_id = ?, token = token + 1, state = 'assigned',

@@ -13,7 +13,7 @@ import (
 
 // CheckTarget checks where a job of type "executor" runs, for the job's
 // field prefix ("executor"): group and handler names, a known routing
-// (sharding_broadcast is refused until sharding is built), labels, and a
+// (sharding_broadcast makes every live executor run one shard), labels, and a
 // hash key only for consistent_hash.
 func CheckTarget(field string, t *api.ExecutorTarget) error {
 	if t == nil {
@@ -27,11 +27,9 @@ func CheckTarget(field string, t *api.ExecutorTarget) error {
 	}
 	switch t.Routing {
 	case "", api.RoutingFirst, api.RoutingLast, api.RoutingRoundRobin, api.RoutingRandom, api.RoutingConsistentHash,
-		api.RoutingLRU, api.RoutingLFU, api.RoutingFailover, api.RoutingBusyOver:
-	case api.RoutingShardingBroadcast:
-		return invalid(field+".routing", "sharding_broadcast is not available yet (it comes with sharding)")
+		api.RoutingLRU, api.RoutingLFU, api.RoutingFailover, api.RoutingBusyOver, api.RoutingShardingBroadcast:
 	default:
-		return invalid(field+".routing", "%q: want first, last, round_robin, random, consistent_hash, lru, lfu, failover or busy_over", t.Routing)
+		return invalid(field+".routing", "%q: want first, last, round_robin, random, consistent_hash, lru, lfu, failover, busy_over or sharding_broadcast", t.Routing)
 	}
 	if err := CheckLabels(field+".labels", t.Labels); err != nil {
 		return err

@@ -30,6 +30,13 @@ type Handover struct {
 	Timeout time.Duration
 	// NodeID is the node that hands the run over and waits for its end.
 	NodeID string
+	// ShardIndex and ShardTotal place an item of a sharded firing among
+	// its items (ShardTotal 0 for a run that is not an item), told to the
+	// executor.
+	ShardIndex, ShardTotal int
+	// Pin is the executor a sharding_broadcast item goes to; when it is
+	// not live, another live executor of the group takes the item.
+	Pin string
 }
 
 // Assignment is a run handed over: the executor it is leased to and the
@@ -56,7 +63,7 @@ func (s *Service) Handover(ctx context.Context, h Handover) (*Assignment, error)
 	e, err := s.assign(ctx, h, func(tx *sql.Tx, e *Executor, now time.Time) error {
 		if _, err := tx.ExecContext(ctx, s.q.runInsert, s.sched, h.RunID, h.ExecutionID, h.Attempt, h.Target.Group,
 			h.Target.Handler, h.JobGroup, h.JobName, nanos(h.ScheduledTime), params, h.Recovering, int64(h.Timeout),
-			e.ID, h.NodeID, false, nanos(now)); err != nil {
+			e.ID, h.NodeID, h.ShardIndex, h.ShardTotal, false, nanos(now)); err != nil {
 			return fmt.Errorf("dispatch: inserting run %s: %w", h.RunID, err)
 		}
 		return nil
@@ -153,7 +160,12 @@ func (s *Service) assign(ctx context.Context, h Handover, write func(tx *sql.Tx,
 		if cands, byID, err = s.candidates(ctx, tx, in.now, h); err != nil {
 			return nil, err
 		}
-		c = pick(cands, in)
+		// A sharding_broadcast item goes to the executor it is pinned
+		// to while that one is live, else where the routing sends it.
+		var pinned bool
+		if c, pinned = pinnedOf(cands, h.Pin); !pinned {
+			c = pick(cands, in)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, s.q.executorUse, nanos(in.now), s.sched, c.id); err != nil {
 		return nil, fmt.Errorf("dispatch: recording the use of executor %s: %w", c.id, err)
@@ -420,7 +432,7 @@ func scanRun(r scanner) (api.ExecutorRun, error) {
 		state               string
 	)
 	if err := r.Scan(&run.ID, &run.ExecutionID, &run.Attempt, &grp, &run.Handler, &run.JobGroup, &run.JobName,
-		&scheduled, &params, &run.Recovering, &timeout, &executor, &run.Token, &node, &state); err != nil {
+		&scheduled, &params, &run.Recovering, &timeout, &executor, &run.Token, &node, &state, &run.ShardIndex, &run.ShardTotal); err != nil {
 		return run, err
 	}
 	run.ScheduledTime = instant(scheduled)

@@ -80,5 +80,13 @@ func migrations() []sqlstore.Migration {
 				},
 			},
 		},
+	}, {
+		Version:     2,
+		Description: "the shard index of a sharded firing's item",
+		Statements:  []string{"ALTER TABLE {p}dispatch_runs ADD COLUMN shard_index INTEGER NOT NULL DEFAULT 0"},
+	}, {
+		Version:     3,
+		Description: "the shard total of a sharded firing's item",
+		Statements:  []string{"ALTER TABLE {p}dispatch_runs ADD COLUMN shard_total INTEGER NOT NULL DEFAULT 0"},
 	}}
 }

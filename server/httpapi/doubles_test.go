@@ -251,6 +251,17 @@ func (s *recordingService) KillExecution(_ context.Context, actor, id string) (*
 	return &api.Execution{ID: id, FirstID: id, Attempt: 1, Outcome: "running", KilledBy: actor}, nil
 }
 
+func (s *recordingService) ShardItems(_ context.Context, id string) (*api.ShardItems, error) {
+	s.call("ShardItems", "", id)
+	return &api.ShardItems{ExecutionID: id, FirstID: id, Total: 1, State: "running", Remaining: 1,
+		Items: []api.ShardItem{{Index: 0, State: "pending"}}}, nil
+}
+
+func (s *recordingService) RerunFailedItems(_ context.Context, id, actor string) (*api.Execution, error) {
+	s.call("RerunFailedItems", actor, id)
+	return &api.Execution{ID: "e2", FirstID: id, Attempt: 2, Outcome: "running"}, nil
+}
+
 // callerName names the API caller of ctx, as the executor methods, which
 // take no actor, record it.
 func callerName(ctx context.Context) string {

@@ -60,6 +60,8 @@ func routeCases() []routeCase {
 		{"POST /api/v1/executions/{id}/retry", operator, "/api/v1/executions/e1/retry", "", "RetryExecution", http.StatusAccepted},
 		{"GET /api/v1/executions/{id}/logs/stream", viewer, "/api/v1/executions/e1/logs/stream", "", "ExecutionLogs", http.StatusOK},
 		{"POST /api/v1/executions/{id}/kill", operator, "/api/v1/executions/e1/kill", "", "KillExecution", http.StatusAccepted},
+		{"GET /api/v1/executions/{id}/items", viewer, "/api/v1/executions/e1/items", "", "ShardItems", http.StatusOK},
+		{"POST /api/v1/executions/{id}/rerun-failed", operator, "/api/v1/executions/e1/rerun-failed", "", "RerunFailedItems", http.StatusAccepted},
 		{"GET /api/v1/calendars", viewer, "/api/v1/calendars", "", "ListCalendars", http.StatusOK},
 		{"GET /api/v1/calendars/{name}", viewer, "/api/v1/calendars/holidays", "", "GetCalendar", http.StatusOK},
 		{"PUT /api/v1/calendars/{name}", operator, "/api/v1/calendars/holidays", `{"calendar":{"kind":"weekly"}}`, "PutCalendar", http.StatusCreated},

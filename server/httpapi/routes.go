@@ -272,6 +272,21 @@ func (h *handler) table() []route {
 			errors:    []int{http.StatusConflict},
 			handle:    h.killExecution,
 		},
+		{
+			method: http.MethodGet, path: v1 + "/executions/{id}/items", role: viewer, operationID: "shardItems",
+			summary: "The items of a sharded firing, for any attempt of its parent execution: each item's state, node, " +
+				"attempts and duration. Not found for an execution that is not the parent of a sharded firing.",
+			responses: ok(api.ShardItems{}),
+			handle:    h.shardItems,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/executions/{id}/rerun-failed", role: operator, operationID: "rerunFailedItems", groups: executionGroup,
+			summary: "Re-run the failed items of a failed sharded firing, and only those, as the parent's next attempt, " +
+				"which the answer is. Conflict when the firing runs or succeeded.",
+			responses: []response{{status: http.StatusAccepted, body: api.Execution{}}},
+			errors:    []int{http.StatusConflict},
+			handle:    h.rerunFailedItems,
+		},
 
 		// Calendars.
 		{

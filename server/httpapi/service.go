@@ -82,6 +82,13 @@ type Service interface {
 	// whichever node runs it, and returns it as it stands (answered 202);
 	// not_found when absent, conflict when it already ended.
 	KillExecution(ctx context.Context, actor, id string) (*api.Execution, error)
+	// ShardItems returns the items of the sharded firing whose parent
+	// execution (any attempt) is id; not_found when there is none.
+	ShardItems(ctx context.Context, id string) (*api.ShardItems, error)
+	// RerunFailedItems re-runs the failed items of a failed sharded
+	// firing as its parent's next attempt, which it returns (answered
+	// 202); conflict when the firing did not fail.
+	RerunFailedItems(ctx context.Context, id, actor string) (*api.Execution, error)
 	// ListCalendars lists calendars with the triggers that use them.
 	ListCalendars(ctx context.Context) ([]api.Calendar, error)
 	// GetCalendar returns one calendar; not_found when absent.

@@ -9,6 +9,7 @@
 import { h, replace, pageHead, panel, table, facts, outcomeBadge, badge, timeEl, fmtDuration, link, button, toast, confirmDialog, errorBox, showError, nameText, clipText, copyButton } from '../ui.js';
 import { jobRoute } from './explain.js';
 import { executionRoute, lagOf, durationOf } from './executions.js';
+import { loadItems, itemsPanel } from './shard-items.js';
 
 // retryWait bounds how long the page waits for a retry to start.
 const retryWait = 60000;
@@ -23,11 +24,12 @@ export async function render(ctx) {
   ctx.signal.addEventListener('abort', () => live.close());
 
   const load = async () => {
-    let e, attempts;
+    let e, attempts, items;
     try {
-      [e, attempts] = await Promise.all([
+      [e, attempts, items] = await Promise.all([
         ctx.api.get(path, null, { signal: ctx.signal }),
         ctx.api.get(path + '/attempts', null, { signal: ctx.signal }),
+        loadItems(ctx, path),
       ]);
     } catch (err) {
       if (err.name === 'AbortError') return null;
@@ -35,7 +37,7 @@ export async function render(ctx) {
       return null;
     }
     if (!ctx.current()) return null;
-    draw(e, attempts);
+    draw(e, attempts, items);
     return attempts;
   };
 
@@ -93,15 +95,17 @@ export async function render(ctx) {
     }
   };
 
-  function draw(e, attempts) {
+  function draw(e, attempts, items) {
     if (e.outcome === 'running') live.open(); else live.close();
     const key = `${e.job_group}/${e.job_name}`;
     ctx.setTitle(`${key} attempt ${e.attempt}`);
     const lag = lagOf(e);
     const total = attempts.length ? Math.max(...attempts.map(a => a.attempt)) : e.attempt;
     const explainRoute = '/explain?' + new URLSearchParams({ job: key, at: e.scheduled_time }).toString();
-    const canRetry = ctx.can('operator') && e.outcome !== 'running';
-    const canKill = ctx.can('operator') && e.outcome === 'running';
+    // A sharded firing's parent runs nothing itself: its failed items
+    // re-run from the Items panel.
+    const canRetry = ctx.can('operator') && e.outcome !== 'running' && !items;
+    const canKill = ctx.can('operator') && e.outcome === 'running' && !items;
     const actions = [
       link(explainRoute, 'Why did it fire?', { class: 'btn' }),
       canRetry ? button('Retry', ev => retry(ev.currentTarget), { kind: 'primary', 'data-testid': 'retry', disabled: !!pendingRetry }) : null,
@@ -142,6 +146,7 @@ export async function render(ctx) {
           ['ID', h('span', { class: 'id-cell' }, clipText(e.id, { class: 'mono', 'data-testid': 'execution-id' }), copyButton(e.id, 'execution ID'))],
         ]))),
       e.error ? panel('Error', h('pre', { class: 'exec-error', 'data-testid': 'error' }, e.error)) : null,
+      items ? itemsPanel(ctx, e, items) : null,
       panel('Output',
         e.output ? h('pre', { 'data-testid': 'output' }, e.output) : h('p', { class: 'empty' }, 'No output was captured.'),
         e.output_truncated ? h('p', { class: 'muted' }, 'The output was truncated: only its beginning was kept.') : null),

@@ -72,6 +72,7 @@ const ROUTINGS = [
   ['round_robin', 'round robin'], ['first', 'first'], ['last', 'last'], ['random', 'random'],
   ['consistent_hash', 'consistent hash'], ['lru', 'least recently used'], ['lfu', 'least frequently used'],
   ['failover', 'failover (first healthy)'], ['busy_over', 'busy-over (first idle)'],
+  ['sharding_broadcast', 'sharding broadcast (one shard per live executor)'],
 ];
 
 // checks are the as-you-type checks of fields the browser can judge; the
