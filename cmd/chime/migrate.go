@@ -32,7 +32,8 @@ func newMigrateCmd() *cobra.Command {
 		Short: "Create or upgrade chime's tables in a database, and print their schema versions",
 		Long: `Create or upgrade chime's tables in a database without starting a server: the
 scheduler store's tables and those of the server's components (execution
-history, runner state, users and sessions). chime server does the same at
+history, runner state, users, executors, pools, sharded firings, workflows,
+the alert outbox and the rest). chime server does the same at
 start; run this first to upgrade a database ahead of a rolling deployment, or
 to check its versions. Safe to run while nodes are up and from several places
 at once.`,
@@ -58,9 +59,8 @@ type schema struct {
 }
 
 // migrate creates or upgrades every table chime server keeps, exactly as
-// its start does (server.New migrates the store, the execution history,
-// the runner's state and the users), then prints the version of each
-// schema.
+// its start does (server.New migrates the store and every component),
+// then prints the version of each schema.
 func migrate(ctx context.Context, cmd *cobra.Command, databaseURL string, log *slog.Logger) error {
 	srv, err := server.New(ctx, server.Config{DatabaseURL: databaseURL, Logger: log})
 	if err != nil {
@@ -80,6 +80,14 @@ func migrate(ctx context.Context, cmd *cobra.Command, databaseURL string, log *s
 		{"runner", "runner_schema_migrations", "overlap markers, server settings, node clocks"},
 		{"auth", "auth_schema_migrations", "users, sessions, API tokens"},
 		{"dispatch", "dispatch_schema_migrations", "executors, executor groups, runs handed to executors"},
+		{"catalog", "executor_catalog_schema_migrations", "the handlers executors advertised"},
+		{"livelog", "livelog_schema_migrations", "log lines of running executions"},
+		{"secrets", "secrets_schema_migrations", "encrypted secrets"},
+		{"versions", "versions_schema_migrations", "job versions"},
+		{"pool", "pool_schema_migrations", "concurrency pools and their slots"},
+		{"shard", "shard_schema_migrations", "sharded firings and their items"},
+		{"workflow", "workflow_schema_migrations", "workflows, instances and their tasks"},
+		{"outbox", "outbox_schema_migrations", "alerts waiting for delivery"},
 	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "Database %s (%s, tables %s*) is up to date.\n\n", redactURL(databaseURL), st.Dialect(), st.TablePrefix())

@@ -28,10 +28,18 @@ func TestMigrate(t *testing.T) {
 				}
 				for _, want := range []string{
 					fmt.Sprintf(`(?m)^store +%d +`, sqlstore.SchemaVersion),
-					`(?m)^history +4 +`,
+					`(?m)^history +5 +`,
 					`(?m)^runner +4 +`,
 					`(?m)^auth +6 +`,
-					`(?m)^dispatch +1 +`,
+					`(?m)^dispatch +3 +`,
+					`(?m)^catalog +1 +`,
+					`(?m)^livelog +[1-9]\d* +`,
+					`(?m)^secrets +[1-9]\d* +`,
+					`(?m)^versions +[1-9]\d* +`,
+					`(?m)^pool +1 +`,
+					`(?m)^shard +1 +`,
+					`(?m)^workflow +1 +`,
+					`(?m)^outbox +1 +`,
 				} {
 					if !regexp.MustCompile(want).MatchString(out) {
 						t.Errorf("run %d: output does not match %s:\n%s", run, want, out)

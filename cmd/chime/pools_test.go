@@ -174,6 +174,19 @@ func allExecutions(t *testing.T, p *serverProcess, token string) []api.Execution
 // node was killed, at killed; the history's end of it is when the others
 // found it lost. A firing lost before its node recorded it (it waited
 // for a slot) did not run.
+//
+// The history's times are each node's estimate of the database's clock
+// (its own clock corrected by the offset it measures at each check-in),
+// and two nodes' estimates differ by up to the round trip of a check-in:
+// tens of milliseconds on a loaded machine. So an execution counts as
+// running from clockSlack after its recorded start to clockSlack before
+// its recorded end. Two runs of runFor that really overlapped still
+// overlap for runFor-2*clockSlack; one that followed another on another
+// node may seem to overlap it by less.
+// clockSlack is how far apart two nodes' estimates of the database's clock
+// may be; see mostRunning.
+const clockSlack = 25 * time.Millisecond
+
 func mostRunning(execs []api.Execution, killed time.Time, step time.Duration) (int, []api.Execution) {
 	var from, to time.Time
 	var ran []api.Execution
@@ -200,7 +213,7 @@ func mostRunning(execs []api.Execution, killed time.Time, step time.Duration) (i
 	for at := from; at.Before(to); at = at.Add(step) {
 		var now []api.Execution
 		for _, e := range ran {
-			if !at.Before(*e.StartedTime) && at.Before(*e.FinishedTime) {
+			if !at.Before(e.StartedTime.Add(clockSlack)) && at.Before(e.FinishedTime.Add(-clockSlack)) {
 				now = append(now, e)
 			}
 		}

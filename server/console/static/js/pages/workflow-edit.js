@@ -43,7 +43,7 @@ function invalid(fieldName, message) {
 
 export async function render(ctx) {
   const editing = ctx.params.name !== undefined;
-  let wf = { name: '', description: '', tasks: [{ name: 'first', type: 'http', http: { url: 'https://example.com/' } }], edges: [] };
+  let wf = { name: '', description: '', tasks: [{ name: 'first', type: 'http', http: { url: '' } }], edges: [] };
   let etag = null;
   if (editing) {
     const res = await ctx.api.getWithETag('/workflows/' + encodeURIComponent(ctx.params.name), { signal: ctx.signal });
@@ -136,7 +136,7 @@ export async function render(ctx) {
         field('name', 'Name', { value: wf.name, required: true, disabled: editing, autocomplete: 'off', hint: 'Its tasks are the jobs of group workflow.NAME.' }),
         field('description', 'Description', { value: wf.description || '' })),
       panel('Tasks', h('div', { class: 'stack' }, wf.tasks.map(taskRow)),
-        button('Add task', () => { collect(false); wf.tasks.push({ name: `task${wf.tasks.length + 1}`, type: 'http', http: { url: 'https://example.com/' } }); draw(); }, { 'data-testid': 'add-task' })),
+        button('Add task', () => { collect(false); wf.tasks.push({ name: `task${wf.tasks.length + 1}`, type: 'http', http: { url: '' } }); draw(); }, { 'data-testid': 'add-task' })),
       panel('Edges', h('p', { class: 'muted' }, 'A task runs once every task it comes after ended as its edge says.'),
         h('div', { class: 'stack' }, wf.edges.map(edgeRow)),
         button('Add edge', () => {
