@@ -5,9 +5,10 @@ import (
 	"sync"
 )
 
-// analyzeAfter is how many firings a PostgreSQL store records before it
-// makes sure that its tables have statistics (see statsCheck).
-const analyzeAfter = 1000
+// analyzeExecutionsAfter is how many firings a PostgreSQL store records
+// before it makes sure that its executions table has statistics (see
+// statsCheck).
+const analyzeExecutionsAfter = 100
 
 // statsCheck makes sure, once per store, that PostgreSQL has statistics
 // for the store's tables once they hold work.
@@ -26,46 +27,48 @@ const analyzeAfter = 1000
 // that sched_name is one value for all rows, whatever the table grows to,
 // and the same statements read their keys through the primary key.
 //
-// So after its first analyzeAfter firings, a store analyzes those of its
-// tables that PostgreSQL never analyzed. It does so once, after the
-// transaction that crossed the count committed, on a goroutine of its
-// own that Close stops and waits for, and a failure (a user without the
-// right to analyze) is only logged.
+// So at its first firing a store analyzes its jobs and triggers tables,
+// and after analyzeExecutionsAfter firings its executions table (which
+// holds rows only once triggers fire), each only when PostgreSQL never
+// analyzed it. It does so once per table, after the transaction that
+// fired committed, on a goroutine of its own that Close stops and waits
+// for; a failure (a user without the right to analyze) is only logged.
 type statsCheck struct {
-	mu    sync.Mutex
-	seen  int
-	ended bool
+	mu                   sync.Mutex
+	seen                 int
+	tablesDone, execDone bool
 }
 
 // sawFirings counts n firings the store recorded, and analyzes the tables
-// that lack statistics when the count crosses analyzeAfter.
+// that lack statistics when it is time to.
 func (s *Store) sawFirings(n int) {
 	if s.d.name != Postgres || n == 0 {
 		return
 	}
 	c := &s.stats
 	c.mu.Lock()
-	if c.ended {
-		c.mu.Unlock()
-		return
+	var tables []string
+	if !c.tablesDone {
+		c.tablesDone = true
+		tables = append(tables, "jobs", "triggers")
 	}
 	c.seen += n
-	due := c.seen >= analyzeAfter
-	if due {
-		c.ended = true
+	if !c.execDone && c.seen >= analyzeExecutionsAfter {
+		c.execDone = true
+		tables = append(tables, "executions")
 	}
 	c.mu.Unlock()
-	if due {
-		// On its own goroutine, so that the batch that crossed the count
-		// is not held up; Close cancels it and waits for it.
-		s.background.Go(func() { s.analyzeNeverAnalyzed(s.stop) })
+	if len(tables) > 0 {
+		// On its own goroutine, so that the batch that fired is not held
+		// up; Close cancels it and waits for it.
+		s.background.Go(func() { s.analyzeNeverAnalyzed(s.stop, tables) })
 	}
 }
 
-// analyzeNeverAnalyzed runs ANALYZE on the store's jobs, triggers and
-// executions tables that PostgreSQL has not analyzed yet.
-func (s *Store) analyzeNeverAnalyzed(ctx context.Context) {
-	for _, name := range []string{"jobs", "triggers", "executions"} {
+// analyzeNeverAnalyzed runs ANALYZE on those of the store's tables named
+// (without the prefix) that PostgreSQL has not analyzed yet.
+func (s *Store) analyzeNeverAnalyzed(ctx context.Context, names []string) {
+	for _, name := range names {
 		// The prefix is [a-z0-9_]* (see Options.TablePrefix): the name
 		// needs no quoting.
 		table := s.prefix + name
