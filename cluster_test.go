@@ -278,6 +278,13 @@ func (c *checkInCut) TriggersAcquire(ctx context.Context, p *store.TriggersAcqui
 	return c.Store.TriggersAcquire(ctx, p)
 }
 
+func (c *checkInCut) TriggersAcquireFire(ctx context.Context, p *store.TriggersAcquireFireParams) (*store.TriggersAcquireFireResult, error) {
+	c.mu.Lock()
+	c.acquiredAt = append(c.acquiredAt, time.Now())
+	c.mu.Unlock()
+	return c.Store.TriggersAcquireFire(ctx, p)
+}
+
 func TestNodeThatCannotRenewItsLeaseStopsClaimingUntilItRenewsIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := &checkInCut{Store: memstore.New(nil)}
@@ -410,6 +417,13 @@ func (u *unreachable) TriggersFire(ctx context.Context, p *store.TriggersFirePar
 		return nil, err
 	}
 	return u.Store.TriggersFire(ctx, p)
+}
+
+func (u *unreachable) TriggersAcquireFire(ctx context.Context, p *store.TriggersAcquireFireParams) (*store.TriggersAcquireFireResult, error) {
+	if err := u.down(); err != nil {
+		return nil, err
+	}
+	return u.Store.TriggersAcquireFire(ctx, p)
 }
 
 func (u *unreachable) TriggerRelease(ctx context.Context, p *store.TriggerReleaseParams) error {

@@ -133,6 +133,16 @@ func (s *starvedStore) TriggersFire(ctx context.Context, p *store.TriggersFirePa
 	return out, err
 }
 
+// TriggersAcquireFire claims without firing, so that every firing takes
+// TriggersFire, where the test stalls it.
+func (s *starvedStore) TriggersAcquireFire(ctx context.Context, p *store.TriggersAcquireFireParams) (*store.TriggersAcquireFireResult, error) {
+	recs, err := s.TriggersAcquire(ctx, &p.TriggersAcquireParams)
+	if err != nil {
+		return nil, err
+	}
+	return &store.TriggersAcquireFireResult{Claimed: recs}, nil
+}
+
 func (s *starvedStore) ExecutionsAcquireRecoverable(ctx context.Context, p *store.ExecutionsAcquireRecoverableParams) ([]store.RecoverableExecution, error) {
 	out, err := s.Store.ExecutionsAcquireRecoverable(ctx, p)
 	s.stall(stallRecoverAnswer)

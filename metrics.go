@@ -16,14 +16,15 @@ type Metrics interface {
 	// TriggersAcquired reports a claim of due triggers: how many it
 	// claimed, and how long the store took.
 	TriggersAcquired(claimed int, took time.Duration)
-	// TriggersFired reports a store call that fired a batch of claimed
-	// triggers, which fire in one transaction when they are due together:
+	// TriggersFired reports a store call that fired a batch of triggers,
+	// which fire in one transaction when they are due together (claimed
+	// earlier, or claimed in the same call when they were due already):
 	// how many firings it carried, and how long the store took.
 	TriggersFired(firings int, took time.Duration)
 }
 
-// measuredStore is a store.Store that reports its TriggersAcquire and
-// TriggersFire calls to a Metrics. Every other method is the embedded
+// measuredStore is a store.Store that reports its TriggersAcquire,
+// TriggersFire and TriggersAcquireFire calls to a Metrics. Every other method is the embedded
 // store's.
 type measuredStore struct {
 	store.Store
@@ -67,6 +68,21 @@ func (s *measuredStore) TriggersFire(ctx context.Context, p *store.TriggersFireP
 		s.metrics.TriggersFired(len(p.Firings), time.Since(start))
 	}
 	return out, err
+}
+
+// TriggersAcquireFire claims due triggers, fires those due already, and
+// reports the claim and, when it fired any, the fired batch.
+func (s *measuredStore) TriggersAcquireFire(ctx context.Context, p *store.TriggersAcquireFireParams) (*store.TriggersAcquireFireResult, error) {
+	start := time.Now()
+	res, err := s.Store.TriggersAcquireFire(ctx, p)
+	if err == nil {
+		took := time.Since(start)
+		s.metrics.TriggersAcquired(len(res.Claimed)+len(res.Firings), took)
+		if len(res.Firings) > 0 {
+			s.metrics.TriggersFired(len(res.Firings), took)
+		}
+	}
+	return res, err
 }
 
 // WatchTriggers is the watching store's.

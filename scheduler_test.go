@@ -1242,6 +1242,13 @@ func (f *faultyStore) TriggersAcquire(ctx context.Context, p *store.TriggersAcqu
 	return f.Store.TriggersAcquire(ctx, p)
 }
 
+func (f *faultyStore) TriggersAcquireFire(ctx context.Context, p *store.TriggersAcquireFireParams) (*store.TriggersAcquireFireResult, error) {
+	if err := f.down(); err != nil {
+		return nil, err
+	}
+	return f.Store.TriggersAcquireFire(ctx, p)
+}
+
 func (f *faultyStore) ExecutionsComplete(ctx context.Context, p *store.ExecutionsCompleteParams) ([]error, error) {
 	if err := f.down(); err != nil {
 		return nil, err

@@ -823,6 +823,47 @@ type Batcher interface {
 	// does not hold are left as they are. It returns how many it released.
 	// Fails with ErrFenced for a stale lease.
 	TriggersRelease(ctx context.Context, p *TriggersReleaseParams) (int, error)
+	// TriggersAcquireFire claims due triggers as TriggersAcquire does and,
+	// in the same atomic step, fires those of them that p.Fire asks to
+	// fire, each as TriggersFire would fire it once claimed: the claim of
+	// a trigger that is due already and its firing cost one transaction,
+	// and SQL stores write the trigger's row once. For each trigger it
+	// claims, in due order, the store calls p.Fire with the trigger as
+	// TriggersAcquire returns it (ACQUIRED by p.Lease); Fire returns the
+	// firing (advanced timing and execution, as an element of
+	// TriggersFire) and true to fire it now, or false to leave it claimed.
+	// A store may leave claimed a trigger Fire asked to fire (a job that
+	// disallows concurrency, for example) and fire it not at all: it is
+	// then in Claimed, and the caller fires it with TriggersFire. Fire runs
+	// while the store holds its locks: it must return quickly and must not
+	// call the store, and the store may call it again for the same trigger
+	// when it retries the step; the last answer counts. An error for the
+	// whole call means what it means for TriggersFire: nothing was claimed
+	// or fired, unless the answer was lost after the commit. ErrFenced for
+	// a stale lease.
+	TriggersAcquireFire(ctx context.Context, p *TriggersAcquireFireParams) (*TriggersAcquireFireResult, error)
+}
+
+// TriggersAcquireFireParams are the parameters of TriggersAcquireFire.
+type TriggersAcquireFireParams struct {
+	// TriggersAcquireParams select and bound the triggers to claim.
+	TriggersAcquireParams
+	// Fire tells, for a trigger just claimed, whether to fire it now and
+	// with which firing; nil fires nothing. See TriggersAcquireFire.
+	Fire func(rec TriggerRecord) (TriggerFiring, bool)
+}
+
+// TriggersAcquireFireResult is the result of TriggersAcquireFire.
+type TriggersAcquireFireResult struct {
+	// Claimed are the triggers claimed and not fired, ACQUIRED as
+	// TriggersAcquire returns them.
+	Claimed []TriggerRecord
+	// Firings are the firings made, as Fire returned them, with the
+	// execution IDs the store gave them, and Outcomes their outcomes
+	// (as TriggersFire's: a blocked job's trigger was not fired; a firing
+	// refused on its own leaves its trigger claimed by the lease).
+	Firings  []TriggerFiring
+	Outcomes []TriggerFireOutcome
 }
 
 // TriggersReleaseParams are the parameters of TriggersRelease.

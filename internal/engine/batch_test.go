@@ -30,6 +30,10 @@ func (s *batchCounter) TriggersFire(ctx context.Context, p *store.TriggersFirePa
 	return s.Store.TriggersFire(ctx, p)
 }
 
+func (s *batchCounter) TriggersAcquireFire(ctx context.Context, p *store.TriggersAcquireFireParams) (*store.TriggersAcquireFireResult, error) {
+	return acquireOnly(ctx, s, p)
+}
+
 func (s *batchCounter) ExecutionsComplete(ctx context.Context, p *store.ExecutionsCompleteParams) ([]error, error) {
 	s.mu.Lock()
 	s.completes = append(s.completes, len(p.Completions))

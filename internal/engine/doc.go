@@ -18,14 +18,18 @@
 //     elapsed, a trigger it fired is due again before the next idle look,
 //     or its last claim was cut short and an eighth of its room is free), it
 //     claims WAITING triggers due within the look-ahead window
-//     (store.TriggersAcquire), holding at most as many as it has the
+//     (store.TriggersAcquireFire), holding at most as many as it has the
 //     capacity to fire (see below) and at most BatchSize, leaving out the
 //     triggers of jobs whose type is in Config.ExcludeJobTypes (a node
 //     that cannot run a type never claims its firings; the store filters,
 //     so they stay WAITING for the nodes that can, and recoverable
-//     executions are claimed the same way). The claim runs on
-//     its own goroutine, one at a time, while the loop goes on firing; its
-//     triggers join the heap when it returns.
+//     executions are claimed the same way). A trigger that is due
+//     already, by the node's clock, is fired by the claim itself, in the
+//     same store call (acquire.go, dueNow), unless it misfired, has a
+//     calendar, or no worker is free: it is never ACQUIRED, and its job
+//     joins the workers' queue when the call returns. The claim runs on
+//     its own goroutine, one at a time, while the loop goes on firing; the
+//     triggers it claimed without firing join the heap when it returns.
 //  2. A claimed trigger whose fire time is older than the misfire threshold
 //     gets its misfire instruction applied (pure schedule code) and is
 //     released with its new timing; it comes back in a later acquisition
@@ -94,7 +98,11 @@
 // failure may have hidden a firing the store did make (the connection
 // broke during COMMIT), the next attempt first looks for the execution of
 // that instant under the node's lease and runs the job if it finds it, so
-// no execution is left EXECUTING with no job behind it. A claim the
+// no execution is left EXECUTING with no job behind it. A claim that
+// fired due triggers and failed without an answer is settled the same
+// way, by the execution IDs the engine gave its firings, before the loop
+// claims anything again (settleUnsettled): a firing the store made runs,
+// the others were not made and their triggers wait for any node. A claim the
 // loop could not hand back is handed back once the store answers; an
 // outcome is recorded as soon as the store answers again, however long
 // that takes, unless Stop gives up waiting first.
@@ -162,7 +170,7 @@
 // A firing reads one way down, each file calling only those after it or
 // the helpers beside the path: engine.go (Config, the interfaces, Start,
 // Stop), loop.go (the loop and its passes), acquire.go (claiming due
-// triggers), fire.go (the fire transaction), run.go (the workers, which
+// triggers, and firing those due already), fire.go (the fire transaction), run.go (the workers, which
 // call Runner.Execute) and complete.go (recording the outcome, or handing
 // an execution cancelled for a lapsed lease to recovery). The
 // helpers: capacity.go (free workers, run-time estimate), lease.go (jobs

@@ -198,6 +198,9 @@ type Engine struct {
 	// unheard holds the acquired triggers whose TriggerFire failed without
 	// an answer: the store may have fired them all the same.
 	unheard map[store.Key]bool
+	// unsettled holds the firings of a claim that failed without an
+	// answer (see settleUnsettled).
+	unsettled map[store.Key]proposal
 
 	mu sync.Mutex
 	// busy counts the fired jobs not finished: running, or waiting for a
@@ -300,6 +303,7 @@ func New(cfg Config) (*Engine, error) {
 		acquired:   make(chan acquisition, 1),
 		down:       outage.Tracker{Min: retryMin, Max: retryMax, LogEvery: outageLogEvery},
 		unheard:    make(map[store.Key]bool),
+		unsettled:  make(map[store.Key]proposal),
 		running:    make(map[string]*runningJob),
 		unreleased: make(map[store.Key]*store.TriggerRecord),
 		jobsCtx:    jobsCtx,

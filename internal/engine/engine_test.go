@@ -57,6 +57,21 @@ func (s *refusingStore) TriggersFire(ctx context.Context, p *store.TriggersFireP
 	return out, nil
 }
 
+// acquireOnly claims as TriggersAcquireFire may, firing nothing: the
+// wrappers that test the fire path use it, so that every firing goes
+// through their TriggersFire.
+func acquireOnly(ctx context.Context, st store.Store, p *store.TriggersAcquireFireParams) (*store.TriggersAcquireFireResult, error) {
+	recs, err := st.TriggersAcquire(ctx, &p.TriggersAcquireParams)
+	if err != nil {
+		return nil, err
+	}
+	return &store.TriggersAcquireFireResult{Claimed: recs}, nil
+}
+
+func (s *refusingStore) TriggersAcquireFire(ctx context.Context, p *store.TriggersAcquireFireParams) (*store.TriggersAcquireFireResult, error) {
+	return acquireOnly(ctx, s, p)
+}
+
 type harness struct {
 	store  store.Store
 	node   *testNode

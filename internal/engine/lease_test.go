@@ -25,6 +25,10 @@ func (s *lapsingStore) TriggersFire(ctx context.Context, p *store.TriggersFirePa
 	return out, err
 }
 
+func (s *lapsingStore) TriggersAcquireFire(ctx context.Context, p *store.TriggersAcquireFireParams) (*store.TriggersAcquireFireResult, error) {
+	return acquireOnly(ctx, s, p)
+}
+
 // A job held because its lease lapsed is not run by Stop, and leaves the
 // engine: the node unregistering after Stop hands its execution to recovery.
 func TestStopDropsAJobHeldForItsLease(t *testing.T) {

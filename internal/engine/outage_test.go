@@ -73,6 +73,10 @@ func (s *flakyStore) TriggersFire(ctx context.Context, p *store.TriggersFirePara
 	return s.Store.TriggersFire(ctx, p)
 }
 
+func (s *flakyStore) TriggersAcquireFire(ctx context.Context, p *store.TriggersAcquireFireParams) (*store.TriggersAcquireFireResult, error) {
+	return acquireOnly(ctx, s, p)
+}
+
 func (s *flakyStore) TriggerRelease(ctx context.Context, p *store.TriggerReleaseParams) error {
 	if err := s.fail("TriggerRelease"); err != nil {
 		return err
@@ -310,6 +314,10 @@ func (s *lostAnswerStore) TriggersFire(ctx context.Context, p *store.TriggersFir
 		return nil, errUnreachable
 	}
 	return res, err
+}
+
+func (s *lostAnswerStore) TriggersAcquireFire(ctx context.Context, p *store.TriggersAcquireFireParams) (*store.TriggersAcquireFireResult, error) {
+	return acquireOnly(ctx, s, p)
 }
 
 func TestFiringWhoseAnswerWasLostStillRuns(t *testing.T) {

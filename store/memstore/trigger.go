@@ -290,6 +290,12 @@ func (s *Store) TriggersAcquire(ctx context.Context, p *store.TriggersAcquirePar
 	if _, err := s.checkLease(p.Lease); err != nil {
 		return nil, err
 	}
+	return s.acquire(p), nil
+}
+
+// acquire claims due triggers under the store's lock, once the lease was
+// checked.
+func (s *Store) acquire(p *store.TriggersAcquireParams) []store.TriggerRecord {
 	var (
 		out     []store.TriggerRecord
 		skipped []*trigger // excluded by job type, out of the queue meanwhile
@@ -312,7 +318,7 @@ func (s *Store) TriggersAcquire(ctx context.Context, p *store.TriggersAcquirePar
 	for _, t := range skipped {
 		heap.Push(&s.due, t)
 	}
-	return out, nil
+	return out
 }
 
 // excluded reports whether the job jk has one of the types listed.
@@ -571,4 +577,35 @@ func (s *Store) rearm(key store.Key, end time.Time) {
 	default:
 		s.setState(t, store.StateWaiting)
 	}
+}
+
+// TriggersAcquireFire claims due triggers and fires those p.Fire asks to
+// fire, under the store's one lock; see [store.Batcher].
+func (s *Store) TriggersAcquireFire(ctx context.Context, p *store.TriggersAcquireFireParams) (*store.TriggersAcquireFireResult, error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	if _, err := s.checkLease(p.Lease); err != nil {
+		return nil, err
+	}
+	res := &store.TriggersAcquireFireResult{}
+	for _, rec := range s.acquire(&p.TriggersAcquireParams) {
+		var (
+			f  store.TriggerFiring
+			ok bool
+		)
+		if p.Fire != nil {
+			f, ok = p.Fire(rec)
+		}
+		if !ok {
+			res.Claimed = append(res.Claimed, rec)
+			continue
+		}
+		var out store.TriggerFireOutcome
+		out.Result, out.Err = s.fire(p.Lease, &f)
+		res.Firings = append(res.Firings, f)
+		res.Outcomes = append(res.Outcomes, out)
+	}
+	return res, nil
 }

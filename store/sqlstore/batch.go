@@ -67,11 +67,14 @@ func (s *Store) TriggersFire(ctx context.Context, p *store.TriggersFireParams) (
 	if err != nil {
 		return nil, s.translate("firing triggers", err, nil, nil)
 	}
+	fired := 0
 	for _, i := range todo {
 		if ids[i] != "" {
 			p.Firings[i].Execution.ID = ids[i]
+			fired++
 		}
 	}
+	s.sawFirings(fired)
 	return out, nil
 }
 

@@ -143,6 +143,16 @@
 // one-at-a-time path inside the same transaction. On PostgreSQL these
 // transactions plan every statement for its arguments (plan_cache_mode =
 // force_custom_plan): generic plans of key lists ran ten times slower.
+// Custom plans by key need statistics: a PostgreSQL store analyzes the
+// tables PostgreSQL never analyzed once they hold work (analyze.go).
+//
+// TriggersAcquireFire (acquirefire.go) claims and fires the triggers that
+// are due already in one transaction: the claiming read of
+// sqlAcquireSelect (FOR UPDATE SKIP LOCKED where the database has it), the
+// read of their jobs, then an UPDATE that marks ACQUIRED only those not
+// fired, and the INSERT and UPDATE of TriggersFire for the others, which go
+// from WAITING to their next state in one write, held by the claiming
+// read's row locks until the commit.
 //
 // Every transaction that decides whether a non-concurrent job is busy (fire,
 // completion, release, insert, recovery, reconciliation) holds that job's

@@ -25,8 +25,13 @@ type statementLog struct {
 	sent []string
 }
 
-// TraceQueryStart records a statement.
+// TraceQueryStart records a statement, but those of the store's one-time
+// check of its tables' statistics (analyze.go), which its own goroutine
+// sends at any moment of a firing and which are no part of the path.
 func (l *statementLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if strings.HasPrefix(d.SQL, "ANALYZE ") || strings.Contains(d.SQL, "FROM pg_stat_user_tables") {
+		return ctx
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.sent = append(l.sent, d.SQL)

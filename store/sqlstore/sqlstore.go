@@ -118,11 +118,15 @@ type Store struct {
 	keyCollation string
 
 	queries sync.Map // SQL template -> rendered text
+	// stats makes sure once that PostgreSQL has statistics of the tables.
+	stats statsCheck
 
 	closed   atomic.Bool
 	stop     context.Context // canceled by Close; ends watchers
 	stopFn   context.CancelFunc
 	watchers sync.WaitGroup
+	// background runs the store's own work, such as analyzing its tables.
+	background sync.WaitGroup
 }
 
 var (
@@ -250,6 +254,7 @@ func (s *Store) Close() error {
 	}
 	s.stopFn()
 	s.watchers.Wait()
+	s.background.Wait()
 	if s.ownsDB {
 		return s.db.Close()
 	}

@@ -74,6 +74,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Fire", fireTests},
 		{"Execution", executionTests},
 		{"Batch", batchTests},
+		{"AcquireFire", acquireFireTests},
 		{"Node", nodeTests},
 		{"Recovery", recoveryTests},
 		{"Reconcile", reconcileTests},
