@@ -137,7 +137,8 @@ func (o *alertOutbox) stop(ctx context.Context, send func(context.Context, alert
 	}
 }
 
-// useOutbox makes a send its alerts through box.
+// useOutbox makes a send its alerts through box. It is called before
+// start.
 func (a *alerter) useOutbox(box *alertOutbox) {
 	box.opts.GaveUp = func(outbox.Claim, error) { a.current().GaveUp() }
 	a.box = box
@@ -150,13 +151,9 @@ func (a *alerter) current() *alert.Notifier {
 	return a.n
 }
 
-// enqueue hands the alert for ev to the outbox, or without one to n's
-// queue, unless n's rate limit suppresses it.
+// enqueue hands the alert for ev to the outbox, unless n's rate limit
+// suppresses it.
 func (a *alerter) enqueue(ctx context.Context, n *alert.Notifier, ev alert.Event) {
-	if a.box == nil {
-		n.Notify(ev)
-		return
-	}
 	suppressed, ok := n.Admit(ev)
 	if !ok {
 		return

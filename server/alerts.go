@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -42,10 +43,13 @@ func (st storedAlertSettings) recipients() alert.Recipients {
 	}
 }
 
-// alerter sends the server's alerts through an alert.Notifier, with the
-// default recipients and rate limit of the settings stored through the
-// API (falling back to the configured ones). A changed rate limit
-// replaces the notifier: the old one delivers what it queued and stops.
+// alerter sends the server's alerts through the alert outbox (see
+// alertOutbox), with the default recipients and rate limit of the
+// settings stored through the API (falling back to the configured ones).
+// Its alert.Notifier applies the rate limit, splits an alert into
+// deliveries and sends each one; the notifier's own queue and delivery
+// goroutine are not used, so it is never started. A changed rate limit
+// replaces the notifier.
 type alerter struct {
 	base     alert.Config // the configured notifier, without default recipients
 	defaults storedAlertSettings
@@ -55,15 +59,10 @@ type alerter struct {
 	mu       sync.Mutex
 	n        *alert.Notifier
 	rate     alert.RateLimit
-	ctx      context.Context // Start's, for notifiers made later
-	started  bool
-	stopped  bool
 	cached   storedAlertSettings
 	cachedAt time.Time
-	retired  sync.WaitGroup // notifiers being stopped after a swap
-	old      []*alert.Notifier
-	// box, when set, is where alerts go instead of the notifier's
-	// in-memory queue (see alertOutbox).
+	old      []*alert.Notifier // the replaced notifiers, whose stats still count
+	// box is where alerts go, set by useOutbox before start.
 	box *alertOutbox
 }
 
@@ -102,37 +101,21 @@ func newAlerter(cfg alert.Config, state *stateStore, log *slog.Logger) (*alerter
 	return a, nil
 }
 
-// start starts delivering alerts.
+// start starts the outbox's delivery loop.
 func (a *alerter) start(ctx context.Context) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if err := a.n.Start(ctx); err != nil {
-		return fmt.Errorf("server: starting the alert notifier: %w", err)
+	if a.box == nil {
+		return errors.New("server: the alerter has no outbox")
 	}
-	a.ctx, a.started = ctx, true
-	if a.box != nil {
-		a.box.start(ctx, a.deliver)
-	}
+	a.box.start(ctx, a.deliver)
 	return nil
 }
 
-// stop delivers the queued alerts, waiting at most timeout, and stops.
-func (a *alerter) stop(ctx context.Context, timeout time.Duration) error {
-	a.mu.Lock()
-	n := a.n
-	a.stopped = true
-	a.mu.Unlock()
+// stop stops the outbox's delivery loop and sends what is due, waiting
+// at most timeout; what is left waits in the outbox.
+func (a *alerter) stop(ctx context.Context, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if a.box != nil {
-		a.box.stop(ctx, a.deliver)
-	}
-	err := n.Stop(ctx)
-	a.retired.Wait()
-	if err != nil {
-		return fmt.Errorf("server: stopping the alert notifier: %w", err)
-	}
-	return nil
+	a.box.stop(ctx, a.deliver)
 }
 
 // settings returns the alert settings in force: those stored through the
@@ -210,29 +193,18 @@ func (a *alerter) notifier(per time.Duration) *alert.Notifier {
 	if per > 0 {
 		want = alert.RateLimit{Alerts: max(want.Alerts, 1), Per: per}
 	}
-	if want == a.rate || !a.started || a.stopped {
+	if want == a.rate {
 		return a.n
 	}
 	cfg := a.base
 	cfg.RateLimit = want
 	n, err := alert.New(cfg)
-	if err == nil {
-		err = n.Start(a.ctx)
-	}
 	if err != nil {
 		a.log.Error("cannot apply the new alert rate limit; keeping the old one", "error", err)
 		return a.n
 	}
-	old := a.n
+	a.old = append(a.old, a.n)
 	a.n, a.rate = n, want
-	a.old = append(a.old, old)
-	a.retired.Go(func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), time.Minute)
-		defer cancel()
-		if err := old.Stop(ctx); err != nil {
-			a.log.Warn("stopping the replaced alert notifier", "error", err)
-		}
-	})
 	return n
 }
 

@@ -192,6 +192,8 @@ const (
 	DefaultShutdownTimeout    = 30 * time.Second
 	DefaultCheckInInterval    = chime.DefaultCheckInInterval
 	DefaultMisfireThreshold   = chime.DefaultMisfireThreshold
+	DefaultExecutorLease      = dispatch.DefaultLease
+	DefaultAlertLease         = outbox.DefaultLease
 )
 
 // NoRetentionCap as Retention.MaxPerJob sets no cap: every execution
@@ -290,14 +292,14 @@ func (c Config) withDefaults() (Config, error) {
 		c.MisfireThreshold = DefaultMisfireThreshold
 	}
 	if c.AlertLease == 0 {
-		c.AlertLease = outbox.DefaultLease
+		c.AlertLease = DefaultAlertLease
 	}
 	if timeout := c.Alert.WithDefaults().Timeout; c.AlertLease <= 2*timeout {
 		return c, fmt.Errorf("%w: AlertLease %s: want more than twice Alert.Timeout (%s)", ErrInvalidConfig, c.AlertLease, timeout)
 	}
 	switch {
 	case c.ExecutorLease == 0:
-		c.ExecutorLease = dispatch.DefaultLease
+		c.ExecutorLease = DefaultExecutorLease
 	case c.ExecutorLease < time.Second:
 		return c, fmt.Errorf("%w: ExecutorLease %s: want at least 1s", ErrInvalidConfig, c.ExecutorLease)
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,9 +64,10 @@ func (f *executorFixture) startPythonExecutor(t *testing.T, instance string) *sy
 
 // TestPythonExecutor routes jobs to the Python example executor, a real
 // process that speaks the protocol without the Go SDK: a run succeeds
-// with its output and log lines and the history names the executor; a
-// run fails with its handler's message; a long run streams its first log
-// line live and, killed, is recorded killed.
+// with its output and log lines and the history names the executor; the
+// items of a sharded firing print their shard index and total; a run
+// fails with its handler's message; a long run streams its first log line
+// live and, killed, is recorded killed.
 func TestPythonExecutor(t *testing.T) {
 	t.Parallel()
 	forEachDB(t, func(t *testing.T, url string) {
@@ -85,6 +87,29 @@ func TestPythonExecutor(t *testing.T) {
 		}
 		if len(e.Logs) != 1 || e.Logs[0].Message != "echoing" || e.Logs[0].Level != "INFO" {
 			t.Errorf("echo logs = %+v, want the line echoing", e.Logs)
+		}
+
+		// A firing of two shards: each item prints its place among them
+		// before the parameters.
+		id = f.runOnce(t, executorJob("echo-sharded", "py.echo", false, func(j *api.Job) { j.Shards = 2 }), nil)
+		if parent := waitExecution(t, f.s, id); parent.Outcome != "succeeded" {
+			t.Fatalf("sharded echo: %s (%s), want succeeded", parent.Outcome, parent.Error)
+		}
+		si, err := f.s.ShardItems(ctx, id)
+		if err != nil {
+			t.Fatalf("ShardItems: %v", err)
+		}
+		if len(si.Items) != 2 {
+			t.Fatalf("sharded echo has %d items, want 2", len(si.Items))
+		}
+		for _, it := range si.Items {
+			e, err := f.s.GetExecution(ctx, it.ExecutionID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf("shard: %d/2\n{", it.Index); e.Outcome != "succeeded" || !strings.HasPrefix(e.Output, want) {
+				t.Errorf("shard item %d: %s with output %q, want succeeded with output starting %q", it.Index, e.Outcome, e.Output, want)
+			}
 		}
 
 		id = f.runOnce(t, executorJob("fail", "py.fail", false), map[string]any{"message": "ledger locked"})

@@ -434,7 +434,7 @@ func Listen(addr string) (net.Listener, error) {
 }
 
 // Serve starts the node and serves the HTTP API on ln until ctx ends: it
-// joins the cluster and starts firing, and runs the alert notifier, the
+// joins the cluster and starts firing, and runs the alert outbox, the
 // history pruner, the node-loss watch, the overlap canceller, the
 // dead-man checks and the live log buffer. Its shutdown ends the log
 // streams being served. When ctx ends it stops them gracefully, in this
@@ -450,7 +450,9 @@ func Listen(addr string) (net.Listener, error) {
 //  3. the background loops (pruner, node watch, canceller, dead-man,
 //     live log pruner), then the live log buffer, which appends the lines
 //     still pending;
-//  4. the notifier, which delivers the alerts still queued;
+//  4. the alert outbox's delivery loop, then what is due in the outbox is
+//     sent until nothing is or Config.ShutdownTimeout passes (the rest
+//     waits there for another node or this one's next run);
 //  5. the database.
 //
 // Serve closes ln. It returns nil after a graceful stop, or the error that
@@ -497,7 +499,7 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	if err := s.sched.Start(ctx); err != nil {
 		_ = ln.Close()
 		s.recorder.stop()
-		_ = s.alerts.stop(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+		s.alerts.stop(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 		return fmt.Errorf("server: %w", err)
 	}
 	// Registering again recorded the executions that incarnation had
@@ -552,9 +554,7 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	if err := s.pruner.Stop(context.WithoutCancel(ctx)); err != nil {
 		errs = append(errs, err)
 	}
-	if err := s.alerts.stop(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout); err != nil {
-		errs = append(errs, err)
-	}
+	s.alerts.stop(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 	s.log.Info("chime server stopped")
 	return errors.Join(append([]error{runErr}, errs...)...)
 }

@@ -62,6 +62,9 @@ type serverConfig struct {
 		DeadAfter        time.Duration `koanf:"dead_after"`
 		MisfireThreshold time.Duration `koanf:"misfire_threshold"`
 	} `koanf:"cluster"`
+	Executors struct {
+		Lease time.Duration `koanf:"lease"`
+	} `koanf:"executors"`
 	SMTP struct {
 		Host     string `koanf:"host"`
 		Port     int    `koanf:"port"`
@@ -82,6 +85,7 @@ type serverConfig struct {
 		PagerDutyKeys []string      `koanf:"pagerduty_keys"`
 		PagerDutyURL  string        `koanf:"pagerduty_url"`
 		RateLimit     time.Duration `koanf:"rate_limit"`
+		Lease         time.Duration `koanf:"lease"`
 		// Templates of alert e-mails and webhook texts (text/template over
 		// alert.TemplateData); empty for the defaults.
 		SubjectTemplate string `koanf:"subject_template"`
@@ -166,6 +170,8 @@ func serverSettings() []serverSetting {
 		{key: "cluster.check_in_interval", flag: "check-in-interval", def: 2 * time.Second, usage: "how often the node renews its cluster lease"},
 		{key: "cluster.dead_after", flag: "dead-after", def: time.Duration(0), usage: "silence after which a node is declared dead (default 3 × check-in interval)"},
 		{key: "cluster.misfire_threshold", flag: "misfire-threshold", def: time.Minute, usage: "how late a firing may be before its misfire instruction applies"},
+		{key: "executors.lease", flag: "executor-lease", def: server.DefaultExecutorLease,
+			usage: "how long an executor keeps its runs without a heartbeat before they are lost (at least 1s)"},
 		{key: "smtp.host", flag: "smtp-host", def: "", usage: "SMTP server for alert e-mails (none: no e-mail)"},
 		{key: "smtp.port", flag: "smtp-port", def: 0, usage: "SMTP port (default 587 for starttls, 465 for tls, 25 for none)"},
 		{key: "smtp.username", flag: "smtp-username", def: "", usage: "SMTP user name (none: no AUTH)"},
@@ -184,6 +190,8 @@ func serverSettings() []serverSetting {
 		{key: "alerts.subject_template", flag: "alert-subject-template", def: "", usage: "template of alert e-mail subjects (see go doc ./server/alert)"},
 		{key: "alerts.body_template", flag: "alert-body-template", def: "", usage: "template of alert e-mail bodies"},
 		{key: "alerts.text_template", flag: "alert-text-template", def: "", usage: "template of the text of alert webhooks"},
+		{key: "alerts.lease", flag: "alert-lease", def: server.DefaultAlertLease,
+			usage: "how long a node holds an alert it claimed before another node may send it: the longest a node's death delays an alert (more than twice the alert timeout)"},
 		{key: "sso.issuer", flag: "sso-issuer", def: "",
 			usage: "issuer URL of an OpenID Connect provider for single sign-on, such as https://keycloak.example.com/realms/acme (none: local users only)"},
 		{key: "sso.client_id", flag: "sso-client-id", def: "", usage: "chime's client ID at the provider"},
@@ -536,6 +544,19 @@ func (c *serverConfig) validate() error {
 	case r.MaxPerJob != server.NoRetentionCap && r.PerJob > r.MaxPerJob:
 		return fmt.Errorf("chime server: retention.per_job %d is more than retention.max_per_job %d", r.PerJob, r.MaxPerJob)
 	}
+	return c.validateLeases()
+}
+
+// validateLeases checks executors.lease and alerts.lease as the server
+// would, naming the key instead of the server's field.
+func (c *serverConfig) validateLeases() error {
+	if c.Executors.Lease < time.Second {
+		return fmt.Errorf("chime server: executors.lease %s: want at least 1s", c.Executors.Lease)
+	}
+	// The alert timeout has no setting: the server uses its default.
+	if timeout := (alert.Config{}).WithDefaults().Timeout; c.Alerts.Lease <= 2*timeout {
+		return fmt.Errorf("chime server: alerts.lease %s: want more than twice the alert timeout (%s)", c.Alerts.Lease, timeout)
+	}
 	return nil
 }
 
@@ -569,6 +590,8 @@ func (c *serverConfig) toServer(log *slog.Logger) server.Config {
 		CheckInInterval:   c.Cluster.CheckInInterval,
 		DeadAfter:         c.Cluster.DeadAfter,
 		MisfireThreshold:  c.Cluster.MisfireThreshold,
+		ExecutorLease:     c.Executors.Lease,
+		AlertLease:        c.Alerts.Lease,
 		Alert: alert.Config{
 			SMTP: alert.SMTPConfig{
 				Host: c.SMTP.Host, Port: c.SMTP.Port, Username: c.SMTP.Username, Password: c.SMTP.Password,
@@ -722,6 +745,7 @@ func effectiveValues(cfg *serverConfig, run server.Config) map[string]slog.Value
 		"cluster.check_in_interval": d(run.CheckInInterval),
 		"cluster.dead_after":        d(run.DeadAfter),
 		"cluster.misfire_threshold": d(run.MisfireThreshold),
+		"executors.lease":           d(run.ExecutorLease),
 		"smtp.host":                 str(al.SMTP.Host),
 		"smtp.port":                 slog.IntValue(al.SMTP.Port),
 		"smtp.username":             str(al.SMTP.Username),
@@ -740,6 +764,7 @@ func effectiveValues(cfg *serverConfig, run server.Config) map[string]slog.Value
 		"alerts.subject_template": str(cfg.Alerts.SubjectTemplate),
 		"alerts.body_template":    str(cfg.Alerts.BodyTemplate),
 		"alerts.text_template":    str(cfg.Alerts.TextTemplate),
+		"alerts.lease":            d(run.AlertLease),
 		"sso.issuer":              str(cfg.SSO.Issuer),
 		"sso.client_id":           str(cfg.SSO.ClientID),
 		"sso.client_secret":       str(cfg.SSO.ClientSecret),

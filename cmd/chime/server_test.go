@@ -220,6 +220,46 @@ func TestServerConfigRetention(t *testing.T) {
 	}
 }
 
+// TestServerConfigLeases checks executors.lease and alerts.lease: the
+// server's defaults, and what a flag, a variable or the file says.
+func TestServerConfigLeases(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "leases.yaml")
+	if err := os.WriteFile(file, []byte("executors:\n  lease: 40s\nalerts:\n  lease: 3m\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name          string
+		file          string
+		env           map[string]string
+		args          []string
+		executor, alr time.Duration
+	}{
+		{name: "defaults", executor: 15 * time.Second, alr: time.Minute},
+		{name: "flags", args: []string{"--executor-lease", "5s", "--alert-lease", "90s"}, executor: 5 * time.Second, alr: 90 * time.Second},
+		{name: "env", env: map[string]string{"CHIME_EXECUTORS_LEASE": "1s", "CHIME_ALERTS_LEASE": "21s"}, executor: time.Second, alr: 21 * time.Second},
+		{name: "file", file: file, executor: 40 * time.Second, alr: 3 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			lookup := func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }
+			cmd := newServerCmd()
+			if err := cmd.Flags().Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			cfg, _, err := loadServerConfig(cmd.Flags(), serverSettings(), tt.file, lookup)
+			if err != nil {
+				t.Fatalf("loadServerConfig: %v", err)
+			}
+			if run := cfg.toServer(nil); run.ExecutorLease != tt.executor || run.AlertLease != tt.alr {
+				t.Errorf("ExecutorLease, AlertLease = %s, %s; want %s, %s", run.ExecutorLease, run.AlertLease, tt.executor, tt.alr)
+			}
+		})
+	}
+}
+
 // TestServerConfigJobVersions checks job_versions: 50 by default, and
 // what the flag says.
 func TestServerConfigJobVersions(t *testing.T) {
@@ -272,6 +312,11 @@ func TestServerConfigErrors(t *testing.T) {
 			want: "retention.per_job 20000 is more than retention.max_per_job 10000"},
 		{name: "zero cap", args: []string{"--retention-max-per-job", "0"}, want: "retention.max_per_job 0"},
 		{name: "negative floor", args: []string{"--retention-per-job=-5"}, want: "retention.per_job -5 is negative"},
+		{name: "short executor lease", args: []string{"--executor-lease", "500ms"}, want: "executors.lease 500ms: want at least 1s"},
+		{name: "negative executor lease in file", file: write("executors.yaml", "executors:\n  lease: -5s\n"), want: "executors.lease -5s: want at least 1s"},
+		{name: "short alert lease", env: map[string]string{"CHIME_ALERTS_LEASE": "20s"},
+			want: "alerts.lease 20s: want more than twice the alert timeout (10s)"},
+		{name: "bad alert lease in file", file: write("alerts.yaml", "alerts:\n  lease: soon\n"), want: "alerts.lease"},
 		{name: "no job versions", args: []string{"--job-versions", "0"}, want: "job_versions 0: want at least 1"},
 		{name: "egress rule with a port", args: []string{"--egress-allow", "10.0.0.0/8,db.corp.example:5432"},
 			want: `egress_allow[1] "db.corp.example:5432": not an IP address, and a host name has no colon`},

@@ -9,7 +9,8 @@ its handler in a thread, sends the run's log lines while it runs, and
 reports the result under the run's fencing token.
 
 Handlers:
-  py.echo   prints its parameters and logs a line;
+  py.echo   prints its parameters and logs a line; for an item of a
+            sharded firing, it prints "shard: INDEX/TOTAL" first;
   py.sleep  waits for its "seconds" parameter (default 1), or until the
             server asks to stop the run (a kill or a timeout);
   py.fail   fails with its "message" parameter.
@@ -99,6 +100,10 @@ class Run:
         self.job_key = f"{wire['job_group']}.{wire['job_name']}"
         self.attempt = wire.get("attempt", 1)
         self.params = wire.get("params") or {}
+        # An item of a sharded firing: its index (from 0) among the
+        # firing's shard_total items; both 0 for a run that is not one.
+        self.shard_index = wire.get("shard_index", 0)
+        self.shard_total = wire.get("shard_total", 0)
         self.stop = threading.Event()  # set when the server asks to stop the run
         self.output = []
         self.lines = []  # every line logged, numbered by position from 1
@@ -128,6 +133,8 @@ class Run:
 
 def echo(run):
     run.log("echoing", params=run.params)
+    if run.shard_total > 0:
+        run.print(f"shard: {run.shard_index}/{run.shard_total}\n")
     run.print(json.dumps(run.params, sort_keys=True))
 
 

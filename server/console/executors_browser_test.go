@@ -123,7 +123,9 @@ func TestExecutorsPage(t *testing.T) {
 // refusal of a hash key without consistent-hash routing shows under its
 // field; the saved
 // job has the group, handler, routing, hash key and labels given, and
-// its edit form shows them again.
+// its edit form shows them again; a handler no executor advertised is
+// refused until "Save it before its executors register" is checked, and
+// the saved job then allows unregistered ones.
 func TestExecutorJobForm(t *testing.T) {
 	srv := servertest.Start(t, nil)
 	startExecutor(t, srv)
@@ -168,4 +170,28 @@ func TestExecutorJobForm(t *testing.T) {
 	if want := "executor|billing|consistent_hash|customer|region=eu"; got != want {
 		t.Errorf("the edit form holds %q, want %q", got, want)
 	}
+	if browsertest.Get(p, "reading the allow-unregistered box", chromedp.Evaluate[bool](
+		`document.querySelector('input[name="executor.allow_unregistered"]').checked`)) {
+		t.Error("the edit form's allow-unregistered box is checked for a job that does not set it")
+	}
+
+	// A handler no executor advertised is refused under its field until
+	// the box is checked; the saved job keeps the setting and the form
+	// shows it again.
+	typeIn(p, `input[name="executor.handler"]`, "invoice.reopen")
+	p.ClickText("button", "Save")
+	p.WaitText(`.field[data-field="executor.handler"] .error`, "allow_unregistered")
+	setValue(p, `input[name="executor.allow_unregistered"]`, "true")
+	p.ClickText("button", "Save")
+	waitJS(p, "the job's page", `(h => h && h.innerText.includes('billing/close-month') && !h.innerText.startsWith('Edit'))(document.querySelector('main h1'))`)
+	job, err = srv.Client.GetJob(context.Background(), "billing", "close-month")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := job.Executor; x == nil || x.Handler != "invoice.reopen" || !x.AllowUnregistered {
+		t.Errorf("saving with the box checked left executor %+v, want handler invoice.reopen with allow_unregistered", x)
+	}
+	p.ClickText(".page-head a", "Edit")
+	waitJS(p, "the edit form's checked allow-unregistered box",
+		`document.querySelector('input[name="executor.handler"]')?.value === 'invoice.reopen' && document.querySelector('input[name="executor.allow_unregistered"]').checked`)
 }

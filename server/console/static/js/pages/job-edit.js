@@ -195,7 +195,9 @@ export async function render(ctx) {
         field('executor.hash_key', 'Hash key', { value: exec.hash_key || '', placeholder: 'the job key',
           hint: 'Consistent hash only: a parameter name to hash on.' })),
       field('executor.labels', 'Required labels', { type: 'textarea', rows: 2, value: Object.entries(exec.labels || {}).map(([k, v]) => `${k}=${v}`).join('\n'),
-        hint: 'One key=value per line: only executors carrying them all run it.' }));
+        hint: 'One key=value per line: only executors carrying them all run it.' }),
+      field('executor.allow_unregistered', 'Save it before its executors register', { type: 'checkbox', value: !!exec.allow_unregistered,
+        hint: 'Otherwise a group or handler no executor has advertised yet is refused; its runs record no_executor until one serves them.' }));
     const otherBox = h('p', { class: 'muted' }, 'A Go job type reads its settings from the job data below.');
     typeFields = { httpBox, shellBox, executorBox, otherBox, custom, typeSel };
     const showType = () => {
@@ -330,6 +332,7 @@ export async function render(ctx) {
       for (const l of lines(f('executor.labels').value)) { const i = l.indexOf('='); labels[l.slice(0, i).trim()] = l.slice(i + 1).trim(); }
       if (Object.keys(labels).length) ex.labels = labels; else delete ex.labels;
       if (val('executor.hash_key')) ex.hash_key = val('executor.hash_key'); else delete ex.hash_key;
+      if (f('executor.allow_unregistered').checked) ex.allow_unregistered = true; else delete ex.allow_unregistered;
       job.executor = ex;
     }
     if (val('timeout')) job.timeout = val('timeout'); else delete job.timeout;
