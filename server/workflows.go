@@ -218,6 +218,13 @@ func (s *Server) PutWorkflow(ctx context.Context, actor string, wf api.Workflow,
 	return out, created, err
 }
 
+// CheckWorkflow refuses a workflow PutWorkflow would refuse for its
+// content (its name, graph and tasks' settings), naming the field, and
+// changes nothing. The check does not depend on who asks.
+func (s *Server) CheckWorkflow(ctx context.Context, _ string, wf api.Workflow) error {
+	return s.checkWorkflow(ctx, &wf)
+}
+
 // isNotFound reports whether err is the API's not_found.
 func isNotFound(err error) bool {
 	var ae *api.Error
