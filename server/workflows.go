@@ -402,15 +402,21 @@ func (s *Server) triggerTask(ctx context.Context, r workflow.Ready) error {
 
 // sweepWorkflows makes, every sweepEvery until ctx ends, the triggers of
 // the tasks ready for longer than sweepAfter: a node that died between
-// readying a task and making its trigger left it so.
+// readying a task and making its trigger left it so. Every
+// workflowPruneEvery it also prunes the old instances (pruneWorkflows).
 func (s *Server) sweepWorkflows(ctx context.Context) {
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
+	var pruned time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if now := s.now(); now.Sub(pruned) >= workflowPruneEvery {
+			pruned = now
+			s.pruneWorkflows(ctx, now)
 		}
 		ready, err := s.workflows.ReadyTasks(ctx, s.now().Add(-sweepAfter), 500)
 		if err != nil {
