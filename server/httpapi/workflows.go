@@ -211,11 +211,8 @@ func (h *handler) putWorkflow(w http.ResponseWriter, r *http.Request, c *call) e
 	if err != nil {
 		return err
 	}
-	var body api.Workflow
-	if err := h.decode(w, r, &body); err != nil {
-		return err
-	}
-	if body.Name, err = fromPath(r, "name", body.Name); err != nil {
+	body, err := h.decodeWorkflow(w, r)
+	if err != nil {
 		return err
 	}
 	stored, created, err := wf.PutWorkflow(r.Context(), c.actor(), body, ifMatch)
@@ -232,16 +229,25 @@ func (h *handler) putWorkflow(w http.ResponseWriter, r *http.Request, c *call) e
 	return nil
 }
 
+// decodeWorkflow reads the workflow of a request's body, named by its
+// path.
+func (h *handler) decodeWorkflow(w http.ResponseWriter, r *http.Request) (api.Workflow, error) {
+	var body api.Workflow
+	if err := h.decode(w, r, &body); err != nil {
+		return body, err
+	}
+	var err error
+	body.Name, err = fromPath(r, "name", body.Name)
+	return body, err
+}
+
 func (h *handler) checkWorkflow(w http.ResponseWriter, r *http.Request, c *call) error {
 	wf, err := h.workflows()
 	if err != nil {
 		return err
 	}
-	var body api.Workflow
-	if err := h.decode(w, r, &body); err != nil {
-		return err
-	}
-	if body.Name, err = fromPath(r, "name", body.Name); err != nil {
+	body, err := h.decodeWorkflow(w, r)
+	if err != nil {
 		return err
 	}
 	if err := wf.CheckWorkflow(r.Context(), c.actor(), body); err != nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -131,17 +130,11 @@ func RunD1(ctx context.Context, opts D1Options) (res *D1Result, err error) {
 		},
 		log: opts.Logger, prefix: "bench_" + randomHex(4) + "_", adminPassword: "Bench-" + randomHex(16),
 	}
-	if opts.Dir == "" {
-		if r.dir, err = os.MkdirTemp("", "chime-bench-"); err != nil {
-			return nil, fmt.Errorf("bench: %w", err)
-		}
-		defer os.RemoveAll(r.dir)
-	} else {
-		r.dir = opts.Dir
-		if err := os.MkdirAll(r.dir, 0o755); err != nil {
-			return nil, fmt.Errorf("bench: %w", err)
-		}
+	var done func()
+	if r.dir, done, err = runDir(opts.Dir); err != nil {
+		return nil, err
 	}
+	defer done()
 	var drop func(context.Context) error
 	r.url, drop, err = newNamespace(ctx, opts.DatabaseURL, strings.TrimSuffix(r.prefix, "_"), r.dir)
 	if err != nil {
