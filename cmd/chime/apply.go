@@ -127,8 +127,8 @@ func runApply(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, opts
 	for _, w := range m.warnings {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
 	}
-	if opts.only == "calendars" && (len(m.Jobs) > 0 || len(m.Pools) > 0) {
-		return fmt.Errorf("%s lists jobs: apply it with chime apply", opts.file)
+	if opts.only == "calendars" && (len(m.Jobs) > 0 || len(m.Pools) > 0 || len(m.Workflows) > 0) {
+		return fmt.Errorf("%s lists jobs, pools or workflows: apply it with chime apply", opts.file)
 	}
 	if opts.pruneAllGroups && !opts.prune {
 		return errors.New("--prune-all-groups widens --prune: add --prune")
