@@ -45,6 +45,14 @@ func (c *Client) PutWorkflow(ctx context.Context, wf api.Workflow, ifMatch int64
 	return &out, resp.status == http.StatusCreated, nil
 }
 
+// CheckWorkflow asks the server whether PutWorkflow would take wf, and
+// changes nothing: nil when it would, and otherwise the *api.Error PutWorkflow
+// would give for wf's content, whose Field names the offending field.
+func (c *Client) CheckWorkflow(ctx context.Context, wf api.Workflow) error {
+	_, err := c.do(ctx, request{method: http.MethodPost, path: path("workflows", wf.Name, "check"), body: wf}, nil)
+	return err
+}
+
 // DeleteWorkflow deletes a workflow and the jobs of its tasks; its
 // instances stay.
 func (c *Client) DeleteWorkflow(ctx context.Context, name string) error {

@@ -415,22 +415,7 @@ const shardPruneEvery = time.Hour
 // ago than the history keeps executions (Config.Retention.MaxAge): their
 // items are gone from the history too.
 func (s *Server) pruneShards(ctx context.Context, now time.Time) {
-	if s.cfg.Retention.MaxAge <= 0 {
-		return
-	}
-	const batch = 500
-	for {
-		n, err := s.shards.Prune(ctx, now.Add(-s.cfg.Retention.MaxAge), batch)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn("cannot prune the state of old sharded firings", "error", err)
-			}
-			return
-		}
-		if n < batch {
-			return
-		}
-	}
+	s.pruneRetained(ctx, now, "the state of old sharded firings", s.shards.Prune)
 }
 
 // sweepShards is one look of watchShards.

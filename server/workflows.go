@@ -218,6 +218,13 @@ func (s *Server) PutWorkflow(ctx context.Context, actor string, wf api.Workflow,
 	return out, created, err
 }
 
+// CheckWorkflow refuses a workflow PutWorkflow would refuse for its
+// content (its name, graph and tasks' settings), naming the field, and
+// changes nothing. The check does not depend on who asks.
+func (s *Server) CheckWorkflow(ctx context.Context, _ string, wf api.Workflow) error {
+	return s.checkWorkflow(ctx, &wf)
+}
+
 // isNotFound reports whether err is the API's not_found.
 func isNotFound(err error) bool {
 	var ae *api.Error
@@ -395,15 +402,21 @@ func (s *Server) triggerTask(ctx context.Context, r workflow.Ready) error {
 
 // sweepWorkflows makes, every sweepEvery until ctx ends, the triggers of
 // the tasks ready for longer than sweepAfter: a node that died between
-// readying a task and making its trigger left it so.
+// readying a task and making its trigger left it so. Every
+// workflowPruneEvery it also prunes the old instances (pruneWorkflows).
 func (s *Server) sweepWorkflows(ctx context.Context) {
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
+	var pruned time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if now := s.now(); now.Sub(pruned) >= workflowPruneEvery {
+			pruned = now
+			s.pruneWorkflows(ctx, now)
 		}
 		ready, err := s.workflows.ReadyTasks(ctx, s.now().Add(-sweepAfter), 500)
 		if err != nil {

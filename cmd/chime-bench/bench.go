@@ -32,7 +32,7 @@ func newRootCmd() *cobra.Command {
 		verbose                    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "chime-bench --workload W1a|W1b|W1c|W2a|W2b|W3|E1 --nodes N --database-url URL",
+		Use:   "chime-bench --workload W1a|W1b|W1c|W2a|W2b|W3|E1|D1 --nodes N --database-url URL",
 		Short: "Run a benchmark workload on node processes and print one result line",
 		Long: `Run a benchmark workload: seed its triggers in tables of its own, start N node
 processes (each a chime scheduler), let them fire, stop them, merge what they
@@ -61,6 +61,13 @@ Workloads (--scale multiplies K or R):
        nodes only (--rate sets another R). Its lag figures are the dispatch
        lag, from the scheduled time to the handler's start on an executor,
        and its line adds executors=20 split=…, the runs each executor began.
+  D1   1,000 instances of a 10-task diamond workflow (start, 8 in parallel,
+       end) started at once through the API by 50 clients, on server nodes
+       (2 unless --nodes; --scale multiplies the instances). Its line reads
+       instances/s, the task-start lag after a task's last upstream task
+       ended (p50, p99, max, from the instances' recorded times), dup and
+       miss (from the tasks' own records), and the command waits at most
+       120 s for the tasks.
 
 --via library (the default) runs each node as a chime scheduler on the store,
 as a Go service embedding the library does. --via server runs each node as
@@ -79,6 +86,9 @@ docs/performance.md.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if databaseURL == "" {
 				return errors.New("bench: --database-url is required")
+			}
+			if strings.EqualFold(workload, "D1") {
+				return runD1(cmd, d1Flags{databaseURL: databaseURL, nodes: nodes, workers: workers, scale: scale, dir: dir, cpuProfile: cpuProfile, verbose: verbose})
 			}
 			w, err := bench.Lookup(workload, scale, rate)
 			if err != nil {
@@ -140,7 +150,7 @@ docs/performance.md.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&workload, "workload", "", "workload: "+strings.Join(bench.Names, ", ")+" (required)")
+	f.StringVar(&workload, "workload", "", "workload: "+strings.Join(bench.Names, ", ")+", D1 (required)")
 	f.IntVar(&nodes, "nodes", 0, "node processes (default 1; W3 runs on 2)")
 	f.StringVar(&databaseURL, "database-url", "", "sqlite:PATH, postgres://… or mysql://… (required)")
 	f.StringVar(&via, "via", bench.ViaLibrary, "what the nodes are: library (chime schedulers) or server (chime server processes)")

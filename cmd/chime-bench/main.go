@@ -10,7 +10,8 @@
 // hidden subcommand: `node` runs a chime scheduler (--via library) and
 // `server-node` runs the product's package server (--via server), the code
 // `chime server` runs, and `executor` runs an executor process on the Go
-// SDK (package executor) for E1.
+// SDK (package executor) for E1. --workload D1 runs the workflow benchmark
+// of issue 17 (bench.RunD1) on server nodes.
 package main
 
 import (

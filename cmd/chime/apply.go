@@ -32,8 +32,8 @@ const (
 // change is the plan for one calendar or job of a manifest: what the server
 // has, what the file says, and the difference.
 type change struct {
-	kind   string // "pool", "calendar" or "job"
-	key    string // the calendar's name, the job's group/name
+	kind   string // "pool", "calendar", "job" or "workflow"
+	key    string // the calendar's or workflow's name, the job's group/name
 	action action
 	// version is the job version the diff was made against; apply sends
 	// it as If-Match, so that a job changed since is not overwritten.
@@ -42,6 +42,7 @@ type change struct {
 	job     api.Job
 	cal     api.Calendar
 	pool    api.Pool
+	wf      api.Workflow
 }
 
 // applyOptions are the flags of chime apply.
@@ -87,7 +88,10 @@ a job someone changed in the meantime is refused rather than overwritten.
 Jobs and calendars on the server that the file does not list are left alone,
 unless --prune is given: then the jobs of the groups the file lists jobs of
 that the file does not list are deleted, after the diff shows them (and with
---prune-all-groups, those of every group). Calendars are never pruned. A prune
+--prune-all-groups, those of every group). Workflows (a workflows: list, as chime workflows apply takes) are applied
+after the jobs; with --prune, a file that lists workflows also deletes the
+workflows it does not list (workflows have no groups; a file that lists none
+leaves them alone). Calendars are never pruned. A prune
 needs a file that lists at least one job: an empty file is refused rather than
 read as "delete everything". --dry-run shows the deletions and changes nothing.
 Each change, deletions included, is kept as a version of the job on the server
@@ -123,8 +127,8 @@ func runApply(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, opts
 	for _, w := range m.warnings {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
 	}
-	if opts.only == "calendars" && (len(m.Jobs) > 0 || len(m.Pools) > 0) {
-		return fmt.Errorf("%s lists jobs: apply it with chime apply", opts.file)
+	if opts.only == "calendars" && (len(m.Jobs) > 0 || len(m.Pools) > 0 || len(m.Workflows) > 0) {
+		return fmt.Errorf("%s lists jobs, pools or workflows: apply it with chime apply", opts.file)
 	}
 	if opts.pruneAllGroups && !opts.prune {
 		return errors.New("--prune-all-groups widens --prune: add --prune")
@@ -134,14 +138,18 @@ func runApply(ctx context.Context, cmd *cobra.Command, c *apiclient.Client, opts
 		return err
 	}
 	if opts.prune {
-		if len(m.Jobs) == 0 {
+		if len(m.Jobs) == 0 && (opts.pruneAllGroups || len(m.Workflows) == 0) {
 			return fmt.Errorf("refusing to prune: %s lists no jobs, and pruning it would delete every job of the scope; list the jobs to keep", opts.file)
 		}
 		deletes, err := planPrune(ctx, c, m, opts.pruneAllGroups)
 		if err != nil {
 			return err
 		}
-		changes = append(changes, deletes...)
+		wfDeletes, err := planPruneWorkflows(ctx, c, m)
+		if err != nil {
+			return err
+		}
+		changes = append(append(changes, deletes...), wfDeletes...)
 	}
 	out := cmd.OutOrStdout()
 	pending := writePlan(out, changes)
@@ -227,7 +235,11 @@ func plan(ctx context.Context, c *apiclient.Client, m *manifest) ([]change, erro
 		}
 		changes = append(changes, ch)
 	}
-	return changes, nil
+	workflows, err := planWorkflows(ctx, c, m)
+	if err != nil {
+		return nil, err
+	}
+	return append(changes, workflows...), nil
 }
 
 // planPrune lists the jobs on the server that m does not list, in the
@@ -377,8 +389,9 @@ func confirm(cmd *cobra.Command, question string) (bool, error) {
 // execute applies the changes: calendars first (jobs name them), then
 // the new jobs, created together with one request per api.MaxJobBatch
 // jobs (all of a request or none of it), then the updated jobs one by
-// one, then the pruned jobs are deleted. It stops at the first failure,
-// saying what was applied before it.
+// one, then the workflows, then the pruned workflows and jobs are
+// deleted. It stops at the first failure, saying what was applied before
+// it.
 func execute(ctx context.Context, w io.Writer, c *apiclient.Client, changes []change) error {
 	applied := 0
 	failed := func(err error, what string) error {
@@ -392,7 +405,7 @@ func execute(ctx context.Context, w io.Writer, c *apiclient.Client, changes []ch
 	}
 	for _, ch := range changes {
 		// Pools and calendars first: jobs name them.
-		if ch.kind == "job" || ch.action == actionUnchanged {
+		if ch.kind == "job" || ch.kind == "workflow" || ch.action == actionUnchanged {
 			continue
 		}
 		msg, err := ch.apply(ctx, c)
@@ -423,7 +436,32 @@ func execute(ctx context.Context, w io.Writer, c *apiclient.Client, changes []ch
 		fmt.Fprintln(w, msg)
 	}
 	for _, ch := range changes {
-		if ch.action != actionDelete {
+		// Workflows after the jobs, the order the server's checks allow.
+		if ch.kind != "workflow" || (ch.action != actionCreate && ch.action != actionUpdate) {
+			continue
+		}
+		msg, err := ch.applyWorkflow(ctx, c)
+		if err != nil {
+			return failed(err, "this one; nothing after it")
+		}
+		applied++
+		fmt.Fprintln(w, msg)
+	}
+	for _, ch := range changes {
+		if ch.kind != "workflow" || ch.action != actionDelete {
+			continue
+		}
+		deleted, err := ch.deleteWorkflow(ctx, c)
+		if err != nil {
+			return failed(err, "this one; nothing after it")
+		}
+		if deleted {
+			applied++
+			fmt.Fprintf(w, "deleted workflow %s\n", ch.key)
+		}
+	}
+	for _, ch := range changes {
+		if ch.kind != "job" || ch.action != actionDelete {
 			continue
 		}
 		// The API's delete has no If-Match: check the version the diff

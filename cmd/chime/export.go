@@ -13,15 +13,15 @@ import (
 	"github.com/chime-scheduler/chime/apiclient"
 )
 
-// newExportCmd is `chime export`: the server's jobs, and the calendars they
-// use, as a file chime apply reads back unchanged.
+// newExportCmd is `chime export`: the server's jobs, the calendars they
+// use and the workflows, as a file chime apply reads back unchanged.
 func newExportCmd(cfg *clientConfig) *cobra.Command {
 	var group string
 	cmd := &cobra.Command{
 		Use:   "export",
-		Short: "Write the server's jobs and the calendars they use as YAML for chime apply",
-		Long: `Write the server's jobs, and the calendars their triggers use, as a YAML file
-that chime apply reads: export, edit, apply. Applying an export unchanged
+		Short: "Write the server's jobs, workflows and the calendars they use as YAML for chime apply",
+		Long: `Write the server's jobs, the calendars their triggers use, and the workflows
+(but with --group), as a YAML file that chime apply reads: export, edit, apply. Applying an export unchanged
 changes nothing. Read-only fields (versions, status, fire times) are left
 out.`,
 		Example: `  chime export --group reports > reports.yaml
@@ -68,8 +68,8 @@ func dropPastCronStarts(j *api.Job, now time.Time) {
 	}
 }
 
-// export collects the jobs of group ("" for all) in canonical form, and
-// the calendars their triggers name.
+// export collects the jobs of group ("" for all) in canonical form, the
+// calendars their triggers name, and with no group the workflows.
 func export(ctx context.Context, c *apiclient.Client, group string) (*manifest, error) {
 	var m manifest
 	var calendars []string
@@ -107,6 +107,11 @@ func export(ctx context.Context, c *apiclient.Client, group string) (*manifest, 
 	}
 	if err := exportPools(ctx, c, &m); err != nil {
 		return nil, err
+	}
+	if group == "" {
+		if err := exportWorkflows(ctx, c, &m, now); err != nil {
+			return nil, err
+		}
 	}
 	return &m, nil
 }

@@ -29,6 +29,8 @@ type manifest struct {
 	Jobs      []api.Job      `json:"jobs,omitempty"`
 	// Pools are the concurrency pools the jobs name (manifestpools.go).
 	Pools []api.Pool `json:"pools,omitempty"`
+	// Workflows are applied after the jobs (manifestworkflows.go).
+	Workflows []api.Workflow `json:"workflows,omitempty"`
 	// warnings report deprecated spellings the file used, each naming the
 	// entry and field; readManifest sets them.
 	warnings []string
@@ -50,10 +52,13 @@ func readManifest(r io.Reader, name string) (*manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if len(m.Jobs) == 0 && len(m.Calendars) == 0 && len(m.Pools) == 0 {
-		return nil, fmt.Errorf("%s: no jobs and no calendars (want a YAML map with a jobs: list, a calendars: list or both)", name)
+	if len(m.Jobs) == 0 && len(m.Calendars) == 0 && len(m.Pools) == 0 && len(m.Workflows) == 0 {
+		return nil, fmt.Errorf("%s: no jobs and no calendars (want a YAML map with a jobs: list, a calendars: list, a workflows: list or several)", name)
 	}
 	if err := checkManifestPools(m, name); err != nil {
+		return nil, err
+	}
+	if err := checkManifestWorkflows(m, name); err != nil {
 		return nil, err
 	}
 	seen := map[string]int{}

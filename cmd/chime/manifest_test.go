@@ -63,6 +63,26 @@ func TestReadManifestErrors(t *testing.T) {
 			yaml: "calendars:\n  - name: holidays\n",
 			want: "jobs.yaml: calendars[0] (holidays): calendar: required",
 		},
+		{
+			name: "workflow without a name",
+			yaml: "workflows:\n  - tasks: [{name: a, type: http}]\n",
+			want: "jobs.yaml: workflows[0].name: required",
+		},
+		{
+			name: "duplicate workflow",
+			yaml: "workflows:\n  - {name: w, tasks: [{name: a, type: http}]}\n  - {name: w, tasks: [{name: b, type: http}]}\n",
+			want: `jobs.yaml: workflows[1].name: workflow "w" is also workflows[0]`,
+		},
+		{
+			name: "workflow without tasks",
+			yaml: "workflows:\n  - {name: w}\n",
+			want: "jobs.yaml: workflows[0].tasks (w): at least one task is required",
+		},
+		{
+			name: "workflow with a bad cron",
+			yaml: "workflows:\n  - name: w\n    tasks: [{name: a, type: http}]\n    triggers:\n      - schedule: {kind: cron, expression: '0 0 25 * * ?'}\n",
+			want: "jobs.yaml: workflows[0] (w): triggers[0].schedule.expression: cannot parse",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

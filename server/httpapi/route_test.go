@@ -96,6 +96,7 @@ func routeCases() []routeCase {
 		{"GET /api/v1/workflows", viewer, "/api/v1/workflows", "", "ListWorkflows", http.StatusOK},
 		{"GET /api/v1/workflows/{name}", viewer, "/api/v1/workflows/etl", "", "GetWorkflow", http.StatusOK},
 		{"PUT /api/v1/workflows/{name}", operator, "/api/v1/workflows/etl", `{"tasks":[{"name":"a","type":"http"}]}`, "PutWorkflow", http.StatusCreated},
+		{"POST /api/v1/workflows/{name}/check", operator, "/api/v1/workflows/etl/check", `{"tasks":[{"name":"a","type":"http"}]}`, "CheckWorkflow", http.StatusNoContent},
 		{"DELETE /api/v1/workflows/{name}", operator, "/api/v1/workflows/etl", "", "DeleteWorkflow", http.StatusNoContent},
 		{"POST /api/v1/workflows/{name}/run", operator, "/api/v1/workflows/etl/run", `{"params":{"day":"mon"}}`, "RunWorkflow", http.StatusCreated},
 		{"GET /api/v1/workflow-instances", viewer, "/api/v1/workflow-instances?workflow=etl", "", "ListWorkflowInstances", http.StatusOK},

@@ -22,6 +22,9 @@ type Workflows interface {
 	// PutWorkflow creates (created true) or replaces a workflow; with
 	// ifMatch above 0, only at that version (conflict otherwise).
 	PutWorkflow(ctx context.Context, actor string, wf api.Workflow, ifMatch int64) (*api.Workflow, bool, error)
+	// CheckWorkflow refuses a workflow PutWorkflow would refuse for its
+	// content, naming the field, and changes nothing.
+	CheckWorkflow(ctx context.Context, actor string, wf api.Workflow) error
 	// DeleteWorkflow deletes a workflow and its tasks' jobs.
 	DeleteWorkflow(ctx context.Context, actor, name string) error
 	// RunWorkflow starts an instance now.
@@ -65,6 +68,13 @@ func (h *handler) workflowRoutes() []route {
 			},
 			errors: []int{http.StatusConflict},
 			handle: h.putWorkflow,
+		},
+		{
+			method: http.MethodPost, path: v1 + "/workflows/{name}/check", role: api.RoleOperator, operationID: "checkWorkflow", groups: workflowPathGroup,
+			summary: "Check a workflow as PUT would, and change nothing: 204 when PUT would take it, and otherwise the error PUT would answer " +
+				"for its content, naming the field (edges[3], tasks[1].type). chime apply checks every workflow of a file this way before changing anything.",
+			body: api.Workflow{}, responses: []response{{status: http.StatusNoContent}},
+			handle: h.checkWorkflow,
 		},
 		{
 			method: http.MethodDelete, path: v1 + "/workflows/{name}", role: api.RoleOperator, operationID: "deleteWorkflow", groups: workflowPathGroup,
@@ -201,11 +211,8 @@ func (h *handler) putWorkflow(w http.ResponseWriter, r *http.Request, c *call) e
 	if err != nil {
 		return err
 	}
-	var body api.Workflow
-	if err := h.decode(w, r, &body); err != nil {
-		return err
-	}
-	if body.Name, err = fromPath(r, "name", body.Name); err != nil {
+	body, err := h.decodeWorkflow(w, r)
+	if err != nil {
 		return err
 	}
 	stored, created, err := wf.PutWorkflow(r.Context(), c.actor(), body, ifMatch)
@@ -219,6 +226,34 @@ func (h *handler) putWorkflow(w http.ResponseWriter, r *http.Request, c *call) e
 	}
 	w.Header().Set("ETag", etag(stored.Version))
 	httpjson.Write(w, status, stored)
+	return nil
+}
+
+// decodeWorkflow reads the workflow of a request's body, named by its
+// path.
+func (h *handler) decodeWorkflow(w http.ResponseWriter, r *http.Request) (api.Workflow, error) {
+	var body api.Workflow
+	if err := h.decode(w, r, &body); err != nil {
+		return body, err
+	}
+	var err error
+	body.Name, err = fromPath(r, "name", body.Name)
+	return body, err
+}
+
+func (h *handler) checkWorkflow(w http.ResponseWriter, r *http.Request, c *call) error {
+	wf, err := h.workflows()
+	if err != nil {
+		return err
+	}
+	body, err := h.decodeWorkflow(w, r)
+	if err != nil {
+		return err
+	}
+	if err := wf.CheckWorkflow(r.Context(), c.actor(), body); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 

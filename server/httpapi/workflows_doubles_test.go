@@ -25,6 +25,11 @@ func (s *recordingService) PutWorkflow(_ context.Context, actor string, wf api.W
 	return &wf, true, nil
 }
 
+func (s *recordingService) CheckWorkflow(_ context.Context, actor string, wf api.Workflow) error {
+	s.call("CheckWorkflow", actor, wf.Name)
+	return nil
+}
+
 func (s *recordingService) DeleteWorkflow(_ context.Context, actor, name string) error {
 	s.call("DeleteWorkflow", actor, name)
 	return nil

@@ -47,5 +47,7 @@
 // Kill cancels the tasks that did not end and returns the executions
 // still running, for the server to kill. Rerun sets the failed, skipped
 // and cancelled tasks of an ended instance back to pending, and starts
-// again from there.
+// again from there. Prune deletes the instances that ended before a cut,
+// with their tasks, each under its row's lock, so that any number of
+// nodes may prune at once.
 package workflow

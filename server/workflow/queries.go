@@ -9,6 +9,7 @@ type queries struct {
 	instInsert, instGet, instLock, instUpdate                 string
 	instList, instListOf                                      string
 	taskInsert, taskList, taskUpdate, readyTasks              string
+	prunable, instDelete, taskDelete                          string
 }
 
 func renderQueries(render func(string) string) queries {
@@ -41,5 +42,12 @@ func renderQueries(render func(string) string) queries {
 			ON i.sched_name = t.sched_name AND i.id = t.instance_id
 			WHERE t.state = 'ready' AND t.sched_name = ? AND t.ready_at < ? AND i.state = 'running'
 			ORDER BY t.ready_at LIMIT ?`),
+
+		// Ended instances have a finished time; running and paused ones
+		// (a re-run's too) have none.
+		prunable: render(`SELECT id FROM {p}workflow_instances WHERE sched_name = ? AND finished < ?
+			ORDER BY finished LIMIT ?`),
+		instDelete: render(`DELETE FROM {p}workflow_instances WHERE sched_name = ? AND id = ?`),
+		taskDelete: render(`DELETE FROM {p}workflow_tasks WHERE sched_name = ? AND instance_id = ?`),
 	}
 }

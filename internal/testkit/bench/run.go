@@ -115,18 +115,27 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	r := &run{o: o, log: o.Logger, prefix: "bench_" + randomHex(4) + "_", adminPassword: "Bench-" + randomHex(16)}
-	if opts.Dir == "" {
-		if r.dir, err = os.MkdirTemp("", "chime-bench-"); err != nil {
-			return nil, fmt.Errorf("bench: %w", err)
-		}
-		defer os.RemoveAll(r.dir)
-	} else {
-		r.dir = opts.Dir
-		if err := os.MkdirAll(r.dir, 0o755); err != nil {
-			return nil, fmt.Errorf("bench: %w", err)
-		}
+	var done func()
+	if r.dir, done, err = runDir(opts.Dir); err != nil {
+		return nil, err
 	}
+	defer done()
 	return r.run(ctx)
+}
+
+// runDir returns the directory of a run's files: dir, made if need be
+// and kept, or when dir is empty a temporary one that done removes.
+func runDir(dir string) (path string, done func(), err error) {
+	if dir == "" {
+		if path, err = os.MkdirTemp("", "chime-bench-"); err != nil {
+			return "", nil, fmt.Errorf("bench: %w", err)
+		}
+		return path, func() { _ = os.RemoveAll(path) }, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, fmt.Errorf("bench: %w", err)
+	}
+	return dir, func() {}, nil
 }
 
 func (o Options) withDefaults() (Options, error) {

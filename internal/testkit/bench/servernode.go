@@ -95,6 +95,9 @@ func RunServerNode(ctx context.Context, cfg ServerNodeConfig, stdout io.Writer, 
 		err = srv.RegisterJobType(jobLong, chime.JobFunc(j.long))
 	}
 	if err == nil {
+		err = srv.RegisterJobType(jobWorkflowTask, chime.JobFunc(j.workflowTask))
+	}
+	if err == nil {
 		_, _, err = srv.BootstrapAdmin(ctx)
 	}
 	if err != nil {
