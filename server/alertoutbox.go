@@ -70,6 +70,7 @@ func (o *alertOutbox) add(ctx context.Context, ds []alert.Delivery) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.stopped {
+		o.log.Warn("alert dropped: the server is stopping", "alert_kind", string(ds[0].Event.Kind), "job_key", ds[0].Event.JobKey().String())
 		return false
 	}
 	o.writing.Go(func() {
@@ -159,7 +160,7 @@ func (a *alerter) enqueue(ctx context.Context, n *alert.Notifier, ev alert.Event
 		return
 	}
 	if !a.box.add(ctx, n.Deliveries(ev, suppressed, newID())) {
-		a.log.Warn("alert dropped: the server is stopping", "alert_kind", string(ev.Kind), "job_key", ev.JobKey().String())
+		a.dropped.Add(1) // add logged why
 	}
 }
 

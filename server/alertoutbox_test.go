@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -183,5 +184,28 @@ func TestAlertDecidedWhileTheDatabaseIsDownIsSentWhenItIsBack(t *testing.T) {
 				t.Errorf("alert after the outage = %+v, want the one decided during it, with a delivery key", p)
 			}
 		})
+	}
+}
+
+// TestAlertDecidedAfterStopIsCountedDropped: an alert decided once the
+// server stopped cannot reach the outbox; chime_alerts_dropped_total
+// counts it, so that a lost alert shows on the metrics, not only in the
+// log.
+func TestAlertDecidedAfterStopIsCountedDropped(t *testing.T) {
+	t.Parallel()
+	hook := newWebhook(t)
+	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db", func(c *Config) {
+		c.Alert.DefaultWebhooks = []string{hook.URL}
+	})
+	stop := start(t, s)
+	if got := s.alerts.stats().Dropped; got != 0 {
+		t.Fatalf("dropped before anything was = %d", got)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("stopping: %v", err)
+	}
+	s.alerts.notify(context.Background(), nil, alert.Event{Kind: alert.KindNodeLost, NodeID: "gone", At: time.Now()})
+	if got := s.alerts.stats().Dropped; got != 1 {
+		t.Errorf("dropped after an alert decided past the stop = %d, want 1", got)
 	}
 }

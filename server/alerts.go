@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
@@ -64,6 +65,9 @@ type alerter struct {
 	old      []*alert.Notifier // the replaced notifiers, whose stats still count
 	// box is where alerts go, set by useOutbox before start.
 	box *alertOutbox
+	// dropped counts the alerts the outbox could not take: decided while
+	// the server stopped, or impossible to encode.
+	dropped atomic.Uint64
 }
 
 func newAlerter(cfg alert.Config, state *stateStore, log *slog.Logger) (*alerter, error) {
@@ -220,6 +224,7 @@ func (a *alerter) stats() alert.Stats {
 		sum.Suppressed += st.Suppressed
 		sum.Dropped += st.Dropped
 	}
+	sum.Dropped += a.dropped.Load()
 	return sum
 }
 

@@ -137,7 +137,7 @@ func (m *metrics) watchAlerts(a *alerter) {
 		{"chime_alerts_delivered_total", "Alert e-mails and webhook requests delivered.", func() uint64 { return a.stats().Delivered }},
 		{"chime_alerts_failed_total", "Alert e-mails and webhook requests given up after their retries.", func() uint64 { return a.stats().Failed }},
 		{"chime_alerts_suppressed_total", "Alerts the rate limit held back.", func() uint64 { return a.stats().Suppressed }},
-		{"chime_alerts_dropped_total", "Alerts dropped because the queue was full.", func() uint64 { return a.stats().Dropped }},
+		{"chime_alerts_dropped_total", "Alerts dropped without delivery: decided while the server stopped, or impossible to encode.", func() uint64 { return a.stats().Dropped }},
 	} {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help},
 			func() float64 { return float64(c.get()) }))
