@@ -264,6 +264,7 @@ func (f *roleFixture) mutations() []mutation {
 		{op: "deleteToken", role: admin, path: v1 + "/tokens/" + f.spareTokenID, want: http.StatusNoContent},
 		{op: "putSecret", role: admin, path: v1 + "/secrets/api-token", body: api.SecretValue{Value: "a value"}, want: http.StatusCreated},
 		{op: "deleteSecret", role: admin, path: v1 + "/secrets/spare-secret", want: http.StatusNoContent},
+		{op: "checkWorkflow", role: operator, path: v1 + "/workflows/created/check", body: roleWorkflow("created", f.targetURL), want: http.StatusNoContent},
 		{op: "putWorkflow", role: operator, path: v1 + "/workflows/created", body: roleWorkflow("created", f.targetURL), want: http.StatusCreated},
 		{op: "runWorkflow", role: operator, path: v1 + "/workflows/created/run", body: api.WorkflowRunRequest{Params: map[string]any{"why": "test"}}, want: http.StatusCreated},
 		{op: "pauseWorkflowInstance", role: operator, path: v1 + "/workflow-instances/" + f.runningInstance + "/pause", want: http.StatusOK},
