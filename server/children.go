@@ -80,7 +80,7 @@ func (s *Server) runChildren(ctx context.Context, a *attempt, p *plan, f history
 	switch {
 	case f.Outcome == history.OutcomeSucceeded:
 		ended = api.OnSuccess
-	case decides(f.Outcome) && a.number >= p.retry.maxAttempts:
+	case decides(f.Outcome) && !p.retryLeft(a.number):
 		ended = api.OnFailure
 	default:
 		return

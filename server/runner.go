@@ -235,6 +235,12 @@ func (s *Server) recordEnd(ctx context.Context, a *attempt, p *plan, f history.F
 	s.afterAttempt(ctx, a, p, f.Outcome, f.Error)
 }
 
+// retryLeft reports whether attempt number of a job with plan p may be
+// followed by a retry; a nil plan (settings this node cannot read) has none.
+func (p *plan) retryLeft(number int) bool {
+	return p != nil && number < p.retry.maxAttempts
+}
+
 // decides reports whether an attempt that ended with outcome leads to a
 // decision: a retry, or an alert when none is left (see afterAttempt).
 func decides(outcome history.Outcome) bool {
@@ -467,7 +473,7 @@ func (s *Server) afterAttempt(ctx context.Context, a *attempt, p *plan, outcome 
 	if !decides(outcome) {
 		return
 	}
-	if p != nil && a.number < p.retry.maxAttempts {
+	if p.retryLeft(a.number) {
 		delay := p.retry.backoff(a.number)
 		id, next := newID(), s.now().Add(delay)
 		err := s.writes.persist(ctx, a.log, "the retry of the execution", func(ctx context.Context) error {

@@ -279,7 +279,7 @@ func (s *Server) afterItem(ctx context.Context, a *attempt, p *plan, f history.F
 	case f.Outcome == history.OutcomeSucceeded:
 		s.endItem(ctx, a, true, "")
 		return
-	case decides(f.Outcome) && p != nil && a.number < p.retry.maxAttempts:
+	case decides(f.Outcome) && p.retryLeft(a.number):
 		s.afterAttempt(ctx, a, p, f.Outcome, f.Error)
 		return
 	case f.Outcome == history.OutcomeCancelled:

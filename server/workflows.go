@@ -464,7 +464,7 @@ func (s *Server) endWorkflowTask(ctx context.Context, a *attempt, p *plan, f his
 	case f.Outcome == history.OutcomeCancelled && stopped:
 		// The node stopped before the task ended: no recovery re-runs
 		// it, so it failed; a re-run of the instance runs it again.
-	case decides(f.Outcome) && (p == nil || a.number >= p.retry.maxAttempts):
+	case decides(f.Outcome) && !p.retryLeft(a.number):
 	default:
 		return // a retry follows, or a recovery re-runs it
 	}
