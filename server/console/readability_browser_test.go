@@ -272,9 +272,12 @@ func TestClusterAndExplainPicker(t *testing.T) {
 		return d.getFullYear() + '-' + p(d.getMonth() + 1) + '-' + p(d.getDate()) + 'T' + p(d.getHours()) + ':' + p(d.getMinutes()) + ':' + p(d.getSeconds());
 	})()`, failed.ScheduledTime.UnixMilli()))))
 	// The browser draws the instant's input in its locale's format; the
-	// hint under it repeats the instant in the console's.
+	// hint under it repeats the instant in the console's. The input's
+	// value drops whole-minute seconds ("…T15:20", not "…T15:20:00"),
+	// which the console's format keeps.
 	waitJS(p, "the instant repeated in the console's format", `(() => {
-		const at = document.querySelector('input[name="at"]').value;
+		let at = document.querySelector('input[name="at"]').value;
+		if (at.length === 16) at += ':00';
 		const zone = new Intl.DateTimeFormat('en-GB', { timeZoneName: 'short' }).formatToParts(new Date(at)).find(p => p.type === 'timeZoneName').value;
 		return document.querySelector('[data-testid="instant-echo"]').textContent === '= ' + at.replace('T', ' ') + ' ' + zone;
 	})()`)
