@@ -431,19 +431,29 @@ func (s *Server) sweepWorkflows(ctx context.Context) {
 
 // startWorkflowTask records that a's execution of its workflow task
 // starts, and reports whether it may run: not when the task already
-// ended or its instance was killed (the run is recorded as skipped).
+// ended or its instance was killed, nor while its instance is paused (the
+// run is recorded as skipped; a paused task stays ready, and resuming the
+// instance triggers it again).
 func (s *Server) startWorkflowTask(ctx context.Context, a *attempt) bool {
 	ref := workflow.TaskRef{Instance: a.workflow.Instance, Task: a.workflow.Task}
-	run := false
+	run, paused := false, false
 	err := s.writes.persist(ctx, a.log, "the start of a workflow task", func(ctx context.Context) error {
 		var err error
 		run, err = s.workflows.TaskStarted(ctx, ref, a.id, s.now())
-		if errors.Is(err, workflow.ErrNotFound) {
+		switch {
+		case errors.Is(err, workflow.ErrPaused):
+			paused = true
+			return nil
+		case errors.Is(err, workflow.ErrNotFound):
 			return permanent(err)
 		}
 		return err
 	})
-	if err != nil || !run {
+	switch {
+	case paused:
+		s.recordSkipped(ctx, a, fmt.Sprintf("workflow instance %s is paused; task %q starts when it is resumed", ref.Instance, ref.Task))
+		return false
+	case err != nil || !run:
 		s.recordSkipped(ctx, a, fmt.Sprintf("task %q of workflow instance %s already ended, or the instance did", ref.Task, ref.Instance))
 		return false
 	}
