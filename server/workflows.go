@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -194,7 +195,7 @@ func (s *Server) PutWorkflow(ctx context.Context, actor string, wf api.Workflow,
 			return nil, false, fmt.Errorf("writing the job of the workflow's triggers: %w", err)
 		}
 	case old != nil:
-		if err := s.DeleteJob(ctx, actor, workflowGroup(wf.Name), startJob); err != nil && !isNotFound(err) {
+		if err := s.deleteJob(ctx, actor, workflowGroup(wf.Name), startJob); err != nil && !isNotFound(err) {
 			return nil, false, fmt.Errorf("deleting the job of the workflow's former triggers: %w", err)
 		}
 	}
@@ -205,7 +206,7 @@ func (s *Server) PutWorkflow(ctx context.Context, actor string, wf api.Workflow,
 				if keep[t.Name] {
 					continue
 				}
-				if err := s.DeleteJob(ctx, actor, workflowGroup(wf.Name), t.Name); err != nil && !isNotFound(err) {
+				if err := s.deleteJob(ctx, actor, workflowGroup(wf.Name), t.Name); err != nil && !isNotFound(err) {
 					return nil, false, fmt.Errorf("deleting the job of former task %q: %w", t.Name, err)
 				}
 			}
@@ -223,6 +224,36 @@ func (s *Server) PutWorkflow(ctx context.Context, actor string, wf api.Workflow,
 // changes nothing. The check does not depend on who asks.
 func (s *Server) CheckWorkflow(ctx context.Context, _ string, wf api.Workflow) error {
 	return s.checkWorkflow(ctx, &wf)
+}
+
+// refuseWorkflowJob refuses, through the jobs API, a write of a job in
+// the group of an existing workflow (workflow.NAME): those jobs are the
+// workflow's tasks and the carrier of its triggers, which only the
+// workflow's own writes change (PutWorkflow, DeleteWorkflow); a change
+// behind its back would break its instances. verb says what the request
+// does to the job ("changed", "deleted").
+func (s *Server) refuseWorkflowJob(ctx context.Context, group, name, verb string) error {
+	wf, ok := strings.CutPrefix(group, "workflow.")
+	if !ok {
+		return nil
+	}
+	d, err := s.workflows.Get(ctx, wf)
+	switch {
+	case errors.Is(err, workflow.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	what := fmt.Sprintf("in the group of workflow %q, which keeps its tasks' jobs,", wf)
+	if spec, err := workflowOf(d); err == nil && slices.ContainsFunc(spec.Tasks, func(t api.WorkflowTask) bool { return t.Name == name }) {
+		what = fmt.Sprintf("task %q of workflow %q", name, wf)
+	}
+	if name == startJob {
+		what = fmt.Sprintf("the job that carries the triggers of workflow %q", wf)
+	}
+	return httpjson.Errorf(api.CodeConflict, "group",
+		"job %s/%s is %s and cannot be %s through the jobs API; change the workflow instead (chime workflows apply, or PUT/DELETE /api/v1/workflows/%s)",
+		group, name, what, verb, wf)
 }
 
 // isNotFound reports whether err is the API's not_found.
@@ -291,7 +322,7 @@ func (s *Server) DeleteWorkflow(ctx context.Context, actor, name string) error {
 		jobs = append(jobs, t.Name)
 	}
 	for _, job := range jobs {
-		if err := s.DeleteJob(ctx, actor, workflowGroup(name), job); err != nil && !isNotFound(err) {
+		if err := s.deleteJob(ctx, actor, workflowGroup(name), job); err != nil && !isNotFound(err) {
 			return err
 		}
 	}
