@@ -112,7 +112,10 @@ func workflowNodeKilled(t *testing.T, databaseURL string) {
 	}
 	nodes := map[string]*serverProcess{}
 	for _, id := range nodeIDs {
-		nodes[id] = startServerProcess(t, processOptions{databaseURL: databaseURL, args: []string{"--node-id", id, "--check-in-interval", "300ms"}})
+		// A dead node is found within 3 s: a node that only paused
+		// (the race detector on a loaded CI machine) keeps its lease, so
+		// that the deaths the test sees are its kills.
+		nodes[id] = startServerProcess(t, processOptions{databaseURL: databaseURL, args: []string{"--node-id", id, "--check-in-interval", "300ms", "--dead-after", "3s"}})
 	}
 	var password string
 	for _, p := range nodes {
