@@ -287,6 +287,9 @@ func (s *Server) GetJob(ctx context.Context, group, name string) (*api.Job, erro
 
 // CreateJob stores a new job; a job with its key is a conflict.
 func (s *Server) CreateJob(ctx context.Context, actor string, job api.Job) (*api.Job, error) {
+	if err := s.refuseWorkflowJob(ctx, job.Group, job.Name, "created"); err != nil {
+		return nil, err
+	}
 	if job.Type == typeShell {
 		if err := s.checkShellWrite(ctx, chime.NewJobKey(job.Group, job.Name), typeShell, "creating"); err != nil {
 			return nil, err
@@ -340,6 +343,9 @@ func (s *Server) checkTriggerKeys(ctx context.Context, job chime.JobKey, trigger
 // set, the write happens only if the stored job has that version, checked
 // atomically with the write.
 func (s *Server) PutJob(ctx context.Context, actor string, job api.Job, ifMatch int64, keep []string) (*api.Job, bool, error) {
+	if err := s.refuseWorkflowJob(ctx, job.Group, job.Name, "changed"); err != nil {
+		return nil, false, err
+	}
 	return s.putJob(ctx, actor, job, ifMatch, keep, 0)
 }
 
@@ -559,8 +565,17 @@ func versionMismatch(key chime.JobKey, stored, ifMatch int64) *api.Error {
 }
 
 // DeleteJob deletes a job, its triggers and its pending runs. Running
-// executions finish; the history stays.
+// executions finish; the history stays. The jobs of a workflow go with
+// their workflow only (refuseWorkflowJob).
 func (s *Server) DeleteJob(ctx context.Context, actor, group, name string) error {
+	if err := s.refuseWorkflowJob(ctx, group, name, "deleted"); err != nil {
+		return err
+	}
+	return s.deleteJob(ctx, actor, group, name)
+}
+
+// deleteJob is DeleteJob for any job, a workflow's included.
+func (s *Server) deleteJob(ctx context.Context, actor, group, name string) error {
 	key := chime.NewJobKey(group, name)
 	if err := s.checkShellWrite(ctx, key, "", "deleting"); err != nil {
 		return err

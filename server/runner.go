@@ -208,7 +208,8 @@ func (a *attempt) execution(node string) *history.Execution {
 // An attempt that did not succeed waits until the database took its end:
 // its retry or alert follows a recorded end, and so does the recovery of
 // a run cancelled for a lapsed lease, which reads the history. An attempt
-// that succeeded has nothing left to decide: the worker goes back to work
+// that succeeded has nothing left to decide (but for a workflow task's):
+// the worker goes back to work
 // while the writer records the end with others, and the server's stop
 // waits for it (a node that dies before then has the run recorded as
 // node_lost, as one that dies while it runs). Only while the writer lags
@@ -225,7 +226,11 @@ func (s *Server) recordEnd(ctx context.Context, a *attempt, p *plan, f history.F
 		s.afterItem(ctx, a, p, f, done) // see shards.go
 		return
 	}
-	if f.Outcome == history.OutcomeSucceeded && !s.recorder.backlogged() {
+	// A workflow task's success decides what runs next (endWorkflowTask):
+	// its end is in the history before the instance records it, so that a
+	// node that dies in between leaves no task succeeded in its instance
+	// with its execution lost in the history.
+	if f.Outcome == history.OutcomeSucceeded && !s.recorder.backlogged() && a.workflow == nil {
 		s.afterSuccess(ctx, a, p)
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -194,7 +195,7 @@ func (s *Server) PutWorkflow(ctx context.Context, actor string, wf api.Workflow,
 			return nil, false, fmt.Errorf("writing the job of the workflow's triggers: %w", err)
 		}
 	case old != nil:
-		if err := s.DeleteJob(ctx, actor, workflowGroup(wf.Name), startJob); err != nil && !isNotFound(err) {
+		if err := s.deleteJob(ctx, actor, workflowGroup(wf.Name), startJob); err != nil && !isNotFound(err) {
 			return nil, false, fmt.Errorf("deleting the job of the workflow's former triggers: %w", err)
 		}
 	}
@@ -205,7 +206,7 @@ func (s *Server) PutWorkflow(ctx context.Context, actor string, wf api.Workflow,
 				if keep[t.Name] {
 					continue
 				}
-				if err := s.DeleteJob(ctx, actor, workflowGroup(wf.Name), t.Name); err != nil && !isNotFound(err) {
+				if err := s.deleteJob(ctx, actor, workflowGroup(wf.Name), t.Name); err != nil && !isNotFound(err) {
 					return nil, false, fmt.Errorf("deleting the job of former task %q: %w", t.Name, err)
 				}
 			}
@@ -223,6 +224,36 @@ func (s *Server) PutWorkflow(ctx context.Context, actor string, wf api.Workflow,
 // changes nothing. The check does not depend on who asks.
 func (s *Server) CheckWorkflow(ctx context.Context, _ string, wf api.Workflow) error {
 	return s.checkWorkflow(ctx, &wf)
+}
+
+// refuseWorkflowJob refuses, through the jobs API, a write of a job in
+// the group of an existing workflow (workflow.NAME): those jobs are the
+// workflow's tasks and the carrier of its triggers, which only the
+// workflow's own writes change (PutWorkflow, DeleteWorkflow); a change
+// behind its back would break its instances. verb says what the request
+// does to the job ("changed", "deleted").
+func (s *Server) refuseWorkflowJob(ctx context.Context, group, name, verb string) error {
+	wf, ok := strings.CutPrefix(group, "workflow.")
+	if !ok {
+		return nil
+	}
+	d, err := s.workflows.Get(ctx, wf)
+	switch {
+	case errors.Is(err, workflow.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	what := fmt.Sprintf("in the group of workflow %q, which keeps its tasks' jobs,", wf)
+	if spec, err := workflowOf(d); err == nil && slices.ContainsFunc(spec.Tasks, func(t api.WorkflowTask) bool { return t.Name == name }) {
+		what = fmt.Sprintf("task %q of workflow %q", name, wf)
+	}
+	if name == startJob {
+		what = fmt.Sprintf("the job that carries the triggers of workflow %q", wf)
+	}
+	return httpjson.Errorf(api.CodeConflict, "group",
+		"job %s/%s is %s and cannot be %s through the jobs API; change the workflow instead (chime workflows apply, or PUT/DELETE /api/v1/workflows/%s)",
+		group, name, what, verb, wf)
 }
 
 // isNotFound reports whether err is the API's not_found.
@@ -291,7 +322,7 @@ func (s *Server) DeleteWorkflow(ctx context.Context, actor, name string) error {
 		jobs = append(jobs, t.Name)
 	}
 	for _, job := range jobs {
-		if err := s.DeleteJob(ctx, actor, workflowGroup(name), job); err != nil && !isNotFound(err) {
+		if err := s.deleteJob(ctx, actor, workflowGroup(name), job); err != nil && !isNotFound(err) {
 			return err
 		}
 	}
@@ -431,19 +462,29 @@ func (s *Server) sweepWorkflows(ctx context.Context) {
 
 // startWorkflowTask records that a's execution of its workflow task
 // starts, and reports whether it may run: not when the task already
-// ended or its instance was killed (the run is recorded as skipped).
+// ended or its instance was killed, nor while its instance is paused (the
+// run is recorded as skipped; a paused task stays ready, and resuming the
+// instance triggers it again).
 func (s *Server) startWorkflowTask(ctx context.Context, a *attempt) bool {
 	ref := workflow.TaskRef{Instance: a.workflow.Instance, Task: a.workflow.Task}
-	run := false
+	run, paused := false, false
 	err := s.writes.persist(ctx, a.log, "the start of a workflow task", func(ctx context.Context) error {
 		var err error
 		run, err = s.workflows.TaskStarted(ctx, ref, a.id, s.now())
-		if errors.Is(err, workflow.ErrNotFound) {
+		switch {
+		case errors.Is(err, workflow.ErrPaused):
+			paused = true
+			return nil
+		case errors.Is(err, workflow.ErrNotFound):
 			return permanent(err)
 		}
 		return err
 	})
-	if err != nil || !run {
+	switch {
+	case paused:
+		s.recordSkipped(ctx, a, fmt.Sprintf("workflow instance %s is paused; task %q starts when it is resumed", ref.Instance, ref.Task))
+		return false
+	case err != nil || !run:
 		s.recordSkipped(ctx, a, fmt.Sprintf("task %q of workflow instance %s already ended, or the instance did", ref.Task, ref.Instance))
 		return false
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -260,5 +261,77 @@ func TestWorkflowSweepMakesLostTriggers(t *testing.T) {
 	})
 	if got := fmt.Sprint(log.ran()); got != "[a b]" {
 		t.Errorf("tasks ran %s, want [a b]", got)
+	}
+}
+
+// TestWorkflowJobsRefusedThroughJobsAPI changes and deletes the jobs of a
+// workflow's tasks through the jobs API: refused, naming the workflow,
+// and nothing changes. The workflow's own writes still change them, and
+// once it is deleted its group is an ordinary one.
+func TestWorkflowJobsRefusedThroughJobsAPI(t *testing.T) {
+	t.Parallel()
+	s, _ := newTaskServer(t, dbtest.SQLiteURL(t))
+	ctx := t.Context()
+	wf := etl()
+	wf.Triggers = []api.Trigger{{Schedule: []byte(`{"kind":"simple","interval":"1h"}`)}}
+	if _, _, err := s.PutWorkflow(ctx, "alice", wf, 0); err != nil {
+		t.Fatal(err)
+	}
+	group := workflowGroup("etl")
+	before, err := s.GetJob(ctx, group, "load")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := *before
+	edited.Timeout = "1m"
+	tests := []struct {
+		name  string
+		write func() error
+		want  string
+	}{
+		{name: "put a task", write: func() error { _, _, err := s.PutJob(ctx, "alice", edited, 0, nil); return err },
+			want: `job workflow.etl/load is task "load" of workflow "etl" and cannot be changed through the jobs API`},
+		{name: "create a job in the group", write: func() error {
+			_, err := s.CreateJob(ctx, "alice", api.Job{Group: group, Name: "extra", Type: "tasklog"})
+			return err
+		}, want: `job workflow.etl/extra is in the group of workflow "etl", which keeps its tasks' jobs, and cannot be created`},
+		{name: "delete a task", write: func() error { return s.DeleteJob(ctx, "alice", group, "load") },
+			want: `job workflow.etl/load is task "load" of workflow "etl" and cannot be deleted`},
+		{name: "delete the triggers' job", write: func() error { return s.DeleteJob(ctx, "alice", group, startJob) },
+			want: `carries the triggers of workflow "etl" and cannot be deleted`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.write()
+			wantAPIError(t, err, api.CodeConflict, "group")
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q, want it to say %q", err, tt.want)
+			}
+		})
+	}
+	after, err := s.GetJob(ctx, group, "load")
+	if err != nil || after.Version != before.Version || after.Timeout != before.Timeout {
+		t.Fatalf("task job after refused writes = %+v, %v; want it unchanged", after, err)
+	}
+	if _, err := s.GetJob(ctx, group, "extra"); !isNotFound(err) {
+		t.Errorf("refused create made the job: %v", err)
+	}
+
+	// The workflow's own writes change its jobs.
+	wf.Tasks[1].Timeout = "1m"
+	if _, _, err := s.PutWorkflow(ctx, "alice", wf, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetJob(ctx, group, "load"); err != nil || got.Timeout != "1m0s" {
+		t.Errorf("task job after the workflow's write = %+v, %v; want timeout 1m", got, err)
+	}
+	if err := s.DeleteWorkflow(ctx, "alice", "etl"); err != nil {
+		t.Fatal(err)
+	}
+	if jobs, err := s.sched.Jobs(ctx, group); err != nil || len(jobs) != 0 {
+		t.Fatalf("jobs of the deleted workflow = %v, %v; want none", jobs, err)
+	}
+	if _, err := s.CreateJob(ctx, "alice", api.Job{Group: group, Name: "extra", Type: "tasklog"}); err != nil {
+		t.Errorf("CreateJob in the group of a deleted workflow: %v", err)
 	}
 }

@@ -41,7 +41,8 @@ func shardedKill9(t *testing.T, databaseURL string) {
 	done := filepath.Join(dir, "done")
 	node := func(id string) *serverProcess {
 		return startServerProcess(t, processOptions{databaseURL: databaseURL, args: []string{
-			"--node-id", id, "--check-in-interval", "300ms", "--workers", "12",
+			// --dead-after: see workflowNodeKilled.
+			"--node-id", id, "--check-in-interval", "300ms", "--dead-after", "3s", "--workers", "12",
 			"--enable-shell-jobs", "--shell-allow", "*",
 		}})
 	}

@@ -81,6 +81,16 @@ func TestWorkflowsCommands(t *testing.T) {
 	if out, err := run("jobs", "list", "--group", "workflow.etl"); err != nil || !strings.Contains(out, "extract") {
 		t.Errorf("the workflow's jobs after a prune of every group = %q, %v; want them kept", out, err)
 	}
+	// The jobs API refuses to change or delete a workflow's task job,
+	// naming the workflow.
+	const owned = `conflict: group: job workflow.etl/load is task "load" of workflow "etl" and cannot be`
+	if _, err := run("jobs", "delete", "workflow.etl/load"); err == nil || !strings.Contains(err.Error(), owned+" deleted through the jobs API") {
+		t.Errorf("jobs delete of a task's job: %v, want it refused naming the workflow", err)
+	}
+	edit := writeFile(t, "edit.yaml", "jobs:\n  - {group: workflow.etl, name: load, type: http, http: {url: "+target+"/other}}\n")
+	if _, err := run("apply", "-f", edit, "--yes"); err == nil || !strings.Contains(err.Error(), owned+" changed through the jobs API") {
+		t.Errorf("apply of a task's job: %v, want it refused naming the workflow", err)
+	}
 	exported, err := run("workflows", "get", "etl", "-o", "yaml")
 	if err != nil {
 		t.Fatal(err)

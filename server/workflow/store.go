@@ -24,6 +24,9 @@ var (
 	// ErrConflict reports a change the instance's state does not allow,
 	// such as resuming a running instance; nothing was changed.
 	ErrConflict = errors.New("workflow: not allowed in the instance's state")
+	// ErrPaused reports a task that may not start because its instance
+	// is paused; it stays ready and starts once the instance is resumed.
+	ErrPaused = errors.New("workflow: instance paused")
 )
 
 // FieldError is an ErrInvalid naming the bad field.
@@ -272,13 +275,19 @@ func (s *Store) Start(ctx context.Context, p StartParams) ([]Ready, error) {
 
 // TaskStarted records that execution executionID of task ref starts, and
 // reports whether it may run: false for a task that already ended or was
-// cancelled, or for an instance that ended or was killed.
+// cancelled, or for an instance that ended or was killed. A ready task of
+// a paused instance does not start (ErrPaused, and nothing changes): it
+// stays ready, and Resume returns it. A task already running (a retry or
+// a recovery of its execution) goes on while its instance is paused.
 func (s *Store) TaskStarted(ctx context.Context, ref TaskRef, executionID string, now time.Time) (bool, error) {
 	run := false
 	err := s.change(ctx, ref.Instance, func(in *Instance) error {
 		t := in.task(ref.Task)
 		if t == nil || in.State.Final() || (t.State != TaskReady && t.State != TaskRunning) {
 			return nil
+		}
+		if in.State == InstancePaused && t.State == TaskReady {
+			return fmt.Errorf("%w: task %q of instance %s starts when the instance is resumed", ErrPaused, ref.Task, ref.Instance)
 		}
 		run = true
 		if t.State == TaskRunning && t.ExecutionID == executionID {
@@ -317,7 +326,9 @@ func (s *Store) TaskEnded(ctx context.Context, ref TaskRef, executionID string, 
 	return ready, err
 }
 
-// Pause stops the tasks of a running instance from starting.
+// Pause stops the tasks of a running instance from starting: TaskStarted
+// refuses its ready tasks (ErrPaused) and TaskEnded readies no task to
+// trigger. The tasks running go on to their end.
 func (s *Store) Pause(ctx context.Context, id string) error {
 	return s.change(ctx, id, func(in *Instance) error {
 		if in.State != InstanceRunning {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -99,12 +100,30 @@ func TestStoreStateMachine(t *testing.T) {
 		if got := run(t, s, "i1", "b", true); len(got) != 0 {
 			t.Fatalf("after b: ready %v, want none (d waits for c)", got)
 		}
-		// The instance is paused: c's end readies d, which waits.
+		// The instance is paused: c, ready, does not start (it stays
+		// ready); once it runs, its end while paused readies d, which
+		// waits.
 		if err := s.Pause(ctx, "i1"); err != nil {
 			t.Fatalf("Pause: %v", err)
 		}
-		if got := run(t, s, "i1", "c", true); len(got) != 0 {
-			t.Fatalf("after c while paused: ready %v, want none", got)
+		c := workflow.TaskRef{Instance: "i1", Task: "c"}
+		if started, err := s.TaskStarted(ctx, c, "i1-c-held", t0); started || !errors.Is(err, workflow.ErrPaused) {
+			t.Fatalf("TaskStarted(c) while paused = %v, %v; want false, ErrPaused", started, err)
+		}
+		if _, tasks := states(t, s, "i1"); !strings.Contains(tasks, "c=ready ") {
+			t.Fatalf("tasks after a start refused by the pause = %q, want c ready", tasks)
+		}
+		if got, err := s.Resume(ctx, "i1"); err != nil || !slices.Equal(names(got), []string{"c"}) {
+			t.Fatalf("Resume = %v, %v; want [c]", got, err)
+		}
+		if started, err := s.TaskStarted(ctx, c, "i1-c", t0); !started || err != nil {
+			t.Fatalf("TaskStarted(c) after the resume = %v, %v; want true", started, err)
+		}
+		if err := s.Pause(ctx, "i1"); err != nil {
+			t.Fatalf("Pause: %v", err)
+		}
+		if got, err := s.TaskEnded(ctx, c, "i1-c", true, "", t0.Add(time.Second)); err != nil || len(got) != 0 {
+			t.Fatalf("TaskEnded(c) while paused: ready %v, %v; want none", names(got), err)
 		}
 		if got, err := s.Resume(ctx, "i1"); err != nil || !slices.Equal(names(got), []string{"d"}) {
 			t.Fatalf("Resume = %v, %v; want [d]", got, err)

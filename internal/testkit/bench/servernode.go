@@ -98,6 +98,9 @@ func RunServerNode(ctx context.Context, cfg ServerNodeConfig, stdout io.Writer, 
 		err = srv.RegisterJobType(jobWorkflowTask, chime.JobFunc(j.workflowTask))
 	}
 	if err == nil {
+		err = srv.RegisterJobType(jobShardItem, chime.JobFunc(j.shardItem))
+	}
+	if err == nil {
 		_, _, err = srv.BootstrapAdmin(ctx)
 	}
 	if err != nil {
