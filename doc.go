@@ -35,7 +35,10 @@
 // step, all or none, as River's InsertMany does: a SQL store writes the
 // whole batch in a few multi-row statements and one commit, which costs the
 // database a fraction of one ScheduleJob per job. A ValidationError names
-// the element ("jobs[3].triggers[0].Key.Name").
+// the element ("jobs[3].triggers[0].Key.Name"). ScheduleTriggers does the
+// same for triggers of stored jobs (say, one-shot triggers that fire many
+// jobs now) in one commit, and with SkipExisting leaves the triggers whose
+// keys are taken as they are, so that making them twice is harmless.
 //
 // Scheduler.JobsPage lists stored jobs a page at a time, each with its
 // triggers, in two reads of the store whatever their number; pass a page's

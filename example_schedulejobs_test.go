@@ -59,3 +59,41 @@ func ExampleScheduler_ScheduleJobs() {
 	// true
 	// true
 }
+
+// ScheduleTriggers fires many stored jobs in one atomic step: here a
+// one-shot trigger for each of two reports, made twice, as a node might
+// after a crash; SkipExisting makes the second time harmless.
+func ExampleScheduler_ScheduleTriggers() {
+	ctx := context.Background()
+	s, err := chime.New(chime.Config{Logger: quietLogger})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Stop(ctx)
+	if err := s.Register("report", chime.JobFunc(func(context.Context, *chime.JobContext) error { return nil })); err != nil {
+		panic(err)
+	}
+	var triggers []chime.Trigger
+	for _, name := range []string{"daily", "weekly"} {
+		job := chime.JobDetail{Key: chime.NewJobKey("reports", name), Type: "report", Durable: true}
+		if err := s.AddJob(ctx, job, nil); err != nil {
+			panic(err)
+		}
+		triggers = append(triggers, chime.Trigger{
+			Key:      chime.NewTriggerKey("runs", name+"-2025-03-01"),
+			JobKey:   job.Key,
+			Schedule: &schedule.Simple{}, StartTime: time.Now().Add(10 * time.Minute),
+		})
+	}
+	keys, err := s.ScheduleTriggers(ctx, triggers, nil)
+	fmt.Println(keys, err)
+	// Without SkipExisting a taken key refuses the whole batch.
+	_, err = s.ScheduleTriggers(ctx, triggers, nil)
+	fmt.Println(errors.Is(err, chime.ErrTriggerExists))
+	keys, err = s.ScheduleTriggers(ctx, triggers, &chime.ScheduleTriggersOptions{SkipExisting: true})
+	fmt.Println(len(keys), err)
+	// Output:
+	// [runs.daily-2025-03-01 runs.weekly-2025-03-01] <nil>
+	// true
+	// 0 <nil>
+}

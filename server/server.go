@@ -105,6 +105,9 @@ type Server struct {
 
 	// workflows keeps the workflows and their instances; see workflows.go.
 	workflows *workflow.Store
+	// taskStarts gathers the starts of workflow tasks recorded at once
+	// into one transaction; see workflowstart.go.
+	taskStarts taskStartBatcher
 }
 
 type lostKey struct {

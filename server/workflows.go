@@ -397,23 +397,48 @@ func (w workflowStarter) Execute(ctx context.Context, jc *chime.JobContext) erro
 	return nil
 }
 
-// triggerTasks makes the one-shot trigger of each ready task. A trigger
-// it cannot make is left to the sweep (sweepWorkflows), which finds the
-// task still ready.
+// triggerTasks makes the one-shot triggers of the ready tasks, in one
+// write (the eight tasks a diamond's start readies cost the database one
+// commit, not eight); those that exist already are left as they are. When
+// the batch is refused (say, a task's job was deleted), each trigger is
+// made on its own, so that one bad task holds back no other. A trigger it
+// cannot make is left to the sweep (sweepWorkflows), which finds the task
+// still ready.
 func (s *Server) triggerTasks(ctx context.Context, ready []workflow.Ready) {
-	for _, r := range ready {
-		if err := s.triggerTask(ctx, r); err != nil {
-			s.log.Warn("cannot trigger a workflow task; the sweep will", "instance", r.Instance, "task", r.Task, "error", err)
-		}
+	if len(ready) == 0 {
+		return
 	}
+	triggers := make([]chime.Trigger, 0, len(ready))
+	for _, r := range ready {
+		t, err := taskTrigger(r)
+		if err != nil {
+			s.log.Warn("cannot trigger a workflow task; the sweep will", "instance", r.Instance, "task", r.Task, "error", err)
+			continue
+		}
+		triggers = append(triggers, t)
+	}
+	opts := &chime.ScheduleTriggersOptions{SkipExisting: true}
+	_, err := s.sched.ScheduleTriggers(ctx, triggers, opts)
+	if err == nil {
+		return
+	}
+	if len(triggers) > 1 {
+		for _, t := range triggers {
+			if _, err := s.sched.ScheduleTriggers(ctx, []chime.Trigger{t}, opts); err != nil {
+				s.log.Warn("cannot trigger a workflow task; the sweep will", "trigger_key", t.Key.String(), "error", err)
+			}
+		}
+		return
+	}
+	s.log.Warn("cannot trigger a workflow task; the sweep will", "trigger_key", triggers[0].Key.String(), "error", err)
 }
 
-// triggerTask makes ready task r's trigger; one that exists already is
-// left as it is.
-func (s *Server) triggerTask(ctx context.Context, r workflow.Ready) error {
+// taskTrigger is ready task r's one-shot trigger, keyed by its instance,
+// task and round.
+func taskTrigger(r workflow.Ready) (chime.Trigger, error) {
 	meta, err := factsMeta(runFacts{Workflow: &workflowFacts{Instance: r.Instance, Task: r.Task}})
 	if err != nil {
-		return err
+		return chime.Trigger{}, err
 	}
 	t := chime.Trigger{
 		Key:      chime.NewTriggerKey(workflowTriggerGroup, fmt.Sprintf("%s.%s.%d", r.Instance, r.Task, r.Round)),
@@ -425,10 +450,7 @@ func (s *Server) triggerTask(ctx context.Context, r workflow.Ready) error {
 	if len(r.Params) > 0 {
 		t.Data = chime.JobData(maps.Clone(r.Params))
 	}
-	if _, err := s.sched.Schedule(ctx, t); err != nil && !errors.Is(err, chime.ErrTriggerExists) {
-		return err
-	}
-	return nil
+	return t, nil
 }
 
 // sweepWorkflows makes, every sweepEvery until ctx ends, the triggers of
@@ -464,27 +486,24 @@ func (s *Server) sweepWorkflows(ctx context.Context) {
 // starts, and reports whether it may run: not when the task already
 // ended or its instance was killed, nor while its instance is paused (the
 // run is recorded as skipped; a paused task stays ready, and resuming the
-// instance triggers it again).
+// instance triggers it again). The starts the node's workers record at
+// once share one transaction (see taskStartBatcher).
 func (s *Server) startWorkflowTask(ctx context.Context, a *attempt) bool {
 	ref := workflow.TaskRef{Instance: a.workflow.Instance, Task: a.workflow.Task}
-	run, paused := false, false
-	err := s.writes.persist(ctx, a.log, "the start of a workflow task", func(ctx context.Context) error {
-		var err error
-		run, err = s.workflows.TaskStarted(ctx, ref, a.id, s.now())
-		switch {
-		case errors.Is(err, workflow.ErrPaused):
-			paused = true
-			return nil
-		case errors.Is(err, workflow.ErrNotFound):
-			return permanent(err)
-		}
-		return err
+	verdict, err := s.taskStarts.start(workflow.TaskStart{TaskRef: ref, ExecutionID: a.id}, func(starts []workflow.TaskStart) ([]workflow.StartVerdict, error) {
+		var verdicts []workflow.StartVerdict
+		err := s.writes.persist(ctx, a.log, "the start of workflow tasks", func(ctx context.Context) error {
+			var err error
+			verdicts, err = s.workflows.TasksStarted(ctx, starts, s.now())
+			return err
+		})
+		return verdicts, err
 	})
 	switch {
-	case paused:
+	case err == nil && verdict == workflow.StartHeld:
 		s.recordSkipped(ctx, a, fmt.Sprintf("workflow instance %s is paused; task %q starts when it is resumed", ref.Instance, ref.Task))
 		return false
-	case err != nil || !run:
+	case err != nil || verdict != workflow.StartRun:
 		s.recordSkipped(ctx, a, fmt.Sprintf("task %q of workflow instance %s already ended, or the instance did", ref.Task, ref.Instance))
 		return false
 	}

@@ -469,6 +469,14 @@ type TriggerStore interface {
 	// executing, StateComplete when NextFireTime is zero, and StateWaiting
 	// otherwise; the State field of the argument is ignored.
 	TriggerInsert(ctx context.Context, p *TriggerInsertParams) error
+	// TriggersInsert stores many triggers in one atomic step, each as
+	// TriggerInsert stores one without Replace: on any error nothing is
+	// written. A missing job fails the whole call with ErrJobNotFound, a
+	// missing calendar with ErrCalendarNotFound, and a taken key with
+	// ErrTriggerExists, unless SkipExisting is set: then a trigger whose
+	// key is taken is left as it is and the others are stored. It returns
+	// the keys of the triggers it stored, in the order of p.Triggers.
+	TriggersInsert(ctx context.Context, p *TriggersInsertParams) ([]Key, error)
 	// TriggerGet returns a trigger or ErrTriggerNotFound.
 	TriggerGet(ctx context.Context, key Key) (*TriggerRecord, error)
 	// TriggerDelete deletes a trigger and, when its job is not durable and has
@@ -519,6 +527,28 @@ type TriggerStore interface {
 type TriggerInsertParams struct {
 	Trigger TriggerRecord
 	Replace bool
+}
+
+// TriggersInsertParams are the parameters of TriggersInsert.
+type TriggersInsertParams struct {
+	Triggers []TriggerRecord
+	// SkipExisting leaves a trigger whose key is taken as it is, instead
+	// of failing the call with ErrTriggerExists.
+	SkipExisting bool
+}
+
+// Validate refuses two triggers with one key, before any store is
+// touched.
+func (p *TriggersInsertParams) Validate() error {
+	seen := make(map[Key]int, len(p.Triggers))
+	for i := range p.Triggers {
+		k := p.Triggers[i].Key
+		if first, dup := seen[k]; dup {
+			return fmt.Errorf("store: inserting triggers: triggers[%d] has the key %s of triggers[%d]", i, k, first)
+		}
+		seen[k] = i
+	}
+	return nil
 }
 
 // TriggerListParams filter TriggerList. Zero fields do not filter; set

@@ -28,7 +28,10 @@
 //  2. TaskStarted, when an execution of a task begins, moves it from
 //     ready (or running, for a retry or a recovery) to running with that
 //     execution's ID. A task that already ended, or whose instance was
-//     killed, is refused: its execution must not run.
+//     killed, is refused: its execution must not run. TasksStarted
+//     records several starts in one transaction, each decided under its
+//     instance's lock as alone, the instances locked in the order of
+//     their IDs.
 //  3. TaskEnded, when a task's last attempt ended, records its end (only
 //     for the execution TaskStarted recorded last) and, in the same
 //     transaction, moves each pending task whose upstream tasks all ended

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/chime-scheduler/chime/store/sqlstore"
@@ -282,25 +284,94 @@ func (s *Store) Start(ctx context.Context, p StartParams) ([]Ready, error) {
 func (s *Store) TaskStarted(ctx context.Context, ref TaskRef, executionID string, now time.Time) (bool, error) {
 	run := false
 	err := s.change(ctx, ref.Instance, func(in *Instance) error {
-		t := in.task(ref.Task)
-		if t == nil || in.State.Final() || (t.State != TaskReady && t.State != TaskRunning) {
-			return nil
-		}
-		if in.State == InstancePaused && t.State == TaskReady {
+		switch in.taskStarted(ref.Task, executionID, now) {
+		case StartRun:
+			run = true
+		case StartHeld:
 			return fmt.Errorf("%w: task %q of instance %s starts when the instance is resumed", ErrPaused, ref.Task, ref.Instance)
-		}
-		run = true
-		if t.State == TaskRunning && t.ExecutionID == executionID {
-			return nil
-		}
-		t.State, t.ExecutionID, t.Error = TaskRunning, executionID, ""
-		t.Attempts++
-		if t.Started.IsZero() {
-			t.Started = now
 		}
 		return nil
 	})
 	return run, err
+}
+
+// TaskStart is one element of TasksStarted: execution ExecutionID of a
+// task starts.
+type TaskStart struct {
+	TaskRef
+	ExecutionID string
+}
+
+// StartVerdict is what TasksStarted decided about one start.
+type StartVerdict int
+
+// The verdicts of TasksStarted.
+const (
+	// StartRefused: the execution must not run (the task already ended or
+	// was cancelled, the instance ended, was killed or does not exist).
+	StartRefused StartVerdict = iota
+	// StartRun: the execution runs; the task is recorded running.
+	StartRun
+	// StartHeld: the task is ready but its instance is paused; nothing
+	// changed, and resuming the instance triggers the task again.
+	StartHeld
+)
+
+// TasksStarted records the starts of several tasks' executions in one
+// transaction, each as TaskStarted records one, and reports by element
+// what it decided; a start whose instance does not exist is refused. The
+// instances' rows are locked in the order of their IDs, so that two
+// batches never wait on each other in a cycle, and each instance's tasks
+// are decided under its lock, as TaskStarted decides them: the batch only
+// saves the commits of separate transactions.
+func (s *Store) TasksStarted(ctx context.Context, starts []TaskStart, now time.Time) ([]StartVerdict, error) {
+	byInstance := make(map[string][]int)
+	for i, st := range starts {
+		byInstance[st.Instance] = append(byInstance[st.Instance], i)
+	}
+	ids := slices.Sorted(maps.Keys(byInstance))
+	var run []StartVerdict
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		run = make([]StartVerdict, len(starts))
+		for _, id := range ids {
+			err := s.changeTx(ctx, tx, id, func(in *Instance) error {
+				for _, i := range byInstance[id] {
+					run[i] = in.taskStarted(starts[i].Task, starts[i].ExecutionID, now)
+				}
+				return nil
+			})
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("workflow: recording %d task starts: %w", len(starts), err)
+	}
+	return run, nil
+}
+
+// taskStarted moves task name to running with execution executionID, and
+// reports whether the execution may run (see TaskStarted): a ready task of
+// a paused instance is held, unchanged.
+func (in *Instance) taskStarted(name, executionID string, now time.Time) StartVerdict {
+	t := in.task(name)
+	if t == nil || in.State.Final() || (t.State != TaskReady && t.State != TaskRunning) {
+		return StartRefused
+	}
+	if in.State == InstancePaused && t.State == TaskReady {
+		return StartHeld
+	}
+	if t.State == TaskRunning && t.ExecutionID == executionID {
+		return StartRun
+	}
+	t.State, t.ExecutionID, t.Error = TaskRunning, executionID, ""
+	t.Attempts++
+	if t.Started.IsZero() {
+		t.Started = now
+	}
+	return StartRun
 }
 
 // TaskEnded records that task ref's execution executionID ended for good
@@ -522,32 +593,35 @@ func (in *Instance) advance(now time.Time) []string {
 // change runs fn on instance id, read under its row's lock, and writes
 // what fn changed, in one transaction.
 func (s *Store) change(ctx context.Context, id string, fn func(*Instance) error) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		in, err := s.load(ctx, tx, s.q.instLock, id)
-		if err != nil {
+	return s.inTx(ctx, func(tx *sql.Tx) error { return s.changeTx(ctx, tx, id, fn) })
+}
+
+// changeTx is change in the transaction tx.
+func (s *Store) changeTx(ctx context.Context, tx *sql.Tx, id string, fn func(*Instance) error) error {
+	in, err := s.load(ctx, tx, s.q.instLock, id)
+	if err != nil {
+		return err
+	}
+	before := *in
+	before.Tasks = append([]Task(nil), in.Tasks...)
+	if err := fn(in); err != nil {
+		return err
+	}
+	for i, t := range in.Tasks {
+		if t == before.Tasks[i] {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, s.q.taskUpdate, string(t.State), t.ExecutionID, t.Attempts,
+			nullTime(t.Ready), nullTime(t.Started), nullTime(t.Finished), t.Error, s.sched, id, t.Name); err != nil {
 			return err
 		}
-		before := *in
-		before.Tasks = append([]Task(nil), in.Tasks...)
-		if err := fn(in); err != nil {
+	}
+	if in.State != before.State || !in.Finished.Equal(before.Finished) {
+		if _, err := tx.ExecContext(ctx, s.q.instUpdate, string(in.State), nullTime(in.Finished), s.sched, id); err != nil {
 			return err
 		}
-		for i, t := range in.Tasks {
-			if t == before.Tasks[i] {
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, s.q.taskUpdate, string(t.State), t.ExecutionID, t.Attempts,
-				nullTime(t.Ready), nullTime(t.Started), nullTime(t.Finished), t.Error, s.sched, id, t.Name); err != nil {
-				return err
-			}
-		}
-		if in.State != before.State || !in.Finished.Equal(before.Finished) {
-			if _, err := tx.ExecContext(ctx, s.q.instUpdate, string(in.State), nullTime(in.Finished), s.sched, id); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 type querier interface {

@@ -242,3 +242,63 @@ func TestStorePut(t *testing.T) {
 		}
 	})
 }
+
+func TestStoreTasksStartedInOneBatch(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, s *workflow.Store) {
+		ctx := t.Context()
+		for _, id := range []string{"i3", "i4", "i5", "i6"} {
+			if _, err := s.Start(ctx, workflow.StartParams{ID: id, Workflow: "w", Graph: diamond, Now: t0}); err != nil {
+				t.Fatalf("Start(%s): %v", id, err)
+			}
+		}
+		run(t, s, "i3", "a", true) // b and c ready
+		if _, err := s.Kill(ctx, "i5", t0); err != nil {
+			t.Fatalf("Kill: %v", err)
+		}
+		if err := s.Pause(ctx, "i6"); err != nil {
+			t.Fatalf("Pause: %v", err)
+		}
+		// i3's b and c, and i4's a, start; i4's b is pending, i5 was
+		// killed, i9 does not exist, i6 is paused (its a is held). i4's a
+		// is listed twice, as a retry of one start: it counts once.
+		starts := []workflow.TaskStart{
+			{TaskRef: workflow.TaskRef{Instance: "i4", Task: "a"}, ExecutionID: "x1"},
+			{TaskRef: workflow.TaskRef{Instance: "i3", Task: "b"}, ExecutionID: "x2"},
+			{TaskRef: workflow.TaskRef{Instance: "i4", Task: "b"}, ExecutionID: "x3"},
+			{TaskRef: workflow.TaskRef{Instance: "i5", Task: "a"}, ExecutionID: "x4"},
+			{TaskRef: workflow.TaskRef{Instance: "i9", Task: "a"}, ExecutionID: "x5"},
+			{TaskRef: workflow.TaskRef{Instance: "i3", Task: "c"}, ExecutionID: "x6"},
+			{TaskRef: workflow.TaskRef{Instance: "i4", Task: "a"}, ExecutionID: "x1"},
+			{TaskRef: workflow.TaskRef{Instance: "i6", Task: "a"}, ExecutionID: "x7"},
+		}
+		got, err := s.TasksStarted(ctx, starts, t0.Add(2*time.Second))
+		if err != nil {
+			t.Fatalf("TasksStarted: %v", err)
+		}
+		run, refused, held := workflow.StartRun, workflow.StartRefused, workflow.StartHeld
+		if want := []workflow.StartVerdict{run, run, refused, refused, refused, run, run, held}; !slices.Equal(got, want) {
+			t.Fatalf("TasksStarted = %v, want %v", got, want)
+		}
+		in, err := s.Instance(ctx, "i4")
+		if err != nil {
+			t.Fatalf("Instance: %v", err)
+		}
+		if a := in.Tasks[0]; a.State != workflow.TaskRunning || a.ExecutionID != "x1" || a.Attempts != 1 || !a.Started.Equal(t0.Add(2*time.Second)) {
+			t.Errorf("task a of i4 = %+v, want running x1, 1 attempt, started at %s", a, t0.Add(2*time.Second))
+		}
+		if _, tasks := states(t, s, "i3"); tasks != "a=succeeded b=running c=running d=pending e=pending " {
+			t.Errorf("i3's tasks = %q, want b and c running", tasks)
+		}
+		// The ends of the executions the batch recorded count.
+		if ready, err := s.TaskEnded(ctx, workflow.TaskRef{Instance: "i3", Task: "b"}, "x2", true, "", t0); err != nil || len(ready) != 0 {
+			t.Fatalf("TaskEnded(b, x2) = %v, %v; want nothing ready (d waits for c)", ready, err)
+		}
+		if ready, err := s.TaskEnded(ctx, workflow.TaskRef{Instance: "i3", Task: "c"}, "x6", true, "", t0); err != nil || !slices.Equal(names(ready), []string{"d"}) {
+			t.Fatalf("TaskEnded(c, x6) = %v, %v; want [d]", ready, err)
+		}
+		if st, tasks := states(t, s, "i5"); st != workflow.InstanceKilled || tasks != "a=cancelled b=cancelled c=cancelled d=cancelled e=cancelled " {
+			t.Errorf("i5 = %s %q, want killed with every task cancelled", st, tasks)
+		}
+	})
+}

@@ -31,6 +31,39 @@ func (s *Store) TriggerInsert(ctx context.Context, p *store.TriggerInsertParams)
 	return nil
 }
 
+// TriggersInsert stores many triggers at once; see [store.TriggerStore].
+// Every trigger is checked before any is stored, so that a refused call
+// stores nothing.
+func (s *Store) TriggersInsert(ctx context.Context, p *store.TriggersInsertParams) ([]store.Key, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	put := make([]*store.TriggerRecord, 0, len(p.Triggers))
+	for i := range p.Triggers {
+		rec := &p.Triggers[i]
+		if _, ok := s.jobs[rec.JobKey]; !ok {
+			return nil, fmt.Errorf("%w: %s, job of trigger %s", store.ErrJobNotFound, rec.JobKey, rec.Key)
+		}
+		if _, taken := s.triggers[rec.Key]; taken && p.SkipExisting {
+			continue
+		}
+		if err := s.checkInsert(rec, false); err != nil {
+			return nil, err
+		}
+		put = append(put, rec)
+	}
+	keys := make([]store.Key, 0, len(put))
+	for _, rec := range put {
+		s.putTrigger(rec)
+		keys = append(keys, rec.Key)
+	}
+	return keys, nil
+}
+
 // checkInsert refuses to store rec, whose job exists, when its origin is
 // too long, when it names a missing calendar, or when its key is taken and
 // replace is not set.

@@ -57,6 +57,103 @@ func (s *Store) TriggerInsert(ctx context.Context, p *store.TriggerInsertParams)
 	return s.translate("storing trigger "+rec.Key.String(), err, nil, store.ErrTriggerExists)
 }
 
+// TriggersInsert stores many triggers in one transaction; see
+// [store.TriggerStore]. Each trigger is stored as TriggerInsert stores
+// one, taking its locks in the same order (its paused-group rows, its
+// row, its job's row), the triggers in key order, so that two batches
+// lock the rows they share in one order. With SkipExisting, a key another
+// transaction takes between the locking read and the insert fails the
+// transaction, which is tried again and then finds the row.
+func (s *Store) TriggersInsert(ctx context.Context, p *store.TriggersInsertParams) ([]store.Key, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", errInvalid, err)
+	}
+	for i := range p.Triggers {
+		if err := checkTrigger(&p.Triggers[i]); err != nil {
+			return nil, err
+		}
+	}
+	if len(p.Triggers) == 0 {
+		return nil, nil
+	}
+	order := make([]int, len(p.Triggers))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		ka, kb := p.Triggers[a].Key, p.Triggers[b].Key
+		if c := strings.Compare(ka.Group, kb.Group); c != 0 {
+			return c
+		}
+		return strings.Compare(ka.Name, kb.Name)
+	})
+	var stored []bool
+	var err error
+	for attempt := 1; attempt <= maxAttempts; attempt++ {
+		err = s.write(ctx, "storing triggers", func(tx *txn) error {
+			stored = make([]bool, len(p.Triggers))
+			for _, i := range order {
+				rec := &p.Triggers[i]
+				ok, err := tx.insertTrigger(rec, p.SkipExisting)
+				if err != nil {
+					return err
+				}
+				stored[i] = ok
+			}
+			return nil
+		})
+		if !p.SkipExisting || !errors.Is(err, store.ErrTriggerExists) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, s.translate(fmt.Sprintf("storing %d triggers", len(p.Triggers)), err, nil, store.ErrTriggerExists)
+	}
+	keys := make([]store.Key, 0, len(p.Triggers))
+	for i, ok := range stored {
+		if ok {
+			keys = append(keys, p.Triggers[i].Key)
+		}
+	}
+	return keys, nil
+}
+
+// insertTrigger stores rec as TriggerInsert does without Replace, in the
+// transaction tx, and reports whether it did: with skipExisting a taken
+// key is left as it is (false), otherwise it fails with ErrTriggerExists.
+func (tx *txn) insertTrigger(rec *store.TriggerRecord, skipExisting bool) (bool, error) {
+	s := tx.s
+	paused := false
+	if !rec.NextFireTime.IsZero() {
+		var err error
+		if paused, err = tx.pausedOfInsert(rec.Key.Group, rec.JobKey.Group); err != nil {
+			return false, err
+		}
+	}
+	_, err := scanTrigger(tx.queryRow(sqlTriggerGetForUpdate, s.sched, rec.Key.Group, rec.Key.Name))
+	exists := err == nil
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, err
+	}
+	job, err := scanJob(tx.queryRow(sqlJobGetForShare, s.sched, rec.JobKey.Group, rec.JobKey.Name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("%w: %s, job of trigger %s", store.ErrJobNotFound, rec.JobKey, rec.Key)
+	}
+	if err != nil {
+		return false, err
+	}
+	if exists && skipExisting {
+		return false, nil
+	}
+	if err := tx.putTrigger(rec, &job, exists, false, paused); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // checkTrigger refuses a trigger the store cannot hold, before any
 // transaction.
 func checkTrigger(rec *store.TriggerRecord) error {

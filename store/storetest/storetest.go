@@ -66,6 +66,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Job", jobTests},
 		{"JobWrite", jobWriteTests},
 		{"JobsInsert", jobsInsertTests},
+		{"TriggersInsert", triggersInsertTests},
 		{"Calendar", calendarTests},
 		{"Trigger", triggerTests},
 		{"Pause", pauseTests},

@@ -87,6 +87,11 @@ type D1Result struct {
 	// Duplicates counts the (instance, task) pairs that ran more than
 	// once; Misses those that did not run, or whose task did not succeed.
 	Duplicates, Misses int
+	// DBCPU is the CPU the database server's processes used from the
+	// first start to the last task's run, when the server runs on this
+	// machine (DBCPUMeasured). Divided by Tasks it is the line's dbcpu.
+	DBCPU         time.Duration
+	DBCPUMeasured bool
 }
 
 // PerSecond is the instances per second over the span.
@@ -103,8 +108,12 @@ func (r *D1Result) OK() bool { return r.Duplicates == 0 && r.Misses == 0 }
 // String is the result line.
 func (r *D1Result) String() string {
 	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
-	return fmt.Sprintf("chime D1 nodes=%d instances=%d tasks=%d started_in=%s span=%s inst/s=%.0f lag_p50=%s lag_p99=%s lag_max=%s dup=%d miss=%d",
+	line := fmt.Sprintf("chime D1 nodes=%d instances=%d tasks=%d started_in=%s span=%s inst/s=%.0f lag_p50=%s lag_p99=%s lag_max=%s dup=%d miss=%d",
 		r.Nodes, r.Instances, r.Tasks, ms(r.StartedIn), ms(r.Span), r.PerSecond(), ms(r.P50), ms(r.P99), ms(r.Max), r.Duplicates, r.Misses)
+	if r.DBCPUMeasured {
+		line += fmt.Sprintf(" dbcpu=%.3fms/task", float64(r.DBCPU)/float64(time.Millisecond)/float64(max(r.Tasks, 1)))
+	}
+	return line
 }
 
 // RunD1 runs workflow benchmark D1 of issue 17: server nodes on a
@@ -160,6 +169,8 @@ func RunD1(ctx context.Context, opts D1Options) (res *D1Result, err error) {
 	r.log.Info("starting instances", "instances", opts.Instances, "nodes", opts.Nodes)
 
 	res = &D1Result{Nodes: opts.Nodes, Instances: opts.Instances, Tasks: opts.Instances * D1Tasks}
+	dbNames := dbServerNames(r.url)
+	cpuBefore, cpuBeforeOK := dbServerCPU(dbNames...)
 	ids, startedIn, err := startD1(ctx, clients, opts.Instances)
 	if err != nil {
 		return nil, err
@@ -169,6 +180,9 @@ func RunD1(ctx context.Context, opts D1Options) (res *D1Result, err error) {
 	records, err := r.waitD1(ctx, res.Tasks, deadline)
 	if err != nil {
 		return nil, err
+	}
+	if cpuAfter, cpuAfterOK := dbServerCPU(dbNames...); cpuBeforeOK && cpuAfterOK {
+		res.DBCPU, res.DBCPUMeasured = cpuAfter-cpuBefore, true
 	}
 	instances, err := readD1(ctx, clients[0], ids, deadline)
 	if err != nil {
