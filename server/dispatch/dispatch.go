@@ -133,6 +133,14 @@ type Service struct {
 	polls map[string]chan struct{}
 	// nudge wakes Watch for a result reported to this node.
 	nudge chan struct{}
+	// released are the runs released and not deleted yet (see Release),
+	// guarded by mu.
+	released []string
+
+	// reports batches the results reported to this node (see Report),
+	// handovers the round robin hand-overs (see commitHandovers).
+	reports   combiner[*report]
+	handovers combiner[*handover]
 }
 
 // New migrates the package's tables on st's database and returns a
