@@ -90,7 +90,7 @@ func (s *Service) takeTurns(ctx context.Context, now time.Time, group string, ho
 			ho.e, ho.err = nil, err
 		}
 	}
-	live, all, err := s.liveExecutors(ctx, s.db, now, group)
+	live, err := s.liveExecutors(ctx, s.db, now, group)
 	if err != nil {
 		fail(err)
 		return
@@ -104,7 +104,7 @@ func (s *Service) takeTurns(ctx context.Context, now time.Time, group string, ho
 	picked := false
 	for _, ho := range hos {
 		t := ho.h.Target
-		cands, byID, err := fit(live, all, t)
+		cands, byID, err := fit(live, t)
 		if err != nil {
 			ho.err = err
 			continue
@@ -170,10 +170,10 @@ func (s *Service) insertHandovers(ctx context.Context, now time.Time, batch []*h
 	return nil
 }
 
-// fit returns, among live (all counts the group's live executors), the
-// candidates that serve target t, in registration order; none is a
+// fit returns, among live (the group's live executors), the candidates
+// that serve target t, in registration order; none is a
 // *NoExecutorError.
-func fit(live []*Executor, all int, t api.ExecutorTarget) ([]candidate, map[string]*Executor, error) {
+func fit(live []*Executor, t api.ExecutorTarget) ([]candidate, map[string]*Executor, error) {
 	var cands []candidate
 	byID := make(map[string]*Executor)
 	for _, e := range live {
@@ -184,7 +184,7 @@ func fit(live []*Executor, all int, t api.ExecutorTarget) ([]candidate, map[stri
 		}
 	}
 	if len(cands) == 0 {
-		return nil, nil, &NoExecutorError{Group: t.Group, Handler: t.Handler, Labels: t.Labels, Live: all}
+		return nil, nil, &NoExecutorError{Group: t.Group, Handler: t.Handler, Labels: t.Labels, Live: len(live)}
 	}
 	return cands, byID, nil
 }

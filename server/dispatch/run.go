@@ -259,11 +259,11 @@ func (s *Service) tryLockGroup(ctx context.Context, group string, async bool) (*
 // progress for busy_over; none is a *NoExecutorError.
 func (s *Service) candidates(ctx context.Context, q querier, now time.Time, h Handover) ([]candidate, map[string]*Executor, error) {
 	t := h.Target
-	live, all, err := s.liveExecutors(ctx, q, now, t.Group)
+	live, err := s.liveExecutors(ctx, q, now, t.Group)
 	if err != nil {
 		return nil, nil, err
 	}
-	cands, byID, err := fit(live, all, t)
+	cands, byID, err := fit(live, t)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -280,25 +280,25 @@ func (s *Service) candidates(ctx context.Context, q querier, now time.Time, h Ha
 }
 
 // liveExecutors reads, with q, the live executors of group in
-// registration order, and how many they are.
-func (s *Service) liveExecutors(ctx context.Context, q querier, now time.Time, group string) ([]*Executor, int, error) {
+// registration order.
+func (s *Service) liveExecutors(ctx context.Context, q querier, now time.Time, group string) ([]*Executor, error) {
 	rows, err := q.QueryContext(ctx, s.q.executorsLive, s.sched, group, nanos(now))
 	if err != nil {
-		return nil, 0, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
+		return nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
 	}
 	defer rows.Close()
 	var live []*Executor
 	for rows.Next() {
 		e, err := scanExecutor(rows)
 		if err != nil {
-			return nil, 0, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
+			return nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
 		}
 		live = append(live, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
+		return nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
 	}
-	return live, len(live), nil
+	return live, nil
 }
 
 // Take returns the runs assigned to an executor (at most max; none when
