@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"time"
@@ -13,7 +14,9 @@ const (
 	combineTimeout = 30 * time.Second
 	// combineParallel bounds the batches a combiner commits at once: a
 	// request that arrives while fewer commit is committed at once, in a
-	// batch of its own; past that, requests wait and are batched.
+	// batch of its own; past that, requests wait and are batched. On
+	// SQLite, which takes one writer at a time, it is 1: parallel
+	// batches would only wait for each other's lock.
 	combineParallel = 4
 )
 
@@ -25,8 +28,11 @@ const (
 // of its own runs it: the caller that starts a batch commits it, then
 // hands that turn to the first caller still waiting, whose request heads
 // the next batch. A request so waits for at most one batch before its
-// own. The zero combiner is ready to use.
+// own. The zero combiner commits up to combineParallel batches at once.
 type combiner[T any] struct {
+	// parallel, when not zero, replaces combineParallel.
+	parallel int
+
 	mu sync.Mutex
 	// queue holds the requests waiting for a batch, while running (the
 	// batches committing, or whose caller was given the turn) is at
@@ -49,7 +55,7 @@ type combined[T any] struct {
 // but not its cancellation, bounded by combineTimeout.
 func (c *combiner[T]) do(ctx context.Context, req T, max int, commit func(context.Context, []T)) {
 	c.mu.Lock()
-	if c.running < combineParallel {
+	if c.running < cmp.Or(c.parallel, combineParallel) {
 		c.running++
 		c.mu.Unlock()
 	} else {
