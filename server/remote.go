@@ -51,9 +51,14 @@ func (s *Server) executeRemote(ctx, runCtx context.Context, cancel context.Cance
 	if a.shard != nil {
 		h.ShardIndex, h.ShardTotal, h.Pin = a.shard.Index, a.shard.Total, a.shard.Executor
 	}
-	handedOver := false
+	// handedOver: the run has a row to forget at its end; reported: its
+	// executor's result ended it, so that the row may be deleted later,
+	// with others (see dispatch.Service.Release).
+	handedOver, reported := false, false
 	defer func() {
-		if handedOver {
+		if reported {
+			s.dispatch.Release(h.RunID)
+		} else if handedOver {
 			rec, done := recordCtx(ctx)
 			defer done()
 			if err := s.dispatch.Close(rec, h.RunID); err != nil {
@@ -94,6 +99,7 @@ func (s *Server) executeRemote(ctx, runCtx context.Context, cancel context.Cance
 		outcome, msg := outcomeOf(runCtx, runErr, jc.Job.Timeout)
 		f := history.Finish{Outcome: outcome, FinishedTime: s.now(), Error: msg}
 		if res != nil {
+			reported = true
 			out := jobs.NewCapture(s.cfg.MaxOutputBytes)
 			_, _ = out.Write([]byte(res.Output))
 			f.Output, f.OutputTruncated = out.String(), out.Truncated()

@@ -133,6 +133,14 @@ type Service struct {
 	polls map[string]chan struct{}
 	// nudge wakes Watch for a result reported to this node.
 	nudge chan struct{}
+	// released are the runs released and not deleted yet (see Release),
+	// guarded by mu.
+	released []string
+
+	// reports batches the results reported to this node (see Report),
+	// handovers the round robin hand-overs (see commitHandovers).
+	reports   combiner[*report]
+	handovers combiner[*handover]
 }
 
 // New migrates the package's tables on st's database and returns a
@@ -171,6 +179,9 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Service, erro
 		waiters: make(map[string]chan Update),
 		polls:   make(map[string]chan struct{}),
 		nudge:   make(chan struct{}, 1),
+	}
+	if st.Dialect() == sqlstore.SQLite {
+		s.reports.parallel, s.handovers.parallel = 1, 1
 	}
 	if err := s.fillCatalog(ctx); err != nil {
 		return nil, err

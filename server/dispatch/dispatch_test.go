@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -483,6 +484,94 @@ func TestPruneExecutors(t *testing.T) {
 		}
 		if ids := order(t, s, "prune"); len(ids) != 2 || ids[1] != again.ID {
 			t.Errorf("executors of the group = %v; want %s and %s", ids, busy.ID, again.ID)
+		}
+	})
+}
+
+// TestBatches checks the hand-overs and the results made at once, which
+// the Service commits in batches: a round robin hand-over of each run,
+// the turns spread evenly, each result fenced on its own and delivered
+// to its waiter, and the released runs deleted by Watch's last pass.
+func TestBatches(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, &dispatch.Options{PollInterval: 20 * time.Millisecond}, func(t *testing.T, s *dispatch.Service) {
+		ctx, cancel := context.WithCancel(t.Context())
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			s.Watch(ctx, "node-a")
+		}()
+		defer func() { cancel(); <-watched }()
+		const executors, perExecutor = 4, 10
+		for range executors {
+			register(t, s, "batch", nil, "h")
+		}
+		ids := make([]string, executors*perExecutor)
+		updates := make([]<-chan dispatch.Update, len(ids))
+		for i := range ids {
+			ids[i] = rand.Text()
+			var stop func()
+			updates[i], stop = s.Await(ids[i])
+			defer stop()
+		}
+		asgs := make([]*dispatch.Assignment, len(ids))
+		errs := make([]error, len(ids))
+		var wg sync.WaitGroup
+		for i, id := range ids {
+			wg.Go(func() {
+				asgs[i], errs[i] = s.Handover(ctx, dispatch.Handover{RunID: id, ExecutionID: id, Attempt: 1,
+					Target:   api.ExecutorTarget{Group: "batch", Handler: "h", Routing: api.RoutingRoundRobin},
+					JobGroup: "g", JobName: "j", NodeID: "node-a"})
+			})
+		}
+		wg.Wait()
+		got := make(map[string]int)
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("Handover %d: %v", i, err)
+			}
+			got[asgs[i].ExecutorID]++
+		}
+		for id, n := range got {
+			if n != perExecutor {
+				t.Errorf("executor %s got %d runs, want %d (all: %v)", id, n, perExecutor, got)
+			}
+		}
+		for id := range got {
+			work, err := s.Take(ctx, id, 100, time.Second)
+			if err != nil || len(work.Runs) != perExecutor {
+				t.Fatalf("Take of %s: %d runs, %v; want %d", id, len(work.Runs), err, perExecutor)
+			}
+		}
+		stale := make([]error, len(ids))
+		for i, id := range ids {
+			a := asgs[i]
+			wg.Go(func() {
+				errs[i] = s.Report(ctx, a.ExecutorID, id, api.ExecutorResult{Token: a.Token, Outcome: "succeeded", Output: id})
+			})
+			wg.Go(func() {
+				stale[i] = s.Report(ctx, a.ExecutorID, id, api.ExecutorResult{Token: a.Token + 1, Outcome: "failed"})
+			})
+		}
+		wg.Wait()
+		for i := range ids {
+			if errs[i] != nil {
+				t.Errorf("Report %d: %v", i, errs[i])
+			}
+			if !errors.Is(stale[i], dispatch.ErrStale) {
+				t.Errorf("Report %d under a stale token: %v, want ErrStale", i, stale[i])
+			}
+			u := await(t, updates[i], asgs[i].Token)
+			if u.State != dispatch.StateDone || u.Result.Outcome != "succeeded" || u.Result.Output != ids[i] {
+				t.Errorf("update of run %d: %+v, want its result", i, u)
+			}
+			s.Release(ids[i])
+		}
+		cancel()
+		<-watched
+		n, err := s.ForgetNode(context.WithoutCancel(ctx), "node-a", time.Now().Add(time.Hour))
+		if err != nil || n != 0 {
+			t.Errorf("ForgetNode after the runs were released: %d runs, %v; want 0", n, err)
 		}
 	})
 }

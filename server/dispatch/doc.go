@@ -28,7 +28,8 @@
 //  3. Result (Service.Report): accepted only from the executor the run is
 //     leased to, under its current token, while the run is assigned,
 //     running or cancel_requested; anything else is ErrStale and changes
-//     nothing. The run becomes done.
+//     nothing. The run becomes done, and a waiter of this node is told
+//     at once.
 //  4. Watch (Service.Watch, one goroutine per node): every PollInterval,
 //     the runs this node awaits are read in one query; a done run's
 //     result is delivered to its waiter, and a run whose executor's lease
@@ -39,6 +40,14 @@
 //  6. Cancel (Service.RequestCancel): a killed or timed-out run becomes
 //     cancel_requested; the executor learns it from its next poll or
 //     heartbeat.
+//
+// Round robin hand-overs and results that arrive while others commit are
+// committed together, in one transaction each batch (see combiner): the
+// turns of a batch's runs take the group's lock once, and each result is
+// fenced on its own. A run that ended with its executor's result is
+// deleted by Watch's next pass (Service.Release), since the fence refuses
+// whatever its executor sends about it already; any other run is deleted
+// at once (Service.Close).
 //
 // An executor's lease covers all of its runs: one heartbeat extends it,
 // and when it lapses every run of the executor is lost. A heartbeat after

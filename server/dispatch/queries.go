@@ -18,7 +18,7 @@ type queries struct {
 	groupInsert, groupLock, groupSetRR            string
 	runningGroup, runningAll, runsActive          string
 	runInsert, runRehandover, runToken            string
-	runTake, runStart, cancelsUntold, cancelTold  string
+	runTake, runsStart, cancelsUntold, cancelTold string
 	runReport, runCancel, runLose, runDelete      string
 	runsForgetNode, watch, pending, runFence      string
 	executorsPrune                                string
@@ -42,7 +42,7 @@ func renderQueries(render func(string) string) queries {
 			WHERE sched_name = ? AND id = ? AND lease_until > ?`),
 		executorsLive: render(`SELECT ` + executorCols + ` FROM {p}dispatch_executors
 			WHERE sched_name = ? AND grp = ? AND lease_until > ? ORDER BY registered, id`),
-		executorUse: render(`UPDATE {p}dispatch_executors SET last_used = ?, use_count = use_count + 1 WHERE sched_name = ? AND id = ?`),
+		executorUse: render(`UPDATE {p}dispatch_executors SET last_used = ?, use_count = use_count + ? WHERE sched_name = ? AND id = ?`),
 
 		groupInsert: render(`INSERT INTO {p}dispatch_groups (sched_name, grp, rr_last) VALUES (?, ?, '')`),
 		groupLock:   render(`SELECT rr_last FROM {p}dispatch_groups WHERE sched_name = ? AND grp = ? {update}`),
@@ -65,8 +65,9 @@ func renderQueries(render func(string) string) queries {
 		runToken: render(`SELECT token FROM {p}dispatch_runs WHERE sched_name = ? AND id = ?`),
 		runTake: render(`SELECT ` + runCols + ` FROM {p}dispatch_runs
 			WHERE sched_name = ? AND executor_id = ? AND state = 'assigned' ORDER BY assigned LIMIT ? {update}`),
-		runStart: render(`UPDATE {p}dispatch_runs SET state = 'running', started = ?
-			WHERE sched_name = ? AND id = ? AND token = ? AND state = 'assigned'`),
+		// The runs taken: their IDs follow, rendered with the query.
+		runsStart: `UPDATE {p}dispatch_runs SET state = 'running', started = ?
+			WHERE sched_name = ? AND executor_id = ? AND state = 'assigned'`,
 		cancelsUntold: render(`SELECT id, token FROM {p}dispatch_runs
 			WHERE sched_name = ? AND executor_id = ? AND state = 'cancel_requested' AND cancel_told = ?`),
 		cancelTold: render(`UPDATE {p}dispatch_runs SET cancel_told = ? WHERE sched_name = ? AND id = ? AND token = ?`),
@@ -87,12 +88,14 @@ func renderQueries(render func(string) string) queries {
 		pending: render(`SELECT COUNT(*) FROM {p}dispatch_runs WHERE sched_name = ? AND executor_id = ?
 			AND ((? > 0 AND state = 'assigned') OR (state = 'cancel_requested' AND cancel_told = ?))`),
 		runsForgetNode: render(`DELETE FROM {p}dispatch_runs WHERE sched_name = ? AND node_id = ? AND assigned < ?`),
-		// Every run of this node, with its executor's lease: the results
-		// and the lapsed leases in one read.
+		// The runs of this node that ended or whose executor's lease
+		// lapsed (before the bound), with that lease: the results and
+		// the lapsed leases in one read.
 		watch: render(`SELECT r.id, r.token, r.state, r.outcome, r.error_message, r.output, r.logs, r.executor_id,
 			e.instance, e.lease_until
 			FROM {p}dispatch_runs AS r
 			LEFT JOIN {p}dispatch_executors AS e ON e.sched_name = r.sched_name AND e.id = r.executor_id
-			WHERE r.sched_name = ? AND r.node_id = ?`),
+			WHERE r.sched_name = ? AND r.node_id = ?
+			AND (r.state NOT IN ` + active + ` OR e.lease_until IS NULL OR e.lease_until <= ?)`),
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
@@ -51,7 +52,8 @@ type Assignment struct {
 // Handover picks an executor for h by its target's routing among the
 // group's live executors that advertise the handler and carry the labels,
 // and leases the run to it with token 1. No such executor: a
-// *NoExecutorError, and nothing is written.
+// *NoExecutorError, and nothing is written. Round robin hand-overs made
+// while others commit are made together (see commitHandovers).
 func (s *Service) Handover(ctx context.Context, h Handover) (*Assignment, error) {
 	if err := CheckTarget("executor", &h.Target); err != nil {
 		return nil, err
@@ -60,6 +62,20 @@ func (s *Service) Handover(ctx context.Context, h Handover) (*Assignment, error)
 	if err != nil {
 		return nil, err
 	}
+	if h.Target.Routing == "" || h.Target.Routing == api.RoutingRoundRobin {
+		ho := &handover{h: h, params: params}
+		s.handovers.do(ctx, ho, maxHandoverBatch, s.commitHandovers)
+		if ho.err != nil {
+			return nil, ho.err
+		}
+		s.wakePolls(ho.asg.ExecutorID)
+		return ho.asg, nil
+	}
+	return s.handoverOne(ctx, h, params)
+}
+
+// handoverOne is Handover of one run, in transactions of its own.
+func (s *Service) handoverOne(ctx context.Context, h Handover, params any) (*Assignment, error) {
 	e, err := s.assign(ctx, h, func(tx *sql.Tx, e *Executor, now time.Time) error {
 		if _, err := tx.ExecContext(ctx, s.q.runInsert, s.sched, h.RunID, h.ExecutionID, h.Attempt, h.Target.Group,
 			h.Target.Handler, h.JobGroup, h.JobName, nanos(h.ScheduledTime), params, h.Recovering, int64(h.Timeout),
@@ -167,7 +183,7 @@ func (s *Service) assign(ctx context.Context, h Handover, write func(tx *sql.Tx,
 			c = pick(cands, in)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, s.q.executorUse, nanos(in.now), s.sched, c.id); err != nil {
+	if _, err := tx.ExecContext(ctx, s.q.executorUse, nanos(in.now), 1, s.sched, c.id); err != nil {
 		return nil, fmt.Errorf("dispatch: recording the use of executor %s: %w", c.id, err)
 	}
 	e := byID[c.id]
@@ -243,46 +259,46 @@ func (s *Service) tryLockGroup(ctx context.Context, group string, async bool) (*
 // progress for busy_over; none is a *NoExecutorError.
 func (s *Service) candidates(ctx context.Context, q querier, now time.Time, h Handover) ([]candidate, map[string]*Executor, error) {
 	t := h.Target
-	rows, err := q.QueryContext(ctx, s.q.executorsLive, s.sched, t.Group, nanos(now))
+	live, err := s.liveExecutors(ctx, q, now, t.Group)
 	if err != nil {
-		return nil, nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", t.Group, err)
+		return nil, nil, err
 	}
-	var (
-		fit  []*Executor
-		live int
-	)
+	cands, byID, err := fit(live, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	if t.Routing == api.RoutingBusyOver {
+		running, err := s.runningCounts(ctx, q, s.q.runningGroup, s.sched, t.Group)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i := range cands {
+			cands[i].running = running[cands[i].id]
+		}
+	}
+	return cands, byID, nil
+}
+
+// liveExecutors reads, with q, the live executors of group in
+// registration order.
+func (s *Service) liveExecutors(ctx context.Context, q querier, now time.Time, group string) ([]*Executor, error) {
+	rows, err := q.QueryContext(ctx, s.q.executorsLive, s.sched, group, nanos(now))
+	if err != nil {
+		return nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
+	}
+	defer rows.Close()
+	var live []*Executor
 	for rows.Next() {
 		e, err := scanExecutor(rows)
 		if err != nil {
-			rows.Close()
-			return nil, nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", t.Group, err)
+			return nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
 		}
-		live++
-		if serves(e, t.Handler, t.Labels) {
-			fit = append(fit, e)
-		}
+		live = append(live, e)
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", t.Group, err)
+		return nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
 	}
-	if len(fit) == 0 {
-		return nil, nil, &NoExecutorError{Group: t.Group, Handler: t.Handler, Labels: t.Labels, Live: live}
-	}
-	var running map[string]int
-	if t.Routing == api.RoutingBusyOver {
-		if running, err = s.runningCounts(ctx, q, s.q.runningGroup, s.sched, t.Group); err != nil {
-			return nil, nil, err
-		}
-	}
-	cands := make([]candidate, len(fit))
-	byID := make(map[string]*Executor, len(fit))
-	for i, e := range fit {
-		cands[i] = candidate{id: e.ID, registered: e.Registered, lastHeartbeat: e.LastHeartbeat,
-			lastUsed: e.LastUsed, useCount: e.UseCount, running: running[e.ID]}
-		byID[e.ID] = e
-	}
-	return cands, byID, nil
+	return live, nil
 }
 
 // Take returns the runs assigned to an executor (at most max; none when
@@ -415,10 +431,19 @@ func (s *Service) takeRuns(ctx context.Context, tx *sql.Tx, now time.Time, execu
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
 	}
+	if len(work.Runs) == 0 {
+		return nil
+	}
+	// One statement starts them all: the rows are locked (or, on
+	// SQLite, the database is) since they were read as assigned.
+	args := make([]any, 0, 3+len(work.Runs))
+	args = append(args, nanos(now), s.sched, executor)
 	for _, r := range work.Runs {
-		if _, err := tx.ExecContext(ctx, s.q.runStart, nanos(now), s.sched, r.ID, r.Token); err != nil {
-			return fmt.Errorf("dispatch: starting run %s: %w", r.ID, err)
-		}
+		args = append(args, r.ID)
+	}
+	start := s.st.SQL(s.q.runsStart + " AND id IN (" + strings.Repeat(", ?", len(work.Runs))[2:] + ")")
+	if _, err := tx.ExecContext(ctx, start, args...); err != nil {
+		return fmt.Errorf("dispatch: starting the runs of executor %s: %w", executor, err)
 	}
 	return nil
 }
@@ -477,36 +502,6 @@ func CheckResult(r api.ExecutorResult) error {
 	}
 	if len(r.Output) > maxOutputSize {
 		return invalid("output", "is %d bytes long; at most %d are allowed", len(r.Output), maxOutputSize)
-	}
-	return nil
-}
-
-// Report records how a run ended, from the executor it is leased to,
-// under its current token. Anything else is ErrStale, and nothing
-// changes.
-func (s *Service) Report(ctx context.Context, executor, runID string, r api.ExecutorResult) error {
-	if err := CheckResult(r); err != nil {
-		return err
-	}
-	logs, err := encodeJSON(r.Logs)
-	if err != nil {
-		return err
-	}
-	now, err := s.now(ctx, s.db)
-	if err != nil {
-		return err
-	}
-	res, err := s.db.ExecContext(ctx, s.q.runReport, r.Outcome, r.Error, r.Output, logs, nanos(now),
-		s.sched, runID, executor, r.Token)
-	if err != nil {
-		return fmt.Errorf("dispatch: recording the result of run %s: %w", runID, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("%w: run %s, token %d", ErrStale, runID, r.Token)
-	}
-	select {
-	case s.nudge <- struct{}{}:
-	default:
 	}
 	return nil
 }
@@ -633,18 +628,30 @@ func (s *Service) wakePolls(executor string) {
 
 // Watch delivers the ends of the runs node handed over to their waiters
 // until ctx ends: every PollInterval while any waits, and at once after a
-// result reported to this node, it reads the node's runs in one query;
-// a done run's result goes to its waiter, and a run whose executor's
-// lease lapsed is marked lost (fenced on its token) and its waiter told.
+// result reported to another node's run, it reads the node's runs that
+// ended or whose executor's lease lapsed in one query; a done run's
+// result goes to its waiter, and a run whose executor's lease lapsed is
+// marked lost (fenced on its token) and its waiter told. (A result
+// reported to this node for a run it awaits is delivered by Report.)
+// Each pass, and the last when ctx ends, first deletes the runs released
+// since the one before (see Release).
 func (s *Service) Watch(ctx context.Context, node string) {
 	tick := time.NewTicker(s.opts.PollInterval)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
+			rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), combineTimeout)
+			defer cancel()
+			if err := s.deleteReleased(rec); err != nil {
+				s.log.Warn("cannot delete the runs that ended", "error", err)
+			}
 			return
 		case <-tick.C:
 		case <-s.nudge:
+		}
+		if err := s.deleteReleased(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("cannot delete the runs that ended", "error", err)
 		}
 		if !s.anyWaiter() {
 			continue
@@ -667,7 +674,7 @@ func (s *Service) watchOnce(ctx context.Context, node string) error {
 	if err != nil {
 		return err
 	}
-	rows, err := s.db.QueryContext(ctx, s.q.watch, s.sched, node)
+	rows, err := s.db.QueryContext(ctx, s.q.watch, s.sched, node, nanos(now))
 	if err != nil {
 		return fmt.Errorf("dispatch: reading the runs of node %s: %w", node, err)
 	}
@@ -724,16 +731,18 @@ func (s *Service) watchOnce(ctx context.Context, node string) error {
 
 // deliver hands u to the run's waiter, if any and if it has room: an
 // update it has not taken yet is delivered again by the next pass, the
-// run's row being there until the waiter closes it.
-func (s *Service) deliver(runID string, u Update) {
+// run's row being there until the waiter closes it. It reports whether
+// the run has a waiter on this node.
+func (s *Service) deliver(runID string, u Update) bool {
 	s.mu.Lock()
 	ch, ok := s.waiters[runID]
 	s.mu.Unlock()
 	if !ok {
-		return
+		return false
 	}
 	select {
 	case ch <- u:
 	default:
 	}
+	return true
 }
