@@ -123,6 +123,16 @@ func (s *Server) takePool(ctx context.Context, jc *chime.JobContext, a *attempt,
 			return s.pools.Release(ctx, pp.name, a.id)
 		})
 	}
+	// hold is release for a slot the firing runs in: should the node fail
+	// to renew the slot's lease in time, the run is cancelled before any
+	// other node may take the slot back (see pool.Service.Hold).
+	hold := func() func() {
+		stop := s.pools.Hold(a.id, func(cause error) { s.local.cancel(a.id, cause) })
+		return func() {
+			stop()
+			release()
+		}
+	}
 	// leave withdraws the firing from the queue; a slot granted meanwhile
 	// is released, unless the firing takes it (use).
 	leave := func(use bool) bool {
@@ -147,7 +157,7 @@ func (s *Server) takePool(ctx context.Context, jc *chime.JobContext, a *attempt,
 			if waited > 0 {
 				a.log.Debug("got a pool slot", "pool", pp.name, "waited", waited)
 			}
-			return release, "", true
+			return hold(), "", true
 		case errors.Is(err, pool.ErrNotFound):
 			a.log.Warn("the job's pool does not exist; running without it", "pool", pp.name)
 			return func() {}, "", true
@@ -172,12 +182,12 @@ func (s *Server) takePool(ctx context.Context, jc *chime.JobContext, a *attempt,
 				continue
 			}
 			if leave(true) {
-				return release, "", true
+				return hold(), "", true
 			}
 			return nil, fmt.Sprintf("%s; a later firing of the job waits for it and stands for this one (misfire instruction %s)", full, instr), false
 		default:
 			if leave(true) {
-				return release, "", true
+				return hold(), "", true
 			}
 			return nil, fmt.Sprintf("%s (pool_max_wait %s; misfire instruction %s skips it)", full, pp.maxWait, instr), false
 		}

@@ -19,7 +19,16 @@ var (
 	ErrInvalid = errors.New("pool: invalid request")
 	// ErrNotFound reports a pool that does not exist.
 	ErrNotFound = errors.New("pool: no such pool")
+	// ErrLeaseLost is the cause a holder of a slot (Hold) is told when
+	// its node could not renew its slots for two thirds of their lease:
+	// the other nodes may take the slot back soon, so the holder must stop
+	// using it.
+	ErrLeaseLost = errors.New("pool: the node could not renew the lease of its pool slots")
 )
+
+// errPlaceLost tells a waiter that its place in the queue was taken back
+// (its lease lapsed) while its pool still exists: it queues again.
+var errPlaceLost = errors.New("pool: the place in the queue was taken back")
 
 // FieldError is an ErrInvalid naming the bad field.
 type FieldError struct {
@@ -64,8 +73,10 @@ type Pool struct {
 type Options struct {
 	// Lease is how long a node's slots and waiting firings stay without
 	// being renewed: a node that stops renewing them (it died, or lost
-	// the database) has them taken back after it, if the node that finds
-	// it dead did not free them first (ForgetNode). Defaults to 30s.
+	// the database) has them taken back after it. A node whose renewals
+	// fail for two thirds of it tells the holders of its slots (Hold)
+	// that they lost them, before anyone can take them back. Defaults to
+	// 30s.
 	Lease time.Duration
 	// PollInterval is how often a node with firings waiting looks for
 	// free slots. Defaults to 100ms.
@@ -93,6 +104,12 @@ type Service struct {
 	mu sync.Mutex
 	// waiters are this node's firings waiting for a slot, by execution ID.
 	waiters map[string]waiter
+	// holds are told when this node's slots are about to be taken
+	// back, by execution ID (see Hold).
+	holds map[string]func(error)
+	// renewed is when the last successful renewal of this node's slots
+	// started, on this node's clock; zero before Run.
+	renewed time.Time
 	// nudge wakes Run: a firing started waiting, or a slot was released.
 	nudge chan struct{}
 }
@@ -133,6 +150,7 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Service, erro
 	return &Service{
 		st: st, db: st.DB(), sched: st.SchedulerName(), q: renderQueries(st.SQL), opts: o, log: o.Logger,
 		waiters: make(map[string]waiter),
+		holds:   make(map[string]func(error)),
 		nudge:   make(chan struct{}, 1),
 	}, nil
 }
