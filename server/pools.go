@@ -46,9 +46,9 @@ func compilePool(st jobSettings) (*poolPlan, *api.Error) {
 		return nil, nil
 	}
 	if err := pool.CheckName("pool", st.Pool); err != nil {
-		var fe *pool.FieldError
+		var fe *pool.InvalidError
 		if errors.As(err, &fe) {
-			return nil, invalidf(fe.Field, "%s", fe.Message)
+			return nil, invalidf(fe.Field, "%s", fe.Reason)
 		}
 		return nil, invalidf("pool", "%v", err)
 	}
@@ -226,10 +226,10 @@ func poolToAPI(p pool.Pool, users map[string][]string) api.Pool {
 
 // poolErr translates the errors of package pool for the API.
 func poolErr(err error, name string) error {
-	var fe *pool.FieldError
+	var fe *pool.InvalidError
 	switch {
 	case errors.As(err, &fe):
-		return invalidf(fe.Field, "%s", fe.Message)
+		return invalidf(fe.Field, "%s", fe.Reason)
 	case errors.Is(err, pool.ErrNotFound):
 		return httpjson.Errorf(api.CodeNotFound, "", "no pool is named %q", name)
 	}
