@@ -92,3 +92,25 @@ func TestWaitOutlivesLostPlace(t *testing.T) {
 		}
 	})
 }
+
+// TestRestartedNodeFreesItsOldSlots: a node's new process frees the slots
+// its killed predecessor of the same ID held (their lease has not
+// lapsed), which its renewals would otherwise keep for ever.
+func TestRestartedNodeFreesItsOldSlots(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, open func() (*pool.Service, *sqlstore.Store)) {
+		old, _ := open()
+		put(t, old, "p", 1)
+		enqueue(t, old, ticket("p", "n", "old-run", 1))
+		grant(t, old, "p")
+		restarted, _ := open()
+		ctx, stop := context.WithCancel(t.Context())
+		var run sync.WaitGroup
+		run.Go(func() { restarted.Run(ctx, "n") })
+		defer run.Wait()
+		defer stop()
+		if err := restarted.Wait(t.Context(), ticket("p", "n", "new-run", 2)); err != nil {
+			t.Fatalf("Wait of the restarted node: %v", err)
+		}
+	})
+}

@@ -102,6 +102,9 @@ type Service struct {
 	mu sync.Mutex
 	// waiters are this node's firings waiting for a slot, by execution ID.
 	waiters map[string]waiter
+	// born is the database's clock when the Service was made: the rows
+	// of its node queued before it are an earlier process's (see Run).
+	born int64
 	// holds are told when this node's slots are about to be taken
 	// back, by execution ID (see Hold).
 	holds map[string]func(error)
@@ -145,12 +148,16 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Service, erro
 	if err := st.MigrateComponent(ctx, component, migrations()); err != nil {
 		return nil, fmt.Errorf("pool: %w", err)
 	}
-	return &Service{
+	s := &Service{
 		st: st, db: st.DB(), sched: st.SchedulerName(), q: renderQueries(st.SQL), opts: o, log: o.Logger,
 		waiters: make(map[string]waiter),
 		holds:   make(map[string]func(error)),
 		nudge:   make(chan struct{}, 1),
-	}, nil
+	}
+	if err := s.db.QueryRowContext(ctx, s.q.now).Scan(&s.born); err != nil {
+		return nil, fmt.Errorf("pool: reading the database clock: %w", err)
+	}
+	return s, nil
 }
 
 // CheckName checks a pool's name: 1 to MaxNameBytes bytes of letters,

@@ -286,11 +286,26 @@ func (s *Service) Run(ctx context.Context, node string) {
 
 // renew renews node's slots and places every third of Lease until ctx
 // ends. Each try is bounded by a third of Lease, so that a database that
-// does not answer is noticed in time.
+// does not answer is noticed in time. First it frees the rows an earlier
+// process of the same node ID left (it was killed, and restarted before
+// their lease lapsed): its renewals would otherwise keep them for ever.
 func (s *Service) renew(ctx context.Context, node string) {
 	t := time.NewTicker(s.opts.Lease / 3)
 	defer t.Stop()
+	forgot := false
 	for {
+		if !forgot {
+			n, err := s.ForgetNode(ctx, node, instant(s.born))
+			switch {
+			case err != nil && ctx.Err() == nil:
+				s.log.Warn("cannot free the pool slots of the node's earlier process", "error", err)
+			case err == nil:
+				forgot = true
+				if n > 0 {
+					s.log.Warn("freed the pool slots of the node's earlier process", "slots", n)
+				}
+			}
+		}
 		start := time.Now()
 		rctx, cancel := context.WithTimeout(ctx, s.opts.Lease/3)
 		err := s.Renew(rctx, node)
