@@ -285,8 +285,9 @@ func (s *Service) Run(ctx context.Context, node string) {
 }
 
 // renew renews node's slots and places every third of Lease until ctx
-// ends. Each try is bounded by a third of Lease, so that a database that
-// does not answer is noticed in time. First it frees the rows an earlier
+// ends. Each try is bounded by two thirds of Lease, so that a database
+// that does not answer is noticed in time (checkLease) while a slow one
+// still gets its renewal through. First it frees the rows an earlier
 // process of the same node ID left (it was killed, and restarted before
 // their lease lapsed): its renewals would otherwise keep them for ever.
 func (s *Service) renew(ctx context.Context, node string) {
@@ -307,7 +308,7 @@ func (s *Service) renew(ctx context.Context, node string) {
 			}
 		}
 		start := time.Now()
-		rctx, cancel := context.WithTimeout(ctx, s.opts.Lease/3)
+		rctx, cancel := context.WithTimeout(ctx, s.opts.Lease*2/3)
 		err := s.Renew(rctx, node)
 		cancel()
 		switch {
