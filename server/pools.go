@@ -118,7 +118,9 @@ func (s *Server) takePool(ctx context.Context, jc *chime.JobContext, a *attempt,
 		instr = jc.Trigger.MisfireInstruction
 	}
 	verdict := poolVerdictOf(instr)
-	release = func() {
+	// free releases the slot; not named release, the result the returns
+	// below set, which a closure calling it would then call itself.
+	free := func() {
 		_ = s.writes.persist(context.WithoutCancel(ctx), a.log, "the release of a pool slot", func(ctx context.Context) error {
 			return s.pools.Release(ctx, pp.name, a.id)
 		})
@@ -130,7 +132,7 @@ func (s *Server) takePool(ctx context.Context, jc *chime.JobContext, a *attempt,
 		stop := s.pools.Hold(a.id, func(cause error) { s.local.cancel(a.id, cause) })
 		return func() {
 			stop()
-			release()
+			free()
 		}
 	}
 	// leave withdraws the firing from the queue; a slot granted meanwhile
@@ -141,7 +143,7 @@ func (s *Server) takePool(ctx context.Context, jc *chime.JobContext, a *attempt,
 			a.log.Warn("cannot leave the pool's queue; its lease frees the place", "pool", pp.name, "error", err)
 		}
 		if granted && !use {
-			release()
+			free()
 		}
 		return granted
 	}
