@@ -226,12 +226,10 @@ func (s *Server) markNodeLost(ctx context.Context, node string, startedBefore ti
 	if marked > 0 {
 		s.log.Warn("recorded the executions of a lost node as node_lost", "lost_node", node, "executions", marked)
 	}
-	// Its pool slots and places in the pools' queues (see pools.go).
-	if n, err := s.pools.ForgetNode(ctx, node, startedBefore); err != nil {
-		s.log.Warn("cannot free the pool slots of a lost node", "lost_node", node, "error", err)
-	} else if n > 0 {
-		s.log.Warn("freed the pool slots of a lost node", "lost_node", node, "slots", n)
-	}
+	// Its pool slots and places in the pools' queues are not freed here:
+	// a node presumed dead may still run in them. They go back to their
+	// pools when their lease lapses, which a node still alive learns of in
+	// time to cancel its runs (see pool.Service.Hold and docs/pools.md).
 	// The runs it handed to executors: their executors are told to stop.
 	if n, err := s.dispatch.ForgetNode(ctx, node, startedBefore); err != nil {
 		s.log.Warn("cannot withdraw the executor runs of a lost node", "lost_node", node, "error", err)

@@ -46,9 +46,9 @@ func compilePool(st jobSettings) (*poolPlan, *api.Error) {
 		return nil, nil
 	}
 	if err := pool.CheckName("pool", st.Pool); err != nil {
-		var fe *pool.FieldError
+		var fe *pool.InvalidError
 		if errors.As(err, &fe) {
-			return nil, invalidf(fe.Field, "%s", fe.Message)
+			return nil, invalidf(fe.Field, "%s", fe.Reason)
 		}
 		return nil, invalidf("pool", "%v", err)
 	}
@@ -118,10 +118,22 @@ func (s *Server) takePool(ctx context.Context, jc *chime.JobContext, a *attempt,
 		instr = jc.Trigger.MisfireInstruction
 	}
 	verdict := poolVerdictOf(instr)
-	release = func() {
+	// free releases the slot; not named release, the result the returns
+	// below set, which a closure calling it would then call itself.
+	free := func() {
 		_ = s.writes.persist(context.WithoutCancel(ctx), a.log, "the release of a pool slot", func(ctx context.Context) error {
 			return s.pools.Release(ctx, pp.name, a.id)
 		})
+	}
+	// hold is release for a slot the firing runs in: should the node fail
+	// to renew the slot's lease in time, the run is cancelled before any
+	// other node may take the slot back (see pool.Service.Hold).
+	hold := func() func() {
+		stop := s.pools.Hold(a.id, func(cause error) { s.local.cancel(a.id, cause) })
+		return func() {
+			stop()
+			free()
+		}
 	}
 	// leave withdraws the firing from the queue; a slot granted meanwhile
 	// is released, unless the firing takes it (use).
@@ -131,7 +143,7 @@ func (s *Server) takePool(ctx context.Context, jc *chime.JobContext, a *attempt,
 			a.log.Warn("cannot leave the pool's queue; its lease frees the place", "pool", pp.name, "error", err)
 		}
 		if granted && !use {
-			release()
+			free()
 		}
 		return granted
 	}
@@ -147,7 +159,7 @@ func (s *Server) takePool(ctx context.Context, jc *chime.JobContext, a *attempt,
 			if waited > 0 {
 				a.log.Debug("got a pool slot", "pool", pp.name, "waited", waited)
 			}
-			return release, "", true
+			return hold(), "", true
 		case errors.Is(err, pool.ErrNotFound):
 			a.log.Warn("the job's pool does not exist; running without it", "pool", pp.name)
 			return func() {}, "", true
@@ -172,12 +184,12 @@ func (s *Server) takePool(ctx context.Context, jc *chime.JobContext, a *attempt,
 				continue
 			}
 			if leave(true) {
-				return release, "", true
+				return hold(), "", true
 			}
 			return nil, fmt.Sprintf("%s; a later firing of the job waits for it and stands for this one (misfire instruction %s)", full, instr), false
 		default:
 			if leave(true) {
-				return release, "", true
+				return hold(), "", true
 			}
 			return nil, fmt.Sprintf("%s (pool_max_wait %s; misfire instruction %s skips it)", full, pp.maxWait, instr), false
 		}
@@ -216,10 +228,10 @@ func poolToAPI(p pool.Pool, users map[string][]string) api.Pool {
 
 // poolErr translates the errors of package pool for the API.
 func poolErr(err error, name string) error {
-	var fe *pool.FieldError
+	var fe *pool.InvalidError
 	switch {
 	case errors.As(err, &fe):
-		return invalidf(fe.Field, "%s", fe.Message)
+		return invalidf(fe.Field, "%s", fe.Reason)
 	case errors.Is(err, pool.ErrNotFound):
 		return httpjson.Errorf(api.CodeNotFound, "", "no pool is named %q", name)
 	}

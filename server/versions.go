@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,17 +32,24 @@ import (
 // transaction: the library's Scheduler.ScheduleJob stores a job in one
 // transaction of the store's own and offers no hook to add a statement to
 // it (its store contract, store.JobWriteParams, has none either, and the
-// server may not reach the store under the scheduler). The window is the
-// time between the job write's commit and the version's: a node that dies
-// there (kill -9, power) leaves the change without its version. A
-// database that fails there delays the version only: it is written through
+// server may not reach the store under the scheduler). A database that
+// fails between the two delays the version only: it is written through
 // the write queue (writeQueue.persist), tried until the database takes it
 // or the server stops, with an ID chosen before the first try, so that a
-// try whose answer was lost is not recorded twice. The spec is read right
-// after the write: a concurrent write of the same job in between makes
-// both versions show the later state. A batch create (CreateJobs) builds
-// its versions from what it wrote instead, with no read at all. A delete's spec is read just before
-// the delete, so a write in between is missing from it.
+// try whose answer was lost is not recorded twice.
+//
+// A node that dies between the two (kill -9, power) leaves a change
+// without its version; the gap heals on the next read of the job's
+// versions (repairVersions): the job's own version counter, which every
+// write moves, is compared with the one the newest version recorded, and
+// a job that moved on, came back or went away gets the version it lacks,
+// with actor jobversion.RepairActor. A version is never recorded before
+// its job's write, so the reverse (a version of a change that did not
+// happen) cannot occur. The spec is read right after the write: a
+// concurrent write of the same job in between makes both versions show
+// the later state. A batch create (CreateJobs) builds its versions from
+// what it wrote instead, with no read at all. A delete's spec is read
+// just before the delete, so a write in between is missing from it.
 
 // versionSpec reads a job as a version records it: its API form without
 // status, version, warnings and the triggers' firing state. It returns
@@ -324,6 +333,73 @@ func (s *Server) recordJobVersion(ctx context.Context, actor string, kind jobver
 	s.recordVersion(rec, actor, kind, key, spec, v, from)
 }
 
+// repairVersions records the version the job key lacks when its newest
+// recorded version is not the job as it now is: a change whose writer
+// died before recording its version. A job whose own version differs
+// from the newest version's, and whose spec differs from it, gets an
+// updated version (created when the
+// newest is a delete, or there is none); a job that is gone, while its
+// newest version is not a delete, gets a deleted version with the newest
+// version's spec. The repair's ID is derived from the job's state, so
+// that readers repairing the same gap at once record it once; and a
+// record on its way for the same job version takes the repair's place
+// (see jobversion.RepairActor).
+func (s *Server) repairVersions(ctx context.Context, key chime.JobKey) error {
+	if strings.HasPrefix(key.Group, workflowGroup("")) {
+		return nil // a workflow's task jobs are written with the workflow, which has no job versions
+	}
+	newest, err := s.versions.List(ctx, key.Group, key.Name, 0, 1)
+	if err != nil {
+		return err
+	}
+	var last *jobversion.Version
+	if len(newest) == 1 {
+		last = &newest[0]
+	}
+	spec, jobVersion, err := s.versionSpec(ctx, key)
+	var ver *jobversion.Version
+	switch {
+	case errors.Is(err, chime.ErrJobNotFound):
+		if last == nil || last.Kind == jobversion.Deleted {
+			return nil
+		}
+		ver = &jobversion.Version{
+			Group: key.Group, Name: key.Name, Kind: jobversion.Deleted, Spec: last.Spec, Masked: last.Masked,
+		}
+	case err != nil:
+		return err
+	case last != nil && last.Kind != jobversion.Deleted && last.JobVersion == jobVersion:
+		return nil
+	default:
+		kind := jobversion.Updated
+		if last == nil || last.Kind == jobversion.Deleted {
+			kind = jobversion.Created
+		}
+		b, masked, err := maskedSpec(spec)
+		if err != nil {
+			return err
+		}
+		if kind == jobversion.Updated && bytes.Equal(b, last.Spec) {
+			return nil // the job's counter moved without a change of its spec
+		}
+		ver = &jobversion.Version{
+			Group: key.Group, Name: key.Name, Kind: kind, JobVersion: jobVersion, Spec: b, Masked: masked,
+		}
+	}
+	var lastNumber int64
+	if last != nil {
+		lastNumber = last.Number
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%d\x00%d", key.Group, key.Name, lastNumber, ver.JobVersion))
+	ver.ID = "repair-" + hex.EncodeToString(sum[:])
+	ver.Actor, ver.Time = jobversion.RepairActor, s.now()
+	if _, err := s.versions.Record(ctx, ver); err != nil {
+		return err
+	}
+	s.log.Warn("recorded a job's missing version", "job_key", key.String(), "kind", string(ver.Kind), "job_version", ver.JobVersion)
+	return nil
+}
+
 // versionErr translates the errors of package jobversion into API errors.
 func versionErr(err error) error {
 	switch {
@@ -368,6 +444,11 @@ func (s *Server) ListJobVersions(ctx context.Context, group, name string, q api.
 			return nil, invalidf("cursor", "%q is not a cursor this server returned", q.Cursor)
 		}
 		before = n
+	}
+	if before == 0 {
+		if err := s.repairVersions(ctx, chime.NewJobKey(group, name)); err != nil {
+			return nil, versionErr(err)
+		}
 	}
 	page, err := s.versions.List(ctx, group, name, before, limit+1)
 	if err != nil {

@@ -74,10 +74,10 @@ func workflowNotFound(name string) *api.Error {
 
 // workflowErr translates the errors of package workflow.
 func workflowErr(err error) error {
-	var fe *workflow.FieldError
+	var fe *workflow.InvalidError
 	switch {
 	case errors.As(err, &fe):
-		return invalidf(fe.Field, "%s", fe.Message)
+		return invalidf(fe.Field, "%s", fe.Reason)
 	case errors.Is(err, workflow.ErrExists):
 		return err // the starter's; never the API's
 	case errors.Is(err, workflow.ErrNotFound):

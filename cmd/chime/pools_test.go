@@ -75,7 +75,7 @@ func poolCluster(t *testing.T, databaseURL string) {
 		t.Fatalf("POST /api/v1/jobs/batch = %d, want 201", status)
 	}
 	time.Sleep(fireFor / 2) // the jobs fire and contend meanwhile
-	// A node dies mid-run: its slots come back once it is found dead.
+	// A node dies mid-run: its slots come back once their lease lapses.
 	if err := nodes[2].cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,15 @@
 // already stored returns that version instead of recording another, so
 // that a write retried after a lost answer records one version.
 //
+// # Repairs
+//
+// The server writes a job and then its version, in two transactions; a
+// node that dies between them leaves a change without a version, which
+// the server repairs later with a version whose actor is [RepairActor].
+// A version recorded afterwards for the same job version by another
+// actor (the change's own, which was on its way) takes the repair's
+// place, at its number, instead of following it.
+//
 // # Retention
 //
 // Only the newest [Options.Keep] versions of each job are kept: Record

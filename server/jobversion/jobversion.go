@@ -65,6 +65,14 @@ type Version struct {
 	Masked []string
 }
 
+// RepairActor is the actor of a version recorded by a repair: a version
+// made, after the fact, for a change of a job whose own version was never
+// recorded (its writer died between the job's write and the version's).
+// Who made that change is unknown. A version recorded later for the same
+// job version by another actor replaces a repair's version at its number:
+// the repair then raced with a record that was on its way.
+const RepairActor = "chime:repair"
+
 // ErrNotFound is wrapped by the error Get returns for a version that is
 // not stored.
 var ErrNotFound = errors.New("jobversion: version not found")
@@ -104,7 +112,7 @@ type Versions struct {
 	sched string
 	keep  int
 	q     struct {
-		byID, last, insert, prune, list, get string
+		byID, last, insert, prune, list, get, replace string
 	}
 }
 
@@ -130,7 +138,10 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Versions, err
 	v := &Versions{db: st.DB(), st: st, sched: st.SchedulerName(), keep: keep}
 	const cols = `job_group, job_name, seq, id, job_version, kind, actor, recorded_time, rolled_back_from, spec, masked`
 	v.q.byID = st.SQL(`SELECT ` + cols + ` FROM {p}versions_jobs WHERE sched_name = ? AND id = ?`)
-	v.q.last = st.SQL(`SELECT COALESCE(MAX(seq), 0) FROM {p}versions_jobs WHERE sched_name = ? AND job_group = ? AND job_name = ?`)
+	v.q.last = st.SQL(`SELECT seq, job_version, actor FROM {p}versions_jobs
+		WHERE sched_name = ? AND job_group = ? AND job_name = ? ORDER BY seq DESC LIMIT 1`)
+	v.q.replace = st.SQL(`UPDATE {p}versions_jobs SET id = ?, kind = ?, actor = ?, recorded_time = ?, rolled_back_from = ?, spec = ?, masked = ?
+		WHERE sched_name = ? AND job_group = ? AND job_name = ? AND seq = ?`)
 	v.q.insert = st.SQL(`INSERT INTO {p}versions_jobs (sched_name, ` + cols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	v.q.prune = st.SQL(`DELETE FROM {p}versions_jobs WHERE sched_name = ? AND job_group = ? AND job_name = ? AND seq <= ?`)
 	v.q.list = st.SQL(`SELECT ` + cols + ` FROM {p}versions_jobs
@@ -245,8 +256,9 @@ func (v *Versions) recordOnce(ctx context.Context, recs []*Version, masked []str
 }
 
 // recordTx records one version in tx: the stored one when its ID is
-// taken, else a new one numbered after the job's last, deleting the
-// job's versions older than the newest Keep.
+// taken; in place of the job's last when that is a repair's of the same
+// job version (see RepairActor); else a new one numbered after the job's
+// last, deleting the job's versions older than the newest Keep.
 func (v *Versions) recordTx(ctx context.Context, tx *sql.Tx, rec *Version, masked string) (*Version, error) {
 	stored, err := scanVersion(tx.QueryRowContext(ctx, v.q.byID, v.sched, rec.ID))
 	switch {
@@ -255,11 +267,25 @@ func (v *Versions) recordTx(ctx context.Context, tx *sql.Tx, rec *Version, maske
 	case !errors.Is(err, sql.ErrNoRows):
 		return nil, err
 	}
-	var last int64
-	if err := tx.QueryRowContext(ctx, v.q.last, v.sched, rec.Group, rec.Name).Scan(&last); err != nil {
+	var (
+		last, lastJobVersion int64
+		lastActor            string
+	)
+	err = tx.QueryRowContext(ctx, v.q.last, v.sched, rec.Group, rec.Name).Scan(&last, &lastJobVersion, &lastActor)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}
 	n := *rec
+	if last > 0 && lastActor == RepairActor && rec.Actor != RepairActor && lastJobVersion == rec.JobVersion {
+		// A repair recorded this job version while its own record was
+		// on its way: the record, which knows the actor, takes its place.
+		n.Number = last
+		if _, err := tx.ExecContext(ctx, v.q.replace, n.ID, string(n.Kind), n.Actor, n.Time.UnixNano(), n.RolledBackFrom,
+			string(n.Spec), masked, v.sched, n.Group, n.Name, n.Number); err != nil {
+			return nil, err
+		}
+		return &n, nil
+	}
 	n.Number = last + 1
 	if _, err := tx.ExecContext(ctx, v.q.insert, v.sched, n.Group, n.Name, n.Number, n.ID, n.JobVersion, string(n.Kind),
 		n.Actor, n.Time.UnixNano(), n.RolledBackFrom, string(n.Spec), masked); err != nil {

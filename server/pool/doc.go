@@ -31,8 +31,14 @@
 //  5. Lease: the loop renews the lease of every row of its node every
 //     third of Lease. A node that dies, or loses the database, stops
 //     renewing them, and the next grant takes them back once the lease
-//     lapsed; the node that records a lost node's executions frees its
-//     rows at once (Service.ForgetNode). No slot is held forever.
+//     lapsed. No slot is held forever. The lease is the only way a
+//     slot goes back while its node lives: a node merely presumed dead
+//     keeps its slots as long as it renews them. A node whose renewals
+//     fail for two thirds of Lease tells the holders of its slots
+//     (Service.Hold, ErrLeaseLost), a third of Lease before any grant
+//     may take them back; a waiter whose place lapsed queues again.
+//     Service.ForgetNode frees a node's rows at once, for a node known
+//     to be gone for good.
 //
 // The limit holds because a grant counts the running rows after taking
 // the pool's row lock (READ COMMITTED: it sees every grant committed

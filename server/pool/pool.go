@@ -9,31 +9,38 @@ import (
 	"sync"
 	"time"
 
+	invalidreq "github.com/chime-scheduler/chime/server/internal/invalid"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
 // Sentinel errors; callers branch on them with errors.Is.
 var (
 	// ErrInvalid reports a request refused before the database is
-	// touched; the error is a *FieldError naming the field.
+	// touched; the error is an *InvalidError naming the field.
 	ErrInvalid = errors.New("pool: invalid request")
 	// ErrNotFound reports a pool that does not exist.
 	ErrNotFound = errors.New("pool: no such pool")
+	// ErrLeaseLost is the cause a holder of a slot (Hold) is told when
+	// its node could not renew its slots for two thirds of their lease:
+	// the other nodes may take the slot back soon, so the holder must stop
+	// using it.
+	ErrLeaseLost = errors.New("pool: the node could not renew the lease of its pool slots")
 )
 
-// FieldError is an ErrInvalid naming the bad field.
-type FieldError struct {
-	Field   string
-	Message string
-}
+// errPlaceLost tells a waiter that its place in the queue was taken back
+// (its lease lapsed) while its pool still exists: it queues again.
+var errPlaceLost = errors.New("pool: the place in the queue was taken back")
 
-func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+// InvalidError is a request refused before the database is touched.
+// errors.Is(err, ErrInvalid) holds for it. Its Field names the field at
+// fault, as the API spells it; its Reason says what is wrong. It is the
+// one definition the server's storage packages share
+// (server/internal/invalid); here its Err is ErrInvalid.
+type InvalidError = invalidreq.Error
 
-// Unwrap makes errors.Is(err, ErrInvalid) true.
-func (e *FieldError) Unwrap() error { return ErrInvalid }
-
+// invalid returns an *InvalidError about field.
 func invalid(field, format string, args ...any) error {
-	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+	return invalidreq.New(ErrInvalid, field, format, args...)
 }
 
 // Limits of a pool.
@@ -64,8 +71,10 @@ type Pool struct {
 type Options struct {
 	// Lease is how long a node's slots and waiting firings stay without
 	// being renewed: a node that stops renewing them (it died, or lost
-	// the database) has them taken back after it, if the node that finds
-	// it dead did not free them first (ForgetNode). Defaults to 30s.
+	// the database) has them taken back after it. A node whose renewals
+	// fail for two thirds of it tells the holders of its slots (Hold)
+	// that they lost them, before anyone can take them back. Defaults to
+	// 30s.
 	Lease time.Duration
 	// PollInterval is how often a node with firings waiting looks for
 	// free slots. Defaults to 100ms.
@@ -93,6 +102,15 @@ type Service struct {
 	mu sync.Mutex
 	// waiters are this node's firings waiting for a slot, by execution ID.
 	waiters map[string]waiter
+	// born is the database's clock when the Service was made: the rows
+	// of its node queued before it are an earlier process's (see Run).
+	born int64
+	// holds are told when this node's slots are about to be taken
+	// back, by execution ID (see Hold).
+	holds map[string]func(error)
+	// renewed is when the last successful renewal of this node's slots
+	// started, on this node's clock; zero before Run.
+	renewed time.Time
 	// nudge wakes Run: a firing started waiting, or a slot was released.
 	nudge chan struct{}
 }
@@ -130,11 +148,16 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Service, erro
 	if err := st.MigrateComponent(ctx, component, migrations()); err != nil {
 		return nil, fmt.Errorf("pool: %w", err)
 	}
-	return &Service{
+	s := &Service{
 		st: st, db: st.DB(), sched: st.SchedulerName(), q: renderQueries(st.SQL), opts: o, log: o.Logger,
 		waiters: make(map[string]waiter),
+		holds:   make(map[string]func(error)),
 		nudge:   make(chan struct{}, 1),
-	}, nil
+	}
+	if err := s.db.QueryRowContext(ctx, s.q.now).Scan(&s.born); err != nil {
+		return nil, fmt.Errorf("pool: reading the database clock: %w", err)
+	}
+	return s, nil
 }
 
 // CheckName checks a pool's name: 1 to MaxNameBytes bytes of letters,

@@ -121,9 +121,9 @@ func TestPoolCRUD(t *testing.T) {
 			{pool.Pool{Name: "x", Limit: pool.MaxLimit + 1}, "limit"},
 		} {
 			_, err := s.Put(ctx, tc.p)
-			var fe *pool.FieldError
+			var fe *pool.InvalidError
 			if !errors.As(err, &fe) || fe.Field != tc.field || !errors.Is(err, pool.ErrInvalid) {
-				t.Errorf("Put(%+v) = %v, want a FieldError naming %s", tc.p, err, tc.field)
+				t.Errorf("Put(%+v) = %v, want an InvalidError naming %s", tc.p, err, tc.field)
 			}
 		}
 		if _, err := s.Get(ctx, "x"); !errors.Is(err, pool.ErrNotFound) {

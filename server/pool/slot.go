@@ -193,8 +193,22 @@ func (s *Service) ForgetNode(ctx context.Context, node string, before time.Time)
 // the caller must Release when its execution ends. It returns ctx's
 // error when ctx ends first, leaving t queued: the caller Withdraws it.
 // It returns ErrNotFound when the pool does not exist, or stopped
-// existing while t waited. Run must be running on t's node.
+// existing while t waited. A place taken back while the pool exists (its
+// lease lapsed: the node could not renew it) is queued again, at the
+// same rank, since the queue is ordered by scheduled time. Run must be
+// running on t's node.
 func (s *Service) Wait(ctx context.Context, t Ticket) error {
+	for {
+		err := s.wait(ctx, t)
+		if !errors.Is(err, errPlaceLost) {
+			return err
+		}
+		s.log.Warn("a firing's place in a pool's queue was taken back; queueing it again", "pool", t.Pool, "execution_id", t.ID)
+	}
+}
+
+// wait makes one try of Wait.
+func (s *Service) wait(ctx context.Context, t Ticket) error {
 	if err := s.Enqueue(ctx, t); err != nil {
 		return err
 	}
@@ -216,6 +230,23 @@ func (s *Service) Wait(ctx context.Context, t Ticket) error {
 	}
 }
 
+// Hold registers lost to be called, once, with ErrLeaseLost if this
+// node's renewals of its slots fail for two thirds of their lease while
+// execution id holds its slot: before the other nodes may take the slot
+// back, so that the holder stops in time and the pool stays within its
+// limit. The returned function ends the hold; call it before Release.
+// Run must be running on the node.
+func (s *Service) Hold(id string, lost func(error)) (stop func()) {
+	s.mu.Lock()
+	s.holds[id] = lost
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		delete(s.holds, id)
+		s.mu.Unlock()
+	}
+}
+
 // wake nudges Run.
 func (s *Service) wake() {
 	select {
@@ -229,12 +260,16 @@ func (s *Service) wake() {
 // released, it grants the free slots of their pools and tells the
 // waiters that got one. Meanwhile a second goroutine, which Run waits
 // for, renews the node's slots and places every third of Lease, so that
-// a slow grant never lets them lapse.
+// a slow grant never lets them lapse, and tells the holders (Hold) when
+// the renewals failed for two thirds of Lease.
 func (s *Service) Run(ctx context.Context, node string) {
 	var renewal sync.WaitGroup
 	defer renewal.Wait()
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
+	s.mu.Lock()
+	s.renewed = time.Now()
+	s.mu.Unlock()
 	renewal.Go(func() { s.renew(ctx, node) })
 	t := time.NewTicker(s.opts.PollInterval)
 	defer t.Stop()
@@ -250,19 +285,71 @@ func (s *Service) Run(ctx context.Context, node string) {
 }
 
 // renew renews node's slots and places every third of Lease until ctx
-// ends.
+// ends. Each try is bounded by two thirds of Lease, so that a database
+// that does not answer is noticed in time (checkLease) while a slow one
+// still gets its renewal through. First it frees the rows an earlier
+// process of the same node ID left (it was killed, and restarted before
+// their lease lapsed): its renewals would otherwise keep them for ever.
 func (s *Service) renew(ctx context.Context, node string) {
 	t := time.NewTicker(s.opts.Lease / 3)
 	defer t.Stop()
+	forgot := false
 	for {
-		if err := s.Renew(ctx, node); err != nil && ctx.Err() == nil {
+		if !forgot {
+			n, err := s.ForgetNode(ctx, node, instant(s.born))
+			switch {
+			case err != nil && ctx.Err() == nil:
+				s.log.Warn("cannot free the pool slots of the node's earlier process", "error", err)
+			case err == nil:
+				forgot = true
+				if n > 0 {
+					s.log.Warn("freed the pool slots of the node's earlier process", "slots", n)
+				}
+			}
+		}
+		start := time.Now()
+		rctx, cancel := context.WithTimeout(ctx, s.opts.Lease*2/3)
+		err := s.Renew(rctx, node)
+		cancel()
+		switch {
+		case err == nil:
+			s.mu.Lock()
+			s.renewed = start
+			s.mu.Unlock()
+		case ctx.Err() == nil:
 			s.log.Warn("cannot renew the node's pool slots", "error", err)
+			s.checkLease()
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// checkLease tells every holder that its slot is lost when the last
+// successful renewal started two thirds of Lease ago or more. The lease
+// it set runs from the database's clock when the statement ran, which is
+// after it started: the holders learn it a third of Lease before any
+// other node may take their slots back.
+func (s *Service) checkLease() {
+	s.mu.Lock()
+	if time.Since(s.renewed) < s.opts.Lease*2/3 {
+		s.mu.Unlock()
+		return
+	}
+	lost := make([]func(error), 0, len(s.holds))
+	for id, f := range s.holds {
+		lost = append(lost, f)
+		delete(s.holds, id)
+	}
+	s.mu.Unlock()
+	if len(lost) > 0 {
+		s.log.Warn("the node could not renew its pool slots in time; stopping the executions that hold them", "executions", len(lost))
+	}
+	for _, f := range lost {
+		f(ErrLeaseLost)
 	}
 }
 
@@ -294,6 +381,28 @@ func (s *Service) serve(ctx context.Context, node string) {
 		}
 		return
 	}
+	// A waiter without a row: its pool was deleted, or its place lapsed.
+	s.mu.Lock()
+	missing := make(map[string]bool)
+	for id, w := range s.waiters {
+		if _, ok := states[id]; seen[id] && !ok {
+			missing[w.pool] = true
+		}
+	}
+	s.mu.Unlock()
+	for pool := range missing {
+		_, err := s.Get(ctx, pool)
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			if ctx.Err() == nil {
+				s.log.Warn("cannot read a pool", "pool", pool, "error", err)
+			}
+			return // the next look tells them
+		default:
+			missing[pool] = false // it exists: the place lapsed
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, w := range s.waiters {
@@ -302,9 +411,10 @@ func (s *Service) serve(ctx context.Context, node string) {
 		}
 		state, ok := states[id]
 		switch {
-		case !ok:
-			// Its pool was deleted, or its place lapsed.
+		case !ok && missing[w.pool]:
 			w.granted <- fmt.Errorf("pool %q: %w", w.pool, ErrNotFound)
+		case !ok:
+			w.granted <- errPlaceLost
 		case state == stateRunning:
 			w.granted <- nil
 		default:

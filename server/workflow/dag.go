@@ -43,7 +43,7 @@ func CheckTaskName(field, name string) error {
 
 // Validate checks g: unique valid task names, edges between tasks that
 // exist with a known condition, no edge twice, and no cycle. Each error
-// is a *FieldError naming the offending field: tasks[2].name,
+// is an *InvalidError naming the offending field: tasks[2].name,
 // edges[4].to, or for a cycle the edge that closes it, with the path of
 // tasks in the message. A missing edge condition is OnSuccess.
 func Validate(g Graph) error {

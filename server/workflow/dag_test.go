@@ -37,11 +37,11 @@ func TestValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			err := Validate(tt.g)
-			var fe *FieldError
+			var fe *InvalidError
 			if !errors.As(err, &fe) || !errors.Is(err, ErrInvalid) {
-				t.Fatalf("Validate = %v, want a *FieldError", err)
+				t.Fatalf("Validate = %v, want an *InvalidError", err)
 			}
-			if fe.Field != tt.field || !strings.Contains(fe.Message, tt.inMessage) {
+			if fe.Field != tt.field || !strings.Contains(fe.Reason, tt.inMessage) {
 				t.Errorf("Validate = %q (field %q), want field %q with %q", err, fe.Field, tt.field, tt.inMessage)
 			}
 		})

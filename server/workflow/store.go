@@ -10,13 +10,14 @@ import (
 	"slices"
 	"time"
 
+	invalidreq "github.com/chime-scheduler/chime/server/internal/invalid"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
 // Sentinel errors; callers branch on them with errors.Is.
 var (
 	// ErrInvalid reports a request refused before the database is
-	// touched; the error is a *FieldError naming the field.
+	// touched; the error is an *InvalidError naming the field.
 	ErrInvalid = errors.New("workflow: invalid request")
 	// ErrNotFound reports a workflow or instance that does not exist.
 	ErrNotFound = errors.New("workflow: not found")
@@ -31,19 +32,16 @@ var (
 	ErrPaused = errors.New("workflow: instance paused")
 )
 
-// FieldError is an ErrInvalid naming the bad field.
-type FieldError struct {
-	Field   string
-	Message string
-}
+// InvalidError is a request refused before the database is touched.
+// errors.Is(err, ErrInvalid) holds for it. Its Field names the field at
+// fault, as the API spells it; its Reason says what is wrong. It is the
+// one definition the server's storage packages share
+// (server/internal/invalid); here its Err is ErrInvalid.
+type InvalidError = invalidreq.Error
 
-func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
-
-// Unwrap makes errors.Is(err, ErrInvalid) true.
-func (e *FieldError) Unwrap() error { return ErrInvalid }
-
+// invalid returns an *InvalidError about field.
 func invalid(field, format string, args ...any) error {
-	return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+	return invalidreq.New(ErrInvalid, field, format, args...)
 }
 
 func conflict(format string, args ...any) error {
