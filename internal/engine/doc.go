@@ -45,7 +45,7 @@
 //     order. While a call is in flight, the triggers that come due wait
 //     for it, and are fired together by the next one, unless they waited
 //     fireOverlap (5ms): then another call fires them, up to
-//     maxFiresInFlight (4) at once, so that a call that stalls (a commit
+//     maxFiresInFlight (2) at once, so that a call that stalls (a commit
 //     waiting for the disk, a database backend the machine left
 //     unscheduled) holds up its own firings only (fire.go).
 //  4. It sleeps until the earliest acquired instant (plus fireOverlap while

@@ -55,6 +55,11 @@ func (e *Engine) fireDue(ctx context.Context, now time.Time, st *loopState, pend
 	switch {
 	case n == len(ready):
 		st.starved = time.Time{}
+	case st.firing > 0:
+		// The workers are promised to the triggers of the fire calls in
+		// flight, whose answers wake the loop: they are not taken by jobs
+		// that run long.
+		pushAll(pending, ready[n:])
 	case st.starved.IsZero():
 		st.starved = now
 		pushAll(pending, ready[n:])
@@ -126,14 +131,16 @@ type toFire struct {
 
 // Fire calls in flight: the loop sends a batch of due triggers to the store
 // on a goroutine of its own and goes on with its passes. A second call
-// starts only when due triggers have waited fireOverlap for the ones in
+// starts only when due triggers have waited fireOverlap for the one in
 // flight, and no more than maxFiresInFlight run at once: in a steady stream
 // one call at a time carries what came due during the last one (few
 // transactions, each with many firings), while a call that stalls (a
 // commit waiting for the disk, a backend the machine did not schedule)
-// holds up only its own firings.
+// holds up only its own firings. Two, not more: on a saturated machine
+// every call is slow, and more calls in flight only cut the batches
+// smaller, each transaction costing the database as much.
 const (
-	maxFiresInFlight = 4
+	maxFiresInFlight = 2
 	fireOverlap      = 5 * time.Millisecond
 )
 

@@ -168,14 +168,16 @@ func (e *Engine) idleWait(now time.Time, st *loopState, pending *triggerHeap) ti
 		next := (*pending)[0].NextFireTime
 		switch {
 		case next.After(now):
+		case st.firing >= maxFiresInFlight ||
+			(st.firing > 0 && (!st.starved.IsZero() || !next.Add(fireOverlap).After(now))):
+			// Due, but waiting for a fire call to end (no call may start,
+			// or the workers are promised to those in flight), which
+			// wakes the loop.
+			next = now.Add(e.cfg.IdleWait)
 		case !st.starved.IsZero():
 			// Due, but waiting for a worker: a freed one wakes the loop,
 			// and the wait ends in a hand-back.
 			next = st.starved.Add(starvedRelease)
-		case st.firing >= maxFiresInFlight:
-			// Due, but waiting for a fire call to end, which wakes the
-			// loop.
-			next = now.Add(e.cfg.IdleWait)
 		case st.firing > 0:
 			// Due, and fired when the calls in flight end or at the
 			// overlap, whichever comes first.
