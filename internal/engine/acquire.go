@@ -17,7 +17,6 @@ import (
 type acquisition struct {
 	lease    store.Lease
 	limit    int
-	failures int // the loop's store failures when it started
 	recs     []store.TriggerRecord
 	fired    []toFire
 	firings  []store.TriggerFiring
@@ -59,7 +58,6 @@ func (e *Engine) startAcquire(ctx context.Context, now time.Time, st *loopState,
 	lease := e.cfg.Membership.Lease()
 	st.acquiring = true
 	actx := context.WithoutCancel(ctx)
-	failures := e.failures
 	go func() {
 		proposed := make(map[store.Key]proposal)
 		res, err := e.cfg.Store.TriggersAcquireFire(actx, &store.TriggersAcquireFireParams{
@@ -73,7 +71,7 @@ func (e *Engine) startAcquire(ctx context.Context, now time.Time, st *loopState,
 				return e.dueNow(lease, rec, proposed)
 			},
 		})
-		a := acquisition{lease: lease, limit: limit, failures: failures, err: err}
+		a := acquisition{lease: lease, limit: limit, err: err}
 		if err != nil {
 			a.proposed = proposed
 		} else {
@@ -130,7 +128,9 @@ func (e *Engine) absorb(ctx context.Context, a acquisition, st *loopState, pendi
 		}
 		return
 	}
-	e.answeredSince(a.failures, st)
+	if e.down.Failing() && !e.passFailed {
+		e.storeAnswered()
+	}
 	if a.lease.Epoch != st.epoch {
 		// Claimed under a lease the node replaced since: the store handed
 		// them back when the node registered again.

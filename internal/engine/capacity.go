@@ -3,20 +3,11 @@ package engine
 import "time"
 
 // freeWorkers returns how many workers are free: neither running a job
-// nor promised to a fired job waiting for one, or to a trigger a fire call
-// in flight fires.
+// nor promised to a fired job waiting for one.
 func (e *Engine) freeWorkers() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return max(e.cfg.Workers-e.busy-e.promised, 0)
-}
-
-// promise counts n more triggers (fewer when negative) as fired by a fire
-// call in flight.
-func (e *Engine) promise(n int) {
-	e.mu.Lock()
-	e.promised += n
-	e.mu.Unlock()
+	return max(e.cfg.Workers-e.busy, 0)
 }
 
 // queueWait is how long a fired job may be expected to wait for a worker.
@@ -32,12 +23,11 @@ const queueWait = 10 * time.Millisecond
 func (e *Engine) capacity() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	busy := e.busy + e.promised
-	free := max(e.cfg.Workers-busy, 0)
+	free := max(e.cfg.Workers-e.busy, 0)
 	if e.runs == 0 {
 		return free
 	}
-	queued := max(busy-e.cfg.Workers, 0)
+	queued := max(e.busy-e.cfg.Workers, 0)
 	extra := e.cfg.BatchSize
 	if e.runTime > 0 {
 		extra = int(min(int64(queueWait)*int64(e.cfg.Workers)/int64(e.runTime), int64(e.cfg.BatchSize)))

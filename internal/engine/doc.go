@@ -39,25 +39,16 @@
 //     one's timing (schedule.Trigger.Triggered with its calendar) and the
 //     store checks the claims and the lease, inserts the executions under
 //     their unique (trigger, scheduled time) key and stores the advanced
-//     timing, all at once (the store's TriggersFire). The call runs on a
-//     goroutine of its own while the loop goes on; when it returns, the
-//     jobs of the triggers it fired join the workers' queue, in firing
-//     order. While a call is in flight, the triggers that come due wait
-//     for it, and are fired together by the next one, unless they waited
-//     fireOverlap (5ms): then another call fires them, up to
-//     maxFiresInFlight (2) at once, so that a call that stalls (a commit
-//     waiting for the disk, a database backend the machine left
-//     unscheduled) holds up its own firings only (fire.go).
-//  4. It sleeps until the earliest acquired instant (plus fireOverlap while
-//     a fire call is in flight), the idle wait, a wake-up, the end of a
-//     fire call or, when it left due triggers or claims for want of a
+//     timing, all at once (the store's TriggersFire). The jobs join the
+//     workers' queue and start in firing order.
+//  4. It sleeps until the earliest acquired instant, the idle wait, a
+//     wake-up or, when it left due triggers or claims for want of a
 //     worker, a freed worker, whichever comes first.
 //
 // # Capacity and batches
 //
 // Workers bounds the jobs that run at once. The capacity is one trigger
-// per free worker (a worker is taken by a job running or queued, and by a
-// trigger a fire call in flight fires), plus, once jobs have run, as many as the workers are
+// per free worker, plus, once jobs have run, as many as the workers are
 // expected to start within queueWait (10ms) judging by the moving average
 // of the jobs' run times: a node whose jobs take microseconds claims and
 // fires up to BatchSize (1,024) triggers per store call with ten workers,
@@ -99,9 +90,7 @@
 // A pass that fails to reach the store stops there; nothing is claimed
 // while the store fails. The next attempt waits 100ms, doubling to 5s
 // (spread by Config.Jitter), and the first pass that goes through ends the
-// outage (a claim or a fire call that runs on its own goroutine counts
-// when it went through, no call failed since it started and none is in
-// flight). The first failure is logged at Warn ("store unreachable;
+// outage. The first failure is logged at Warn ("store unreachable;
 // retrying"), then one line every 30s while it lasts, and the end at Info
 // ("store reachable again") with its duration. A trigger whose firing
 // failed keeps its slot and is fired on a later attempt, or gets its
@@ -193,12 +182,8 @@
 //
 // # Invariants
 //
-//   - The loop never blocks on a job, on recording an outcome or on a
-//     claim or a firing: jobs run on workers fed by a queue, outcomes are
-//     recorded by their own goroutine, claims and fire calls run on theirs,
-//     and the loop takes their answers. It waits for those in flight before
-//     it ends, so that what they claimed is handed back and what they fired
-//     runs.
+//   - The loop never blocks on a job or on recording an outcome: jobs run on
+//     workers fed by a queue, outcomes are recorded by their own goroutine.
 //   - A trigger fires only after the store accepted its firing; a refused
 //     firing (claim lost, already fired, lease fenced) runs nothing.
 //   - A job starts only while the lease it was fired under is valid by the

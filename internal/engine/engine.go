@@ -179,7 +179,6 @@ type Engine struct {
 	slotFree chan struct{}    // capacity 1: a worker finished
 	replan   chan struct{}    // capacity 1: the watcher reported an earlier due time
 	acquired chan acquisition // capacity 1: the acquisition in flight ended
-	fired    chan fireCall    // capacity maxFiresInFlight: a fire call ended
 	// recoverNow asks the loop to claim recoverable executions at its next
 	// pass; otherwise it looks for them every recoveryScan.
 	recoverNow atomic.Bool
@@ -196,9 +195,6 @@ type Engine struct {
 	down       outage.Tracker
 	retryAt    time.Time
 	passFailed bool // a store call of the current pass failed
-	// failures counts the store failures the loop met; a call that runs
-	// on its own goroutine notes it when it starts.
-	failures int
 	// unheard holds the acquired triggers whose TriggerFire failed without
 	// an answer: the store may have fired them all the same.
 	unheard map[store.Key]bool
@@ -209,13 +205,10 @@ type Engine struct {
 	mu sync.Mutex
 	// busy counts the fired jobs not finished: running, or waiting for a
 	// worker in queue.
-	busy int
-	// promised counts the triggers of the fire calls in flight, whose jobs
-	// join the queue when the store answers.
-	promised int
-	queue    []*runningJob // fired jobs waiting for a worker, in firing order
-	workers  int           // worker goroutines, at most Config.Workers
-	running  map[string]*runningJob
+	busy    int
+	queue   []*runningJob // fired jobs waiting for a worker, in firing order
+	workers int           // worker goroutines, at most Config.Workers
+	running map[string]*runningJob
 	// held are fired jobs whose start the lease refused, in firing order;
 	// see hold.
 	held []*runningJob
@@ -308,7 +301,6 @@ func New(cfg Config) (*Engine, error) {
 		slotFree:   make(chan struct{}, 1),
 		replan:     make(chan struct{}, 1),
 		acquired:   make(chan acquisition, 1),
-		fired:      make(chan fireCall, maxFiresInFlight),
 		down:       outage.Tracker{Min: retryMin, Max: retryMax, LogEvery: outageLogEvery},
 		unheard:    make(map[store.Key]bool),
 		unsettled:  make(map[store.Key]proposal),

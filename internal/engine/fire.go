@@ -55,11 +55,6 @@ func (e *Engine) fireDue(ctx context.Context, now time.Time, st *loopState, pend
 	switch {
 	case n == len(ready):
 		st.starved = time.Time{}
-	case st.firing > 0:
-		// The workers are promised to the triggers of the fire calls in
-		// flight, whose answers wake the loop: they are not taken by jobs
-		// that run long.
-		pushAll(pending, ready[n:])
 	case st.starved.IsZero():
 		st.starved = now
 		pushAll(pending, ready[n:])
@@ -129,47 +124,10 @@ type toFire struct {
 	sched    schedule.Schedule
 }
 
-// Fire calls in flight: the loop sends a batch of due triggers to the store
-// on a goroutine of its own and goes on with its passes. A second call
-// starts only when due triggers have waited fireOverlap for the one in
-// flight, and no more than maxFiresInFlight run at once: in a steady stream
-// one call at a time carries what came due during the last one (few
-// transactions, each with many firings), while a call that stalls (a
-// commit waiting for the disk, a backend the machine did not schedule)
-// holds up only its own firings. Two, not more: on a saturated machine
-// every call is slow, and more calls in flight only cut the batches
-// smaller, each transaction costing the database as much.
-const (
-	maxFiresInFlight = 2
-	fireOverlap      = 5 * time.Millisecond
-)
-
-// fireCall is a TriggersFire call made by its own goroutine: the batch it
-// fired, and the store's answer.
-type fireCall struct {
-	lease    store.Lease
-	failures int // the loop's store failures when it started
-	batch    []toFire
-	firings  []store.TriggerFiring
-	outcomes []store.TriggerFireOutcome
-	err      error
-}
-
-// canFire reports whether the loop may start a fire call now for the due
-// triggers at the top of pending: none is in flight, or they have waited
-// fireOverlap for those in flight and a call may still start.
-func (e *Engine) canFire(now time.Time, st *loopState, pending *triggerHeap) bool {
-	if pending.Len() == 0 || (*pending)[0].NextFireTime.After(now) {
-		return false
-	}
-	return st.firing == 0 || (st.firing < maxFiresInFlight && now.Sub((*pending)[0].NextFireTime) >= fireOverlap)
-}
-
-// fire starts one store call that fires due triggers, on its own goroutine;
-// absorbFire takes its answer and runs the jobs of the triggers the store
-// fired. It reports false when the store could not be reached while the
-// timings were computed: the triggers go back to pending and are tried
-// again later.
+// fire fires due triggers in one store call and runs the jobs of those the
+// store fired. It reports false when the store could not be reached: the
+// triggers whose firing it could not settle go back to pending and are
+// tried again later.
 func (e *Engine) fire(ctx context.Context, now time.Time, st *loopState, pending *triggerHeap, recs []store.TriggerRecord) bool {
 	batch, ok := e.advanceAll(ctx, pending, recs)
 	if !ok {
@@ -188,41 +146,27 @@ func (e *Engine) fire(ctx context.Context, now time.Time, st *loopState, pending
 		return true
 	}
 	firings := firingsOf(batch, lease, now)
-	st.firing++
-	e.promise(len(batch))
-	// The call outlives the loop's context, as an acquisition does: the
-	// loop waits for it before it ends, so that what it fired runs.
-	fctx := context.WithoutCancel(ctx)
-	failures := e.failures
-	go func() {
-		outcomes, err := e.cfg.Store.TriggersFire(fctx, &store.TriggersFireParams{Lease: lease, Firings: firings})
-		e.fired <- fireCall{lease: lease, failures: failures, batch: batch, firings: firings, outcomes: outcomes, err: err}
-	}()
-	return true
-}
-
-// absorbFire takes the answer of a fire call: the jobs of the triggers the
-// store fired join the workers' queue. When the call failed without an
-// answer, the store may have fired them all the same: they go back to
-// pending, and the next attempt looks first.
-func (e *Engine) absorbFire(ctx context.Context, c fireCall, st *loopState, pending *triggerHeap) {
-	st.firing--
-	e.promise(-len(c.batch))
-	if c.err != nil {
-		e.storeError(ctx, "fire triggers", c.lease, c.err)
-		if errors.Is(c.err, store.ErrFenced) {
-			return // the claims went with the lease
+	outcomes, err := e.cfg.Store.TriggersFire(ctx, &store.TriggersFireParams{Lease: lease, Firings: firings})
+	if err != nil {
+		e.storeError(ctx, "fire triggers", lease, err)
+		if errors.Is(err, store.ErrFenced) {
+			return true // the claims went with the lease
 		}
-		for _, f := range c.batch {
+		// The store may have fired them all the same; the next attempt
+		// looks first.
+		for _, f := range batch {
 			e.unheard[f.rec.Key] = true
 		}
-		pushFirst(pending, c.batch)
-		return
+		pushFirst(pending, batch)
+		return false
 	}
-	e.answeredSince(c.failures, st)
-	for i := range c.batch {
-		e.settle(ctx, st, pending, c.lease, &c.batch[i], &c.firings[i], c.outcomes[i])
+	ok = true
+	for i := range batch {
+		if !e.settle(ctx, st, pending, lease, &batch[i], &firings[i], outcomes[i]) {
+			ok = false
+		}
 	}
+	return ok
 }
 
 // advanceAll computes the timing of each trigger after this firing. A

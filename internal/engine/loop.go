@@ -27,8 +27,6 @@ type loopState struct {
 	// acquiring: an acquisition runs (see startAcquire); lookAgain: a look
 	// came while it ran, and the loop looks again once it ended.
 	acquiring, lookAgain bool
-	// firing counts the fire calls in flight (see fire).
-	firing int
 }
 
 // starvedRelease is how long due triggers wait for a worker of this node
@@ -40,10 +38,6 @@ func (e *Engine) loop(ctx context.Context) {
 	var pending triggerHeap
 	st := loopState{lookNow: true, epoch: e.cfg.Membership.Lease().Epoch}
 	defer func() {
-		for st.firing > 0 {
-			// What they fired runs; what they could not is handed back.
-			e.absorbFire(context.Background(), <-e.fired, &st, &pending)
-		}
 		if st.acquiring {
 			// Its claims are handed back with the others.
 			e.absorb(context.Background(), <-e.acquired, &st, &pending)
@@ -58,8 +52,6 @@ func (e *Engine) loop(ctx context.Context) {
 		select {
 		case a := <-e.acquired:
 			e.absorb(ctx, a, &st, &pending)
-		case c := <-e.fired:
-			e.absorbFire(ctx, c, &st, &pending)
 		default:
 		}
 		wait := e.pass(ctx, &st, &pending)
@@ -82,8 +74,6 @@ func (e *Engine) loop(ctx context.Context) {
 		case <-e.replan:
 		case a := <-e.acquired:
 			e.absorb(ctx, a, &st, &pending)
-		case c := <-e.fired:
-			e.absorbFire(ctx, c, &st, &pending)
 		}
 	}
 }
@@ -125,7 +115,7 @@ func (e *Engine) pass(ctx context.Context, st *loopState, pending *triggerHeap) 
 		st.lookNow = again
 		now = e.cfg.Clock.Now()
 	}
-	if e.canFire(now, st, pending) {
+	if pending.Len() > 0 && !(*pending)[0].NextFireTime.After(now) {
 		if !e.fireDue(ctx, now, st, pending) {
 			return e.retryWait(now)
 		}
@@ -137,8 +127,8 @@ func (e *Engine) pass(ctx context.Context, st *loopState, pending *triggerHeap) 
 	// A whole pass went through: an outage, if any, is over. (Judging by
 	// whole passes rather than single calls keeps a store that answers
 	// some calls and fails others from flapping between the two; an
-	// acquisition or a fire call in flight is part of the pass.)
-	if !st.acquiring && st.firing == 0 {
+	// acquisition in flight is part of the pass.)
+	if !st.acquiring {
 		e.storeAnswered()
 	}
 	if st.lookNow {
@@ -166,22 +156,10 @@ func (e *Engine) idleWait(now time.Time, st *loopState, pending *triggerHeap) ti
 	wait := e.cfg.IdleWait - now.Sub(st.lastLook)
 	if pending.Len() > 0 {
 		next := (*pending)[0].NextFireTime
-		switch {
-		case next.After(now):
-		case st.firing >= maxFiresInFlight ||
-			(st.firing > 0 && (!st.starved.IsZero() || !next.Add(fireOverlap).After(now))):
-			// Due, but waiting for a fire call to end (no call may start,
-			// or the workers are promised to those in flight), which
-			// wakes the loop.
-			next = now.Add(e.cfg.IdleWait)
-		case !st.starved.IsZero():
+		if !st.starved.IsZero() && !next.After(now) {
 			// Due, but waiting for a worker: a freed one wakes the loop,
 			// and the wait ends in a hand-back.
 			next = st.starved.Add(starvedRelease)
-		case st.firing > 0:
-			// Due, and fired when the calls in flight end or at the
-			// overlap, whichever comes first.
-			next = next.Add(fireOverlap)
 		}
 		wait = min(wait, next.Sub(now))
 	}

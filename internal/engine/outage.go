@@ -62,7 +62,6 @@ func (e *Engine) storeError(ctx context.Context, what string, lease store.Lease,
 	}
 	now := e.cfg.Clock.Now()
 	e.passFailed = true
-	e.failures++
 	f := e.down.Fail(now)
 	wait := e.jitter(f.Backoff)
 	e.retryAt = now.Add(wait)
@@ -82,18 +81,6 @@ func (e *Engine) storeError(ctx context.Context, what string, lease store.Lease,
 func (e *Engine) storeAnswered() {
 	if r, ended := e.down.Succeed(e.cfg.Clock.Now()); ended {
 		e.log.Info("store reachable again", "outage", r.Duration, "attempts", r.Attempts)
-	}
-}
-
-// answeredSince ends an outage, if one is under way, on the answer of a
-// call made on its own goroutine, started when the loop had met failures
-// store failures: it went through, no call failed since it started, and no
-// other call is in flight. (A call started before the last failure proves
-// nothing about the store now, and one in flight may still fail: ending
-// the outage then would start the backoff again.)
-func (e *Engine) answeredSince(failures int, st *loopState) {
-	if e.down.Failing() && e.failures == failures && !st.acquiring && st.firing == 0 {
-		e.storeAnswered()
 	}
 }
 
