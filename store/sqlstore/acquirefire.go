@@ -54,6 +54,7 @@ func (s *Store) TriggersAcquireFire(ctx context.Context, p *store.TriggersAcquir
 	if err != nil {
 		return nil, s.translate("claiming and firing triggers", err, nil, nil)
 	}
+	s.sawClaims(len(res.Claimed))
 	s.sawFirings(len(res.Firings))
 	return res, nil
 }

@@ -65,7 +65,8 @@ func TestAcquireFireStatements(t *testing.T) {
 
 // TestStoreAnalyzesTablesWithoutStatistics checks that a PostgreSQL store
 // whose tables PostgreSQL never analyzed analyzes its jobs and triggers at
-// its first firing and its executions after its first hundred (see
+// its first claim, before any firing, and its executions after its first
+// hundred firings (see
 // statsCheck in analyze.go), so that its batches are planned by key, not
 // as scans of the scheduler's rows.
 func TestStoreAnalyzesTablesWithoutStatistics(t *testing.T) {
@@ -107,9 +108,14 @@ func TestStoreAnalyzesTablesWithoutStatistics(t *testing.T) {
 			t.Fatalf("tables analyzed %s: %v, want %v", when, got, want)
 		}
 	}
-	waitFor("before any firing", map[string]bool{"jobs": false, "triggers": false, "executions": false})
+	waitFor("before any claim", map[string]bool{"jobs": false, "triggers": false, "executions": false})
+	const claimed = 10
+	if got, err := s.TriggersAcquire(ctx, &store.TriggersAcquireParams{Lease: lease, NoLaterThan: time.Now(), Limit: claimed}); err != nil || len(got) != claimed {
+		t.Fatalf("TriggersAcquire claimed %d, %v; want %d", len(got), err, claimed)
+	}
+	waitFor("after a claim", map[string]bool{"jobs": true, "triggers": true, "executions": false})
 	claimFireAll(t, s, lease, n/3)
 	waitFor(fmt.Sprintf("after %d firings", n/3), map[string]bool{"jobs": true, "triggers": true, "executions": false})
-	claimFireAll(t, s, lease, n-n/3)
+	claimFireAll(t, s, lease, n-n/3-claimed)
 	waitFor(fmt.Sprintf("after %d firings", n), map[string]bool{"jobs": true, "triggers": true, "executions": true})
 }

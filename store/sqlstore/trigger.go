@@ -623,6 +623,7 @@ func (s *Store) TriggersAcquire(ctx context.Context, p *store.TriggersAcquirePar
 	if err != nil {
 		return nil, s.translate("acquiring triggers", err, nil, nil)
 	}
+	s.sawClaims(len(out))
 	return out, nil
 }
 
