@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"slices"
 
@@ -77,7 +78,9 @@ func (s *Scheduler) jobContext(f *engine.Firing) (*JobContext, error) {
 		Job:               detail,
 		Scheduler:         s,
 	}
-	attrs := []any{"job_key", detail.Key.String(), "execution_id", f.Execution.ID, "scheduled_fire_time", f.Execution.ScheduledTime}
+	attrs := make([]slog.Attr, 0, 4)
+	attrs = append(attrs, slog.String("job_key", detail.Key.String()), slog.String("execution_id", f.Execution.ID),
+		slog.Time("scheduled_fire_time", f.Execution.ScheduledTime))
 	if f.Trigger != nil {
 		info, err := triggerInfoWith(f.Trigger, f.Schedule)
 		if err != nil {
@@ -86,13 +89,14 @@ func (s *Scheduler) jobContext(f *engine.Firing) (*JobContext, error) {
 		jc.Trigger = &info.Trigger
 		jc.NextFireTime = info.NextFireTime
 		merged = merged.merge(info.Data)
-		attrs = append(attrs, "trigger_key", info.Key.String())
+		attrs = append(attrs, slog.String("trigger_key", info.Key.String()))
 	}
 	if merged == nil {
 		merged = JobData{}
 	}
 	jc.MergedData = merged
-	jc.Logger = s.log.With(attrs...)
+	// The handler gets the firing's keys when the job first logs.
+	jc.Logger = slog.New(&deferredAttrs{next: s.log.Handler(), attrs: attrs})
 	return jc, nil
 }
 

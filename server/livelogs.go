@@ -37,9 +37,13 @@ func (s *Server) streamLive(execID string, rec *logRecorder) (end func(context.C
 		s.liveBuf.Add(execID, livelog.Line{Seq: seq, Time: l.Time, Level: l.Level, Message: l.Message, Attrs: l.Attrs})
 	})
 	return func(ctx context.Context) {
+		del := s.liveBuf.Ended(execID)
+		if del == nil {
+			return // none of its lines reached the database: no statement, no deadline to set
+		}
 		rec, done := recordCtx(ctx)
 		defer done()
-		if err := s.liveBuf.End(rec, execID); err != nil {
+		if err := del(rec); err != nil {
 			s.log.Warn("cannot delete the live log lines of an ended execution; the pruner will", "execution_id", execID, "error", err)
 		}
 	}

@@ -1,11 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/internal/testkit/logtest"
 )
 
@@ -45,5 +48,47 @@ func TestLogRecorderKeepsTheJobsLinesWhateverTheServerLogs(t *testing.T) {
 	}
 	if got := len(serverLog.Records()); got != 3 {
 		t.Errorf("the server's log got %d records, want the 3 at Warn and above", got)
+	}
+}
+
+// countingHandler counts the calls of WithAttrs, where the standard
+// handlers format the attributes added.
+type countingHandler struct {
+	slog.Handler
+	withAttrs *int
+}
+
+func (h countingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	*h.withAttrs++
+	return countingHandler{Handler: h.Handler.WithAttrs(attrs), withAttrs: h.withAttrs}
+}
+
+// TestAttemptLoggerDefersItsKeys checks that an attempt's logger hands its
+// keys to the server's handler only when the attempt logs: an execution
+// that logs nothing does not format them, and one that logs has them on
+// every record, once.
+func TestAttemptLoggerDefersItsKeys(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	calls := 0
+	s := &Server{log: slog.New(countingHandler{Handler: slog.NewTextHandler(&buf, nil), withAttrs: &calls})}
+	a := &attempt{id: "e1", number: 2, job: chime.NewJobKey("g", "j"), triggerGroup: "g", triggerName: "t",
+		scheduled: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+	log := s.attemptLogger(a)
+	rec := newLogRecorder(log.Handler(), 10)
+	_ = slog.New(rec).Enabled(t.Context(), slog.LevelInfo)
+	if calls != 0 {
+		t.Fatalf("the server's handler got the attempt's keys %d times before the attempt logged, want 0", calls)
+	}
+	slog.New(rec).Info("first")
+	log.Warn("second")
+	if calls != 1 {
+		t.Errorf("the server's handler got the attempt's keys %d times for two records, want once", calls)
+	}
+	out := buf.String()
+	for _, want := range []string{"job_key=g.j", "execution_id=e1", "attempt=2", "scheduled_fire_time=2026-11-25T12:00:00.000Z", "trigger_key=g.t"} {
+		if strings.Count(out, want) != 2 {
+			t.Errorf("the two records hold %q %d times, want twice:\n%s", want, strings.Count(out, want), out)
+		}
 	}
 }

@@ -352,13 +352,16 @@ func (a *attempt) apply(facts *runFacts) {
 
 // attemptLogger returns the logger of a's records: the server's, with the
 // job's key, the execution's ID as the API shows it, the attempt number,
-// the scheduled time and the trigger the run is for.
+// the scheduled time and the trigger the run is for. The server's handler
+// gets those keys when the attempt first logs (see deferredAttrs).
 func (s *Server) attemptLogger(a *attempt) *slog.Logger {
-	attrs := []any{"job_key", a.job.String(), "execution_id", a.id, "attempt", a.number, "scheduled_fire_time", a.scheduled}
+	attrs := make([]slog.Attr, 0, 5)
+	attrs = append(attrs, slog.String("job_key", a.job.String()), slog.String("execution_id", a.id),
+		slog.Int("attempt", a.number), slog.Time("scheduled_fire_time", a.scheduled))
 	if a.triggerGroup != "" || a.triggerName != "" {
-		attrs = append(attrs, "trigger_key", chime.NewTriggerKey(a.triggerGroup, a.triggerName).String())
+		attrs = append(attrs, slog.String("trigger_key", chime.NewTriggerKey(a.triggerGroup, a.triggerName).String()))
 	}
-	return s.log.With(attrs...)
+	return slog.New(&deferredAttrs{next: s.log.Handler(), attrs: attrs})
 }
 
 // recordLost records that a recovered run's earlier try was lost with

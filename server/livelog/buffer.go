@@ -108,6 +108,17 @@ func (b *Buffer) Add(execID string, line Line) {
 // batch that carries some of them is in. An execution none of whose lines
 // were appended costs no statement.
 func (b *Buffer) End(ctx context.Context, execID string) error {
+	if del := b.Ended(execID); del != nil {
+		return del(ctx)
+	}
+	return nil
+}
+
+// Ended is End in two steps, for a caller whose context for the deletion
+// costs something to make: it ends the execution execID and returns nil
+// when none of its lines were appended (nothing is left to delete), or
+// else the function that deletes its rows, as End does.
+func (b *Buffer) Ended(execID string) func(context.Context) error {
 	b.mu.Lock()
 	r, ok := b.runs[execID]
 	delete(b.runs, execID)
@@ -115,9 +126,11 @@ func (b *Buffer) End(ctx context.Context, execID string) error {
 	if !ok || !r.stored {
 		return nil
 	}
-	b.flushMu.Lock()
-	defer b.flushMu.Unlock()
-	return b.log.Delete(ctx, execID)
+	return func(ctx context.Context) error {
+		b.flushMu.Lock()
+		defer b.flushMu.Unlock()
+		return b.log.Delete(ctx, execID)
+	}
 }
 
 // Flush appends every pending line now, in one batch. A batch the database
