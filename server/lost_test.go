@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/server/alert"
+	"github.com/chime-scheduler/chime/server/history"
 	"github.com/chime-scheduler/chime/store"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
@@ -131,4 +133,82 @@ func fireAndDie(t *testing.T, url string) map[string]string {
 		ids[tr.JobKey.Name] = id
 	}
 	return ids
+}
+
+// TestRecoveredSuccessIsNotRunAgain has a node fire a job that requests
+// recovery, run it to success and record that in the history, and die
+// before the scheduler records the end. The cluster recovers the firing;
+// the live server must not run the job again (the firing has one
+// succeeded attempt, on the dead node), must say why in a decision, and
+// must still do what follows the success: the job's child runs once.
+func TestRecoveredSuccessIsNotRunAgain(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, url string) {
+		ctx := t.Context()
+		s := newServer(t, url)
+		parent, other, child := &counter{}, &counter{}, &counter{}
+		for typ, job := range map[string]*counter{"parent": parent, "other": other, "child": child} {
+			if err := s.RegisterJobType(typ, job); err != nil {
+				t.Fatal(err)
+			}
+		}
+		start(t, s)
+		far := func(name string) []api.Trigger {
+			return []api.Trigger{{Name: name, Schedule: cronSchedule("0 0 0 1 1 ? 2099")}}
+		}
+		for _, j := range []api.Job{
+			{Group: "g", Name: "child", Type: "child"},
+			{Group: "g", Name: "done", Type: "parent", Triggers: far("done-yearly"), RequestsRecovery: true,
+				Children: []api.ChildJob{{Job: "g/child"}}},
+			{Group: "g", Name: "other", Type: "other", Triggers: far("other-yearly")},
+		} {
+			if _, err := s.CreateJob(ctx, "alice", j); err != nil {
+				t.Fatalf("CreateJob %s: %v", j.Name, err)
+			}
+		}
+
+		ids := fireAndDie(t, url)
+		doneID := ids["done"]
+		// The ghost ran "done" and recorded its success, as a node's
+		// history writer does, before it died.
+		at := time.Now()
+		if _, err := s.history.RecordBatch(ctx, []history.Record{{
+			Start: &history.Execution{ID: doneID, FirstID: doneID, Attempt: 1, JobGroup: "g", JobName: "done",
+				TriggerGroup: "g", TriggerName: "done-yearly", NodeID: "ghost",
+				ScheduledTime: time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC), StartedTime: at},
+			End: &history.Finish{Outcome: history.OutcomeSucceeded, FinishedTime: at.Add(time.Millisecond)},
+		}}); err != nil {
+			t.Fatalf("recording the ghost's success: %v", err)
+		}
+
+		waitFor(t, "the child job's run", func() bool { return child.runs.Load() == 1 })
+		waitFor(t, "the recovered firing's end", func() bool {
+			running, err := s.ListExecutions(ctx, api.ExecutionQuery{Outcomes: []string{"running"}})
+			return err == nil && len(running.Executions) == 0
+		})
+		if n := parent.runs.Load(); n != 0 {
+			t.Errorf("the job whose success was recorded ran %d more times, want none", n)
+		}
+		attempts, err := s.Attempts(ctx, doneID)
+		if err != nil || len(attempts) != 1 || attempts[0].Outcome != "succeeded" || attempts[0].NodeID != "ghost" {
+			t.Errorf("the firing's attempts = %+v, %v; want the one succeeded attempt on ghost", attempts, err)
+		}
+		decisions, err := s.history.Decisions(ctx, "g", "done", time.Time{}, time.Now().AddDate(100, 0, 0), history.MaxLimit)
+		if err != nil {
+			t.Fatalf("Decisions: %v", err)
+		}
+		found := false
+		for _, d := range decisions {
+			if d.Kind == history.DecisionSkipped && d.ExecutionID == doneID && strings.Contains(d.Reason, "succeeded on node ghost") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("decisions of g/done = %+v; want the skipped re-run naming ghost's success", decisions)
+		}
+		time.Sleep(200 * time.Millisecond) // a second child run would show by now
+		if n := child.runs.Load(); n != 1 {
+			t.Errorf("the child ran %d times, want once", n)
+		}
+	})
 }

@@ -76,6 +76,10 @@ type attempt struct {
 	// released is true for a re-run of a try this node cancelled itself
 	// when its lease lapsed (chime.ErrLeaseLost) and handed to recovery.
 	released bool
+	// succeeded is a recovered run's earlier try when the history has it
+	// succeeded: its node was lost after it recorded the end, before the
+	// scheduler did (see finishRecoveredSuccess).
+	succeeded *history.Execution
 	// started is when the run started.
 	started time.Time
 	// executorID and executorInstance name the executor an executor job's
@@ -105,20 +109,16 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 	// records. The scheduler logs the job's failure with jc.Logger after
 	// Execute returns, so that record names the attempt too.
 	jc.Logger = a.log
+	p, err := s.planOf(typ, jc)
+	if a.succeeded != nil && !(p.sharded() && a.shard == nil) {
+		s.finishRecoveredSuccess(ctx, a, p)
+		return nil
+	}
 	if a.recovering {
 		s.recordLost(ctx, a)
 	}
 	if a.workflow != nil && !s.startWorkflowTask(ctx, a) {
 		return nil
-	}
-	st, err := settingsOf(jc.Job)
-	var p *plan
-	if err == nil {
-		var perr *api.Error
-		p, perr = compilePlan(typ, st, s.cfg.EnableShellJobs, s.isGoType(typ))
-		if perr != nil {
-			err = fmt.Errorf("the job's settings are not valid on this node: %w", perr)
-		}
 	}
 
 	if p.sharded() && a.shard == nil {
@@ -177,6 +177,43 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 	})
 	endLive(ctx)
 	return runErr
+}
+
+// planOf compiles the server's settings of jc's job, of type typ, for
+// this node. The error says why the job cannot run here: its run records
+// it as failed.
+func (s *Server) planOf(typ string, jc *chime.JobContext) (*plan, error) {
+	st, err := settingsOf(jc.Job)
+	if err != nil {
+		return nil, err
+	}
+	p, perr := compilePlan(typ, st, s.cfg.EnableShellJobs, s.isGoType(typ))
+	if perr != nil {
+		return nil, fmt.Errorf("the job's settings are not valid on this node: %w", perr)
+	}
+	return p, nil
+}
+
+// finishRecoveredSuccess ends a recovered run whose earlier try had
+// succeeded: the node running it recorded the end in the history and was
+// lost before the scheduler recorded it, so the cluster recovered the
+// firing. The job does not run again. What follows a success (the end of
+// a sharded item or of a workflow task, the runs of child jobs), which the
+// lost node may not have reached, is done for that try; each step is
+// idempotent, so that one the lost node did changes nothing.
+func (s *Server) finishRecoveredSuccess(ctx context.Context, a *attempt, p *plan) {
+	prev := *a
+	prev.id, prev.number, prev.log = a.succeeded.ID, a.succeeded.Attempt, a.log.With("execution_id", a.succeeded.ID, "attempt", a.succeeded.Attempt)
+	rec, done := recordCtx(ctx)
+	defer done()
+	s.decide(rec, a, history.DecisionSkipped, fmt.Sprintf("not re-run on node %s: attempt %d succeeded on node %s, which was lost after it recorded the end, before the scheduler did",
+		s.NodeID(), a.succeeded.Attempt, a.succeeded.NodeID), a.succeeded.ID)
+	f := history.Finish{Outcome: history.OutcomeSucceeded, FinishedTime: a.succeeded.FinishedTime}
+	if prev.shard != nil {
+		s.endItem(rec, &prev, true, "")
+	}
+	s.runChildren(rec, &prev, p, f)
+	s.endWorkflowTask(rec, &prev, p, f)
 }
 
 // recordStart records a's execution as running. It queues the record and
@@ -294,6 +331,10 @@ func (s *Server) newAttempt(ctx context.Context, jc *chime.JobContext) (*attempt
 	if jc.Recovering {
 		first, err := s.history.Get(ctx, a.id)
 		switch {
+		case err == nil && first.Outcome == history.OutcomeSucceeded:
+			a.succeeded = first
+			a.log = s.attemptLogger(a)
+			return a, nil
 		case err == nil:
 			if first.NodeID != s.NodeID() {
 				a.lostNode, a.lost = first.NodeID, first
