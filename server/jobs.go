@@ -607,12 +607,18 @@ func (s *Server) deleteJob(ctx context.Context, actor, group, name string) error
 // included, and records it: the job's version changes, and explanations
 // of its fire times meanwhile say it was paused.
 func (s *Server) PauseJob(ctx context.Context, actor, group, name string) error {
+	if err := s.refuseWorkflowJob(ctx, group, name, "paused"); err != nil {
+		return err
+	}
 	return s.setPaused(ctx, actor, chime.NewJobKey(group, name), true)
 }
 
 // ResumeJob resumes the job's triggers. Fire times missed meanwhile follow
 // each trigger's misfire instruction.
 func (s *Server) ResumeJob(ctx context.Context, actor, group, name string) error {
+	if err := s.refuseWorkflowJob(ctx, group, name, "resumed"); err != nil {
+		return err
+	}
 	return s.setPaused(ctx, actor, chime.NewJobKey(group, name), false)
 }
 
@@ -667,6 +673,9 @@ func (s *Server) RunJob(ctx context.Context, actor, group, name string, req api.
 	if n, err := dataSize(req.Params); err != nil || n > s.cfg.MaxJobDataBytes {
 		return nil, invalidf("params", "encode to %d bytes, more than this server's limit of %d", n, s.cfg.MaxJobDataBytes)
 	}
+	if err := s.refuseWorkflowJob(ctx, group, name, "run by hand"); err != nil {
+		return nil, err
+	}
 	d, err := s.sched.Job(ctx, key)
 	if err != nil {
 		return nil, schedulerErr(key, err)
@@ -709,6 +718,9 @@ func (s *Server) Backfill(ctx context.Context, actor, group, name string, req ap
 		return nil, invalidf("to", "is required")
 	case !req.From.Before(req.To):
 		return nil, invalidf("to", "%s is not after from %s", req.To.Format(time.RFC3339), req.From.Format(time.RFC3339))
+	}
+	if err := s.refuseWorkflowJob(ctx, group, name, "backfilled"); err != nil {
+		return nil, err
 	}
 	if _, err := s.sched.Job(ctx, key); err != nil {
 		return nil, schedulerErr(key, err)

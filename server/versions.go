@@ -529,6 +529,9 @@ func (s *Server) DiffJobVersions(ctx context.Context, group, name string, from, 
 // current ones; a masked value the job no longer has is refused, naming
 // its pointer. A rollback to a spec the job already has writes nothing.
 func (s *Server) RollbackJob(ctx context.Context, actor, group, name string, n, ifMatch int64) (*api.Job, error) {
+	if err := s.refuseWorkflowJob(ctx, group, name, "rolled back"); err != nil {
+		return nil, err
+	}
 	v, err := s.versions.Get(ctx, group, name, n)
 	if err != nil {
 		return nil, versionErr(err)

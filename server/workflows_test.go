@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
@@ -299,6 +300,18 @@ func TestWorkflowJobsRefusedThroughJobsAPI(t *testing.T) {
 			want: `job workflow.etl/load is task "load" of workflow "etl" and cannot be deleted`},
 		{name: "delete the triggers' job", write: func() error { return s.DeleteJob(ctx, "alice", group, startJob) },
 			want: `carries the triggers of workflow "etl" and cannot be deleted`},
+		{name: "roll back a task", write: func() error { _, err := s.RollbackJob(ctx, "alice", group, "load", 1, 0); return err },
+			want: `job workflow.etl/load is task "load" of workflow "etl" and cannot be rolled back`},
+		{name: "pause a task", write: func() error { return s.PauseJob(ctx, "alice", group, "load") },
+			want: `job workflow.etl/load is task "load" of workflow "etl" and cannot be paused`},
+		{name: "resume the triggers' job", write: func() error { return s.ResumeJob(ctx, "alice", group, startJob) },
+			want: `carries the triggers of workflow "etl" and cannot be resumed`},
+		{name: "run a task by hand", write: func() error { _, err := s.RunJob(ctx, "alice", group, "load", api.RunRequest{}); return err },
+			want: `job workflow.etl/load is task "load" of workflow "etl" and cannot be run by hand`},
+		{name: "backfill the triggers' job", write: func() error {
+			_, err := s.Backfill(ctx, "alice", group, startJob, api.BackfillRequest{From: time.Now().Add(-time.Hour), To: time.Now()})
+			return err
+		}, want: `carries the triggers of workflow "etl" and cannot be backfilled`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
