@@ -24,19 +24,9 @@ type d1Flags struct {
 
 // runD1 runs workflow benchmark D1 (bench.RunD1) and prints its line.
 func runD1(cmd *cobra.Command, f d1Flags) error {
-	if f.scale <= 0 || math.IsInf(f.scale, 0) || math.IsNaN(f.scale) {
-		return fmt.Errorf("bench: scale %v: want a number above 0", f.scale)
-	}
-	if f.cpuProfile && f.dir == "" {
-		return errors.New("bench: --cpu-profile needs --dir, where the profiles go")
-	}
-	exe, err := os.Executable()
+	exe, logger, err := f.serverRun(cmd)
 	if err != nil {
-		return fmt.Errorf("bench: finding this program to start nodes: %w", err)
-	}
-	logOut := io.Discard
-	if f.verbose {
-		logOut = cmd.ErrOrStderr()
+		return err
 	}
 	res, err := bench.RunD1(cmd.Context(), bench.D1Options{
 		Instances:   max(1, int(math.Round(1000*f.scale))),
@@ -46,7 +36,7 @@ func runD1(cmd *cobra.Command, f d1Flags) error {
 		Workers:     f.workers,
 		Dir:         f.dir,
 		CPUProfile:  f.cpuProfile,
-		Logger:      slog.New(slog.NewTextHandler(logOut, nil)),
+		Logger:      logger,
 	})
 	if err != nil {
 		return err
@@ -56,4 +46,23 @@ func runD1(cmd *cobra.Command, f d1Flags) error {
 		return fmt.Errorf("bench D1: %d tasks ran more than once and %d did not run or did not succeed", res.Duplicates, res.Misses)
 	}
 	return nil
+}
+
+// serverRun checks the flags of a workload run on server nodes (D1, S1)
+// and returns this program, which the nodes run, and the run's logger.
+func (f d1Flags) serverRun(cmd *cobra.Command) (exe string, logger *slog.Logger, err error) {
+	if f.scale <= 0 || math.IsInf(f.scale, 0) || math.IsNaN(f.scale) {
+		return "", nil, fmt.Errorf("bench: scale %v: want a number above 0", f.scale)
+	}
+	if f.cpuProfile && f.dir == "" {
+		return "", nil, errors.New("bench: --cpu-profile needs --dir, where the profiles go")
+	}
+	if exe, err = os.Executable(); err != nil {
+		return "", nil, fmt.Errorf("bench: finding this program to start nodes: %w", err)
+	}
+	logOut := io.Discard
+	if f.verbose {
+		logOut = cmd.ErrOrStderr()
+	}
+	return exe, slog.New(slog.NewTextHandler(logOut, nil)), nil
 }

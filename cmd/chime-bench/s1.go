@@ -1,12 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"math"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -16,19 +12,9 @@ import (
 // runS1 runs sharded-job benchmark S1 (bench.RunS1) and prints its line.
 // It takes D1's flags; --scale multiplies the firings.
 func runS1(cmd *cobra.Command, f d1Flags) error {
-	if f.scale <= 0 || math.IsInf(f.scale, 0) || math.IsNaN(f.scale) {
-		return fmt.Errorf("bench: scale %v: want a number above 0", f.scale)
-	}
-	if f.cpuProfile && f.dir == "" {
-		return errors.New("bench: --cpu-profile needs --dir, where the profiles go")
-	}
-	exe, err := os.Executable()
+	exe, logger, err := f.serverRun(cmd)
 	if err != nil {
-		return fmt.Errorf("bench: finding this program to start nodes: %w", err)
-	}
-	logOut := io.Discard
-	if f.verbose {
-		logOut = cmd.ErrOrStderr()
+		return err
 	}
 	res, err := bench.RunS1(cmd.Context(), bench.S1Options{
 		Firings:     max(1, int(math.Round(20*f.scale))),
@@ -38,7 +24,7 @@ func runS1(cmd *cobra.Command, f d1Flags) error {
 		Workers:     f.workers,
 		Dir:         f.dir,
 		CPUProfile:  f.cpuProfile,
-		Logger:      slog.New(slog.NewTextHandler(logOut, nil)),
+		Logger:      logger,
 	})
 	if err != nil {
 		return err

@@ -132,37 +132,14 @@ func RunS1(ctx context.Context, opts S1Options) (res *S1Result, err error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	r := &run{
-		o: Options{
-			Workload: Workload{Name: "S1"}, Nodes: opts.Nodes, DatabaseURL: opts.DatabaseURL, Via: ViaServer,
-			Executable: opts.Executable, Workers: cmp.Or(opts.Workers, 10), CPUProfile: opts.CPUProfile, Logger: opts.Logger,
-		},
-		log: opts.Logger, prefix: "bench_" + randomHex(4) + "_", adminPassword: "Bench-" + randomHex(16),
-	}
-	var done func()
-	if r.dir, done, err = runDir(opts.Dir); err != nil {
-		return nil, err
-	}
-	defer done()
-	var drop func(context.Context) error
-	r.url, drop, err = newNamespace(ctx, opts.DatabaseURL, strings.TrimSuffix(r.prefix, "_"), r.dir)
+	r, clients, stop, err := startServerRun(ctx, Options{
+		Workload: Workload{Name: "S1"}, Nodes: opts.Nodes, DatabaseURL: opts.DatabaseURL, Via: ViaServer,
+		Executable: opts.Executable, Workers: cmp.Or(opts.Workers, 10), CPUProfile: opts.CPUProfile, Logger: opts.Logger,
+	}, opts.Dir)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		// The namespace goes even when the run was cancelled.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		err = errors.Join(err, drop(dctx))
-	}()
-	defer r.killAll()
-	if err := r.startNodes(ctx); err != nil {
-		return nil, err
-	}
-	clients, err := r.d1Clients(ctx)
-	if err != nil {
-		return nil, err
-	}
+	defer stop(&err)
 	job := api.Job{Group: "s1", Name: "items", Type: jobShardItem, Shards: opts.Items, RequestsRecovery: true}
 	if _, err := clients[0].CreateJob(ctx, job); err != nil {
 		return nil, fmt.Errorf("bench: creating job s1/items: %w", err)

@@ -132,37 +132,14 @@ func RunD1(ctx context.Context, opts D1Options) (res *D1Result, err error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	r := &run{
-		o: Options{
-			Workload: Workload{Name: "D1"}, Nodes: opts.Nodes, DatabaseURL: opts.DatabaseURL, Via: ViaServer,
-			Executable: opts.Executable, Workers: cmp.Or(opts.Workers, 10), CPUProfile: opts.CPUProfile, Logger: opts.Logger,
-		},
-		log: opts.Logger, prefix: "bench_" + randomHex(4) + "_", adminPassword: "Bench-" + randomHex(16),
-	}
-	var done func()
-	if r.dir, done, err = runDir(opts.Dir); err != nil {
-		return nil, err
-	}
-	defer done()
-	var drop func(context.Context) error
-	r.url, drop, err = newNamespace(ctx, opts.DatabaseURL, strings.TrimSuffix(r.prefix, "_"), r.dir)
+	r, clients, stop, err := startServerRun(ctx, Options{
+		Workload: Workload{Name: "D1"}, Nodes: opts.Nodes, DatabaseURL: opts.DatabaseURL, Via: ViaServer,
+		Executable: opts.Executable, Workers: cmp.Or(opts.Workers, 10), CPUProfile: opts.CPUProfile, Logger: opts.Logger,
+	}, opts.Dir)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		// The namespace goes even when the run was cancelled.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		err = errors.Join(err, drop(dctx))
-	}()
-	defer r.killAll()
-	if err := r.startNodes(ctx); err != nil {
-		return nil, err
-	}
-	clients, err := r.d1Clients(ctx)
-	if err != nil {
-		return nil, err
-	}
+	defer stop(&err)
 	if _, _, err := clients[0].PutWorkflow(ctx, d1Workflow(), 0); err != nil {
 		return nil, fmt.Errorf("bench: saving workflow d1: %w", err)
 	}
@@ -373,4 +350,37 @@ func measureD1(res *D1Result, instances []*api.WorkflowInstance, records []firel
 		return lags[min(len(lags)-1, int(float64(len(lags))*p))]
 	}
 	res.P50, res.P99, res.Max = pct(0.50), pct(0.99), pct(1)
+}
+
+// startServerRun starts o.Nodes server processes for the workload o
+// names, in a database namespace of their own (and a run directory, dir
+// or a temporary one), and returns the run, a client per node, and stop,
+// which kills the nodes, drops the namespace even when ctx was cancelled,
+// and joins what failed to *err.
+func startServerRun(ctx context.Context, o Options, dir string) (r *run, clients []*apiclient.Client, stop func(err *error), err error) {
+	r = &run{o: o, log: o.Logger, prefix: "bench_" + randomHex(4) + "_", adminPassword: "Bench-" + randomHex(16)}
+	var done func()
+	if r.dir, done, err = runDir(dir); err != nil {
+		return nil, nil, nil, err
+	}
+	var drop func(context.Context) error
+	if r.url, drop, err = newNamespace(ctx, o.DatabaseURL, strings.TrimSuffix(r.prefix, "_"), r.dir); err != nil {
+		done()
+		return nil, nil, nil, err
+	}
+	stop = func(err *error) {
+		r.killAll()
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		*err = errors.Join(*err, drop(dctx))
+		done()
+	}
+	if err = r.startNodes(ctx); err == nil {
+		clients, err = r.d1Clients(ctx)
+	}
+	if err != nil {
+		stop(&err)
+		return nil, nil, nil, err
+	}
+	return r, clients, stop, nil
 }
