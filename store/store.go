@@ -559,6 +559,11 @@ type TriggerListParams struct {
 	// JobKeys selects the triggers of any of these jobs, for example of a
 	// page of JobList, in one call. An empty list does not filter.
 	JobKeys []Key
+	// ClaimedUnder selects the triggers ACQUIRED under this lease: claimed
+	// by its NodeID in its Epoch. A node whose claim failed without an
+	// answer learns from it what the store may have claimed for it all
+	// the same.
+	ClaimedUnder *Lease
 }
 
 // TriggerSelector selects triggers for pausing and resuming. Exactly one

@@ -125,6 +125,7 @@ func (e *Engine) absorb(ctx context.Context, a acquisition, st *loopState, pendi
 			for k, p := range a.proposed {
 				e.unsettled[k] = p
 			}
+			e.claimsUnknown = true
 		}
 		return
 	}
@@ -136,9 +137,21 @@ func (e *Engine) absorb(ctx context.Context, a acquisition, st *loopState, pendi
 		// them back when the node registered again.
 		return
 	}
+	for i := range a.recs {
+		a.recs[i].ClaimedBy, a.recs[i].ClaimEpoch = a.lease.NodeID, a.lease.Epoch
+	}
+	e.takeClaims(ctx, st, pending, a.recs)
+	for i := range a.firings {
+		e.settle(ctx, st, pending, a.lease, &a.fired[i], &a.firings[i], a.outcomes[i])
+	}
+	st.moreDue = len(a.recs)+len(a.firings) == a.limit
+}
+
+// takeClaims adds triggers the node claimed to pending; those that
+// misfired get their misfire instruction instead.
+func (e *Engine) takeClaims(ctx context.Context, st *loopState, pending *triggerHeap, recs []store.TriggerRecord) {
 	now := e.cfg.Clock.Now()
-	for _, rec := range a.recs {
-		rec.ClaimedBy, rec.ClaimEpoch = a.lease.NodeID, a.lease.Epoch
+	for _, rec := range recs {
 		if rec.NextFireTime.Before(now.Add(-e.cfg.MisfireThreshold)) {
 			// Misfired triggers go back with new timing, often due now: look
 			// again at once rather than after the idle wait.
@@ -155,10 +168,38 @@ func (e *Engine) absorb(ctx context.Context, a acquisition, st *loopState, pendi
 		}
 		heap.Push(pending, rec)
 	}
-	for i := range a.firings {
-		e.settle(ctx, st, pending, a.lease, &a.fired[i], &a.firings[i], a.outcomes[i])
+}
+
+// adoptLostClaims takes the triggers that a claim which failed without an
+// answer made all the same: the store committed it and the answer was
+// lost, as when the database goes down in the middle of the commit. They
+// are ACQUIRED under the node's lease, so no other node claims them and
+// the store's Reconcile, which returns only claims no live lease holds,
+// leaves them: unless this node takes them, they never fire again. The
+// loop claims nothing new before it knows them. It reports false when the
+// store failed.
+func (e *Engine) adoptLostClaims(ctx context.Context, st *loopState, pending *triggerHeap) bool {
+	if !e.claimsUnknown || st.acquiring {
+		return true
 	}
-	st.moreDue = len(a.recs)+len(a.firings) == a.limit
+	lease := e.cfg.Membership.Lease()
+	recs, err := e.cfg.Store.TriggerList(ctx, &store.TriggerListParams{ClaimedUnder: &lease})
+	if err != nil {
+		e.storeError(ctx, "list claimed triggers", lease, err)
+		return false
+	}
+	e.claimsUnknown = false
+	held := make(map[store.Key]bool, pending.Len())
+	for _, rec := range *pending {
+		held[rec.Key] = true
+	}
+	lost := slices.DeleteFunc(recs, func(rec store.TriggerRecord) bool { return held[rec.Key] })
+	if len(lost) == 0 {
+		return true
+	}
+	e.log.Info("the store claimed triggers although its answer was lost; taking them", "triggers", len(lost), "epoch", lease.Epoch)
+	e.takeClaims(ctx, st, pending, lost)
+	return true
 }
 
 // settleUnsettled settles the firings of a TriggersAcquireFire call that

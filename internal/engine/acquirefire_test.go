@@ -14,7 +14,8 @@ import (
 
 // pathCounter counts the firings made by TriggersAcquireFire and by
 // TriggersFire, and loses the answer of the first lose TriggersAcquireFire
-// calls that fired something, as when the connection breaks during
+// calls that fired something, and of the first loseClaims that claimed
+// something and fired nothing, as when the connection breaks during
 // COMMIT.
 type pathCounter struct {
 	*memstore.Store
@@ -23,6 +24,8 @@ type pathCounter struct {
 	fired       int // firings made by TriggersFire
 	lose        int
 	lostFirings int
+	loseClaims  int
+	lostClaims  int
 }
 
 func (s *pathCounter) TriggersAcquireFire(ctx context.Context, p *store.TriggersAcquireFireParams) (*store.TriggersAcquireFireResult, error) {
@@ -34,6 +37,11 @@ func (s *pathCounter) TriggersAcquireFire(ctx context.Context, p *store.Triggers
 		if s.lose > 0 && len(res.Firings) > 0 {
 			s.lose--
 			s.lostFirings += len(res.Firings)
+			return nil, errUnreachable
+		}
+		if s.loseClaims > 0 && len(res.Firings) == 0 && len(res.Claimed) > 0 {
+			s.loseClaims--
+			s.lostClaims += len(res.Claimed)
 			return nil, errUnreachable
 		}
 	}
@@ -127,6 +135,33 @@ func TestClaimThatFiredWhoseAnswerWasLostRunsOnce(t *testing.T) {
 		}
 		if len(execs) != 1 || execs[0].State != store.ExecutionSucceeded {
 			t.Errorf("executions %+v, want the one fired, SUCCEEDED", execs)
+		}
+	})
+}
+
+// When a claim of triggers not due yet loses its answer, the store holds
+// them ACQUIRED under the node's lease, where no other node claims them
+// and no reconciliation returns them: the engine takes them, and they fire
+// on time, once. (Without it they never fired again: the cluster stalled
+// after a database restart.)
+func TestClaimWhoseAnswerWasLostStillFires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &pathCounter{Store: memstore.New(nil), loseClaims: 1}
+		h := newHarness(t, st)
+		next := time.Now().Add(time.Second)
+		h.addTrigger(t, "t", next, 10*time.Second, "")
+		h.engine.Start()
+		time.Sleep(15 * time.Second)
+		h.engine.Standby()
+		st.mu.Lock()
+		lost := st.lostClaims
+		st.mu.Unlock()
+		if lost != 1 {
+			t.Fatalf("%d claims lost their answer, want 1", lost)
+		}
+		want := []time.Time{next, next.Add(10 * time.Second)}
+		if got := h.firedTimes(); !slices.Equal(got, want) {
+			t.Errorf("fired %v, want %v: the claim whose answer was lost fires too", got, want)
 		}
 	})
 }

@@ -102,7 +102,10 @@
 // fired due triggers and failed without an answer is settled the same
 // way, by the execution IDs the engine gave its firings, before the loop
 // claims anything again (settleUnsettled): a firing the store made runs,
-// the others were not made and their triggers wait for any node. A claim the
+// the others were not made. The triggers such a claim may have claimed
+// without firing are ACQUIRED under the node's lease, where no other node
+// and no reconciliation takes them, so the loop then lists what its lease
+// holds and takes the claims it did not know of (adoptLostClaims). A claim the
 // loop could not hand back is handed back once the store answers; an
 // outcome is recorded as soon as the store answers again, however long
 // that takes, unless Stop gives up waiting first.

@@ -201,6 +201,10 @@ type Engine struct {
 	// unsettled holds the firings of a claim that failed without an
 	// answer (see settleUnsettled).
 	unsettled map[store.Key]proposal
+	// claimsUnknown: a claim failed without an answer, and the store may
+	// have claimed triggers for the node all the same (see
+	// adoptLostClaims).
+	claimsUnknown bool
 
 	mu sync.Mutex
 	// busy counts the fired jobs not finished: running, or waiting for a

@@ -191,7 +191,7 @@ func (e *Engine) dropStaleClaims(pending *triggerHeap, epoch int64) {
 // executions. It reports whether to look again at once, and false in ok
 // when the store failed.
 func (e *Engine) look(ctx context.Context, now time.Time, st *loopState, pending *triggerHeap) (again, ok bool) {
-	if !e.retryReleases(ctx) || !e.settleUnsettled(ctx) {
+	if !e.retryReleases(ctx) || !e.settleUnsettled(ctx) || !e.adoptLostClaims(ctx, st, pending) {
 		return false, false
 	}
 	if now.Sub(st.lastRecoveryScan) >= recoveryScan {

@@ -161,7 +161,8 @@ func (s *Store) TriggerList(ctx context.Context, p *store.TriggerListParams) ([]
 	defer s.mu.Unlock()
 	var out []store.TriggerRecord
 	keep := func(t *trigger) {
-		if (p.Group == "" || t.rec.Key.Group == p.Group) && (p.JobKey == nil || t.rec.JobKey == *p.JobKey) {
+		if (p.Group == "" || t.rec.Key.Group == p.Group) && (p.JobKey == nil || t.rec.JobKey == *p.JobKey) &&
+			(p.ClaimedUnder == nil || claimedUnder(&t.rec, *p.ClaimedUnder)) {
 			out = append(out, copyTrigger(&t.rec))
 		}
 	}
@@ -182,6 +183,11 @@ func (s *Store) TriggerList(ctx context.Context, p *store.TriggerListParams) ([]
 	}
 	slices.SortFunc(out, func(a, b store.TriggerRecord) int { return keyCompare(a.Key, b.Key) })
 	return out, nil
+}
+
+// claimedUnder reports whether the trigger is ACQUIRED under lease.
+func claimedUnder(rec *store.TriggerRecord, lease store.Lease) bool {
+	return rec.State == store.StateAcquired && rec.ClaimedBy == lease.NodeID && rec.ClaimEpoch == lease.Epoch
 }
 
 // TriggersPause pauses the selected triggers; see [store.TriggerStore]. A
@@ -518,7 +524,7 @@ func (s *Store) claimed(key store.Key, l store.Lease) (*trigger, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: trigger %s no longer exists", store.ErrNotClaimed, key)
 	}
-	if t.rec.State != store.StateAcquired || t.rec.ClaimedBy != l.NodeID || t.rec.ClaimEpoch != l.Epoch {
+	if !claimedUnder(&t.rec, l) {
 		return nil, fmt.Errorf("%w: trigger %s is %s (claimed by %q epoch %d)",
 			store.ErrNotClaimed, key, t.rec.State, t.rec.ClaimedBy, t.rec.ClaimEpoch)
 	}

@@ -291,6 +291,10 @@ func (s *Store) TriggerList(ctx context.Context, p *store.TriggerListParams) ([]
 		q += ` AND job_group = ? AND job_name = ?`
 		args = append(args, p.JobKey.Group, p.JobKey.Name)
 	}
+	if p.ClaimedUnder != nil {
+		q += ` AND state = 'ACQUIRED' AND claimed_by = ? AND claim_epoch = ?`
+		args = append(args, p.ClaimedUnder.NodeID, p.ClaimedUnder.Epoch)
+	}
 	if len(p.JobKeys) == 0 {
 		return s.listTriggers(ctx, q+` ORDER BY trigger_group, trigger_name`, args)
 	}

@@ -74,6 +74,40 @@ var acquireTests = []test{
 			t.Errorf("another node acquired %v, already claimed", keysOf(again))
 		}
 	}},
+	{"ListClaimedUnder", func(t *testing.T, h *harness) {
+		// What a node learns when its claim's answer was lost: the
+		// triggers ACQUIRED under its lease, and no one else's.
+		jk := h.job(key("g", "j"))
+		for _, name := range []string{"1", "2", "3"} {
+			h.simple(key("t", name), jk, at(1))
+		}
+		h.simple(key("t", "later"), jk, at(100))
+		a, b := h.node("a"), h.node("b")
+		h.acquire(a, at(1), 2)
+		h.acquire(b, at(1), 1)
+		claimedUnder := func(l store.Lease) []store.Key {
+			t.Helper()
+			got, err := h.s.TriggerList(h.ctx, &store.TriggerListParams{ClaimedUnder: &l})
+			if err != nil {
+				t.Fatalf("TriggerList(ClaimedUnder %s/%d): %v", l.NodeID, l.Epoch, err)
+			}
+			for _, tr := range got {
+				if tr.State != store.StateAcquired || tr.ClaimedBy != l.NodeID || tr.ClaimEpoch != l.Epoch {
+					t.Errorf("listed %s: state %s, claim %q/%d; want ACQUIRED by %q/%d", tr.Key, tr.State, tr.ClaimedBy, tr.ClaimEpoch, l.NodeID, l.Epoch)
+				}
+			}
+			return keysOf(got)
+		}
+		wantEqual(t, "claimed by a", claimedUnder(a), []store.Key{key("t", "1"), key("t", "2")})
+		wantEqual(t, "claimed by b", claimedUnder(b), []store.Key{key("t", "3")})
+		wantEqual(t, "claimed by a in another epoch", claimedUnder(store.Lease{NodeID: a.NodeID, Epoch: a.Epoch + 1}), nil)
+		if err := h.s.TriggerRelease(h.ctx, &store.TriggerReleaseParams{Lease: a, Key: key("t", "1")}); err != nil {
+			t.Fatalf("TriggerRelease: %v", err)
+		}
+		wantEqual(t, "claimed by a after a release", claimedUnder(a), []store.Key{key("t", "2")})
+		h.mustFire(a, h.get(key("t", "2")), at(50))
+		wantEqual(t, "claimed by a after a firing", claimedUnder(a), nil)
+	}},
 	{"SkipsNotWaiting", func(t *testing.T, h *harness) {
 		l := h.node("n")
 		busy := h.job(key("g", "busy"), nonConcurrent)

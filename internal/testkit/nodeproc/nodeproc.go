@@ -150,6 +150,25 @@ func (p *Process) Stop(timeout time.Duration) error {
 	}
 }
 
+// Quit sends SIGQUIT, on which a Go program writes the stacks of all its
+// goroutines to its standard error and exits, and waits until it exited,
+// killing it when timeout passes first. It is for a test that failed with
+// the process still running: its log then says where each goroutine was.
+func (p *Process) Quit(timeout time.Duration) error {
+	if err := p.cmd.Process.Signal(syscall.SIGQUIT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("nodeproc: SIGQUIT process %d: %w", p.PID(), err)
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return nil
+	case <-t.C:
+		_ = p.Kill()
+		return fmt.Errorf("nodeproc: process %d did not exit within %s of SIGQUIT; killed it", p.PID(), timeout)
+	}
+}
+
 // Kill kills the process with SIGKILL and waits until it was reaped.
 func (p *Process) Kill() error {
 	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -120,6 +121,34 @@ func TestKillEndsAProcessAtOnce(t *testing.T) {
 	var exit *exec.ExitError
 	if !errors.As(p.ExitErr(), &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Errorf("ExitErr() = %v, want killed by SIGKILL", p.ExitErr())
+	}
+}
+
+// Quit ends a running Go program with SIGQUIT, on which it writes its
+// goroutines' stacks to its standard error.
+func TestQuitWritesTheStacks(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=serve")
+	stderr, err := os.Create(t.TempDir() + "/stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = stderr
+	p, err := Start(cmd)
+	_ = stderr.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Kill() })
+	if err := waitReady(t, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Quit(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got := Tail(stderr.Name(), 1000); !strings.Contains(got, "SIGQUIT") || !strings.Contains(got, "goroutine ") {
+		t.Errorf("standard error after Quit:\n%s\nwant the SIGQUIT and the goroutines' stacks", got)
 	}
 }
 
