@@ -402,10 +402,10 @@ func (s *Server) repairVersions(ctx context.Context, key chime.JobKey) error {
 
 // versionErr translates the errors of package jobversion into API errors.
 func versionErr(err error) error {
-	switch {
-	case errors.Is(err, jobversion.ErrNotFound):
-		return httpjson.Errorf(api.CodeNotFound, "version", "%s", strings.TrimPrefix(err.Error(), jobversion.ErrNotFound.Error()+": "))
-	case errors.Is(err, jobversion.ErrInvalid):
+	if nf, ok := errors.AsType[*jobversion.NotFoundError](err); ok {
+		return httpjson.Errorf(api.CodeNotFound, "version", "%s", nf.Detail())
+	}
+	if errors.Is(err, jobversion.ErrInvalid) {
 		return invalidf("", "%v", err)
 	}
 	return err

@@ -73,9 +73,27 @@ type Version struct {
 // the repair then raced with a record that was on its way.
 const RepairActor = "chime:repair"
 
-// ErrNotFound is wrapped by the error Get returns for a version that is
-// not stored.
+// ErrNotFound is matched by the error Get returns for a version that is
+// not stored, a *NotFoundError.
 var ErrNotFound = errors.New("jobversion: version not found")
+
+// NotFoundError is the error of Get for a version that is not stored:
+// never recorded, or pruned. errors.Is matches it to ErrNotFound.
+type NotFoundError struct {
+	Group, Name string
+	Version     int64
+}
+
+// Detail says which version of which job is missing, without the
+// package's prefix.
+func (e *NotFoundError) Detail() string {
+	return fmt.Sprintf("job %s/%s has no version %d", e.Group, e.Name, e.Version)
+}
+
+func (e *NotFoundError) Error() string { return ErrNotFound.Error() + ": " + e.Detail() }
+
+// Is reports whether target is ErrNotFound.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
 // ErrInvalid is wrapped by the errors of a request refused before the
 // database is touched; the message names the field.
@@ -333,13 +351,12 @@ func (v *Versions) List(ctx context.Context, group, name string, before int64, l
 	return out, nil
 }
 
-// Get returns version n of a job, or an error wrapping ErrNotFound that
-// names it.
+// Get returns version n of a job, or a *NotFoundError.
 func (v *Versions) Get(ctx context.Context, group, name string, n int64) (*Version, error) {
 	ver, err := scanVersion(v.db.QueryRowContext(ctx, v.q.get, v.sched, group, name, n))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return nil, fmt.Errorf("%w: job %s/%s has no version %d", ErrNotFound, group, name, n)
+		return nil, &NotFoundError{Group: group, Name: name, Version: n}
 	case err != nil:
 		return nil, fmt.Errorf("jobversion: reading version %d of job %s/%s: %w", n, group, name, err)
 	}
