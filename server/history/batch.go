@@ -48,13 +48,8 @@ const insertRow = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 
 // executionsInsert returns the INSERT of n executions, rendered for st,
 // that leaves alone the rows whose ID is already recorded.
 func executionsInsert(st *sqlstore.Store, n int) string {
-	ignore := " ON CONFLICT (sched_name, id) DO NOTHING"
-	if st.Dialect() == sqlstore.MySQL {
-		// Changes nothing, so a taken ID counts no affected row.
-		ignore = " ON DUPLICATE KEY UPDATE id = id"
-	}
 	rows := strings.Repeat(insertRow+", ", n-1) + insertRow
-	return st.SQL("INSERT INTO {p}server_executions (" + insertCols + ") VALUES " + rows + ignore)
+	return st.SQL("INSERT INTO {p}server_executions (" + insertCols + ") VALUES " + rows + st.InsertIgnore("sched_name, id", "id"))
 }
 
 // batchRow is a record of a batch, checked and in its stored form.

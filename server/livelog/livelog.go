@@ -84,12 +84,11 @@ type Line struct {
 // safe for concurrent use by many goroutines and, through the database,
 // by many processes; it owns no goroutine.
 type Log struct {
-	db      *sql.DB
-	st      *sqlstore.Store
-	sched   string
-	opts    Options
-	dialect sqlstore.Dialect
-	q       struct {
+	db    *sql.DB
+	st    *sqlstore.Store
+	sched string
+	opts  Options
+	q     struct {
 		read, delete, pruneSelect string
 	}
 }
@@ -109,7 +108,7 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Log, error) {
 	if err := st.MigrateComponent(ctx, component, migrations()); err != nil {
 		return nil, fmt.Errorf("livelog: %w", err)
 	}
-	l := &Log{db: st.DB(), st: st, sched: st.SchedulerName(), opts: o, dialect: st.Dialect()}
+	l := &Log{db: st.DB(), st: st, sched: st.SchedulerName(), opts: o}
 	l.q.read = st.SQL(`SELECT seq, line_time, level, message, attrs FROM {p}livelog_lines
 		WHERE sched_name = ? AND execution_id = ? AND seq > ? ORDER BY seq LIMIT ?`)
 	l.q.delete = st.SQL(`DELETE FROM {p}livelog_lines WHERE sched_name = ? AND execution_id = ?`)
@@ -213,11 +212,7 @@ func (l *Log) insertSQL(n int) string {
 		}
 		b.WriteString("(?, ?, ?, ?, ?, ?, ?)")
 	}
-	if l.dialect == sqlstore.MySQL {
-		b.WriteString(" ON DUPLICATE KEY UPDATE seq = seq")
-	} else {
-		b.WriteString(" ON CONFLICT DO NOTHING")
-	}
+	b.WriteString(l.st.InsertIgnore("sched_name, execution_id, seq", "seq"))
 	return l.st.SQL(b.String())
 }
 

@@ -113,6 +113,13 @@ func validateComponent(component string, migrations []Migration) error {
 // render each statement once and keep the text.
 func (s *Store) SQL(q string) string { return s.d.render(s.prefix, q) }
 
+// InsertIgnore returns the clause that, appended to an INSERT into a table
+// whose primary key is keyCols, leaves alone the rows whose key is taken
+// (ON CONFLICT … DO NOTHING, or on MySQL an ON DUPLICATE KEY UPDATE of
+// anyCol to itself, which counts no affected row), so that a component
+// writes its statements without asking which database it talks to.
+func (s *Store) InsertIgnore(keyCols, anyCol string) string { return s.d.insertIgnore(keyCols, anyCol) }
+
 // BeginTx starts a transaction on the store's database at READ COMMITTED,
 // as the store's own are, whatever the dialect's default (MySQL's is
 // REPEATABLE READ), so that a component's transactions see what other
