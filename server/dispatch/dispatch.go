@@ -180,7 +180,7 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Service, erro
 		polls:   make(map[string]chan struct{}),
 		nudge:   make(chan struct{}, 1),
 	}
-	if st.Dialect() == sqlstore.SQLite {
+	if st.SingleWriter() {
 		s.reports.parallel, s.handovers.parallel = 1, 1
 	}
 	if err := s.fillCatalog(ctx); err != nil {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
 // Handover is one run to hand to an executor.
@@ -236,15 +235,13 @@ func (s *Service) lockGroup(ctx context.Context, group string, async bool) (*sql
 // tryLockGroup is lockGroup without creating the row: sql.ErrNoRows when
 // there is none, and then no transaction.
 func (s *Service) tryLockGroup(ctx context.Context, group string, async bool) (*sql.Tx, string, error) {
-	tx, err := s.st.BeginTx(ctx)
+	begin := s.st.BeginTx
+	if async {
+		begin = s.st.BeginAsyncCommitTx
+	}
+	tx, err := begin(ctx)
 	if err != nil {
 		return nil, "", err
-	}
-	if async && s.st.Dialect() == sqlstore.Postgres {
-		if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit TO OFF"); err != nil {
-			_ = tx.Rollback()
-			return nil, "", err
-		}
 	}
 	var rrLast string
 	if err := tx.QueryRowContext(ctx, s.q.groupLock, s.sched, group).Scan(&rrLast); err != nil {

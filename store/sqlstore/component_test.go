@@ -269,3 +269,62 @@ func TestSQLRendering(t *testing.T) {
 		})
 	}
 }
+
+// TestComponentDialectHelpers checks the methods that let a component
+// write its SQL without asking which database it talks to.
+func TestComponentDialectHelpers(t *testing.T) {
+	t.Parallel()
+	for _, db := range dbtest.Databases() {
+		t.Run(db.Name, func(t *testing.T) {
+			t.Parallel()
+			s := open(t, db.URL(t), nil)
+			ctx := t.Context()
+			if err := s.MigrateComponent(ctx, "notes", []sqlstore.Migration{notesV1}); err != nil {
+				t.Fatalf("MigrateComponent: %v", err)
+			}
+			if got, want := s.SingleWriter(), s.Dialect() == sqlstore.SQLite; got != want {
+				t.Errorf("SingleWriter() = %v on %s, want %v", got, db.Name, want)
+			}
+
+			// InsertIgnore leaves a taken key's row as it was, counting no row.
+			insert := s.SQL("INSERT INTO {p}notes_items (sched_name, id, title, body, done, created) VALUES (?, ?, ?, ?, ?, ?)" +
+				s.InsertIgnore("sched_name, id", "id"))
+			for i, title := range []string{"first", "second"} {
+				res, err := s.DB().ExecContext(ctx, insert, s.SchedulerName(), "n1", title, "", false, 0)
+				if err != nil {
+					t.Fatalf("insert %d: %v", i, err)
+				}
+				if n, err := res.RowsAffected(); err != nil || n != int64(1-i) {
+					t.Errorf("insert %d affected %d rows (%v), want %d", i, n, err, 1-i)
+				}
+			}
+			var title string
+			if err := s.DB().QueryRowContext(ctx, s.SQL("SELECT title FROM {p}notes_items WHERE id = ?"), "n1").Scan(&title); err != nil || title != "first" {
+				t.Errorf("title after the ignored insert = %q (%v), want first", title, err)
+			}
+
+			// BeginAsyncCommitTx commits like BeginTx; on PostgreSQL without
+			// waiting for the WAL's flush.
+			tx, err := s.BeginAsyncCommitTx(ctx)
+			if err != nil {
+				t.Fatalf("BeginAsyncCommitTx: %v", err)
+			}
+			if s.Dialect() == sqlstore.Postgres {
+				var sync string
+				if err := tx.QueryRowContext(ctx, "SHOW synchronous_commit").Scan(&sync); err != nil || sync != "off" {
+					t.Errorf("synchronous_commit in the transaction = %q (%v), want off", sync, err)
+				}
+			}
+			if _, err := tx.ExecContext(ctx, s.SQL("UPDATE {p}notes_items SET done = TRUE WHERE id = ?"), "n1"); err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatalf("commit: %v", err)
+			}
+			var done bool
+			if err := s.DB().QueryRowContext(ctx, s.SQL("SELECT done FROM {p}notes_items WHERE id = ?"), "n1").Scan(&done); err != nil || !done {
+				t.Errorf("done after the commit = %v (%v), want true", done, err)
+			}
+		})
+	}
+}
