@@ -136,18 +136,10 @@ func (p *Process) Stop(timeout time.Duration) error {
 		return fmt.Errorf("%w before it was stopped: %v", ErrExited, p.ExitErr())
 	default:
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("nodeproc: SIGTERM process %d: %w", p.PID(), err)
+	if err := p.signalAndWait(syscall.SIGTERM, "SIGTERM", timeout); err != nil {
+		return err
 	}
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case <-p.exited:
-		return p.ExitErr()
-	case <-t.C:
-		_ = p.Kill()
-		return fmt.Errorf("nodeproc: process %d did not exit within %s of SIGTERM; killed it", p.PID(), timeout)
-	}
+	return p.ExitErr()
 }
 
 // Quit sends SIGQUIT, on which a Go program writes the stacks of all its
@@ -155,8 +147,15 @@ func (p *Process) Stop(timeout time.Duration) error {
 // killing it when timeout passes first. It is for a test that failed with
 // the process still running: its log then says where each goroutine was.
 func (p *Process) Quit(timeout time.Duration) error {
-	if err := p.cmd.Process.Signal(syscall.SIGQUIT); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("nodeproc: SIGQUIT process %d: %w", p.PID(), err)
+	return p.signalAndWait(syscall.SIGQUIT, "SIGQUIT", timeout)
+}
+
+// signalAndWait sends sig, called name in errors, and waits until the
+// process exits, killing it when timeout passes first, which it reports as
+// an error.
+func (p *Process) signalAndWait(sig syscall.Signal, name string, timeout time.Duration) error {
+	if err := p.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("nodeproc: %s process %d: %w", name, p.PID(), err)
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
@@ -165,7 +164,7 @@ func (p *Process) Quit(timeout time.Duration) error {
 		return nil
 	case <-t.C:
 		_ = p.Kill()
-		return fmt.Errorf("nodeproc: process %d did not exit within %s of SIGQUIT; killed it", p.PID(), timeout)
+		return fmt.Errorf("nodeproc: process %d did not exit within %s of %s; killed it", p.PID(), timeout, name)
 	}
 }
 
