@@ -142,8 +142,7 @@ func TestClaimThatFiredWhoseAnswerWasLostRunsOnce(t *testing.T) {
 // When a claim of triggers not due yet loses its answer, the store holds
 // them ACQUIRED under the node's lease, where no other node claims them
 // and no reconciliation returns them: the engine takes them, and they fire
-// on time, once. (Without it they never fired again: the cluster stalled
-// after a database restart.)
+// on time, once. (Before adoptLostClaims they never fired again.)
 func TestClaimWhoseAnswerWasLostStillFires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := &pathCounter{Store: memstore.New(nil), loseClaims: 1}
