@@ -90,6 +90,7 @@ func (e *NotFoundError) Detail() string {
 	return fmt.Sprintf("job %s/%s has no version %d", e.Group, e.Name, e.Version)
 }
 
+// Error returns ErrNotFound's text followed by the Detail.
 func (e *NotFoundError) Error() string { return ErrNotFound.Error() + ": " + e.Detail() }
 
 // Is reports whether target is ErrNotFound.
