@@ -153,6 +153,7 @@ func soak(t *testing.T, d database, rng *rand.Rand) {
 		if t.Failed() {
 			for _, n := range nodes {
 				t.Logf("node %s, last lines of %s:\n%s", n.id, n.log, nodeproc.Tail(n.log, 15))
+				nodeproc.KeepLog(t, "chaos", n.id, n.log)
 			}
 		}
 	})

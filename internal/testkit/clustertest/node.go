@@ -118,7 +118,7 @@ func StartNode(t testing.TB, bin, dir string, cfg NodeConfig) *Node {
 		}
 		if t.Failed() {
 			t.Logf("node %s: last lines of its log %s:\n%s", n.ID, n.Log, nodeproc.Tail(n.Log, 40))
-			n.keepLog(t)
+			nodeproc.KeepLog(t, "clustertest", n.ID, n.Log)
 		}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
@@ -127,32 +127,6 @@ func StartNode(t testing.TB, bin, dir string, cfg NodeConfig) *Node {
 		t.Fatalf("node %s not ready (%v):\n%s", n.ID, err, nodeproc.Tail(n.Log, 40))
 	}
 	return n
-}
-
-// keepLog copies the node's whole log, with the goroutine stacks of a node
-// that was still running, to $CHIME_TEST_OUTPUT_DIR/clustertest/TEST/ID.log,
-// where it outlives the test's temporary directory.
-func (n *Node) keepLog(t testing.TB) {
-	base := os.Getenv("CHIME_TEST_OUTPUT_DIR")
-	if base == "" {
-		return
-	}
-	data, err := os.ReadFile(n.Log)
-	if err != nil {
-		t.Logf("node %s: keeping its log: %v", n.ID, err)
-		return
-	}
-	dir := filepath.Join(base, "clustertest", strings.ReplaceAll(t.Name(), "/", "_"))
-	path := filepath.Join(dir, n.ID+".log")
-	err = os.MkdirAll(dir, 0o755)
-	if err == nil {
-		err = os.WriteFile(path, data, 0o644)
-	}
-	if err != nil {
-		t.Logf("node %s: keeping its log: %v", n.ID, err)
-		return
-	}
-	t.Logf("node %s: its whole log, with its goroutines' stacks if it was still running, is in %s", n.ID, path)
 }
 
 // LogLines counts the lines of the node's log that contain substr.

@@ -16,9 +16,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -175,6 +177,30 @@ func (p *Process) Kill() error {
 	}
 	<-p.exited
 	return nil
+}
+
+// KeepLog copies a node's log, whole, to
+// $CHIME_TEST_OUTPUT_DIR/<dir>/<test>/<node>.log, where it outlives the
+// test's temporary directory, and logs where; without the variable it
+// does nothing. A test calls it for each node when it failed.
+func KeepLog(t testing.TB, dir, node, path string) {
+	base := os.Getenv("CHIME_TEST_OUTPUT_DIR")
+	if base == "" {
+		return
+	}
+	data, err := os.ReadFile(path)
+	if err == nil {
+		dir = filepath.Join(base, dir, strings.ReplaceAll(t.Name(), "/", "_"))
+		path = filepath.Join(dir, node+".log")
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			err = os.WriteFile(path, data, 0o644)
+		}
+	}
+	if err != nil {
+		t.Logf("node %s: keeping its log: %v", node, err)
+		return
+	}
+	t.Logf("node %s: its whole log is in %s", node, path)
 }
 
 // Tail returns the last n lines of a file, indented, for error messages

@@ -162,3 +162,19 @@ func TestTailReturnsTheLastLines(t *testing.T) {
 		t.Errorf("Tail = %q, want %q", got, want)
 	}
 }
+
+// KeepLog copies a node's log under $CHIME_TEST_OUTPUT_DIR, named after
+// the test and the node.
+func TestKeepLogCopiesTheLog(t *testing.T) {
+	out := t.TempDir()
+	t.Setenv("CHIME_TEST_OUTPUT_DIR", out)
+	log := t.TempDir() + "/a.log"
+	if err := os.WriteFile(log, []byte("line 1\nline 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	KeepLog(t, "suite", "a", log)
+	got, err := os.ReadFile(out + "/suite/TestKeepLogCopiesTheLog/a.log")
+	if err != nil || string(got) != "line 1\nline 2\n" {
+		t.Errorf("kept log = %q, %v; want the node's whole log", got, err)
+	}
+}
