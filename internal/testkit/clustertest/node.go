@@ -129,7 +129,8 @@ func StartNode(t testing.TB, bin, dir string, cfg NodeConfig) *Node {
 	return n
 }
 
-// LogLines counts the lines of the node's log that contain substr.
+// LogLines counts how often substr occurs in the node's log: the lines that
+// hold it, for a message that fits on one line.
 func (n *Node) LogLines(substr string) int {
 	data, err := os.ReadFile(n.Log)
 	if err != nil {
