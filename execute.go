@@ -213,7 +213,7 @@ func callJob(ctx context.Context, job Job, jc *JobContext) (err error) {
 // outcome turns what the job returned, and the data it left when its job
 // persists data, into the engine's outcome.
 func (s *Scheduler) outcome(jc *JobContext, jobErr error) engine.Outcome {
-	out := engine.Outcome{Err: jobError(jobErr)}
+	out := engine.Outcome{Err: jobError(jobErr), RecordAfter: jc.recordAfter}
 	if je, ok := jobErr.(*JobError); ok { //nolint:errorlint // only a JobError returned as such counts (see JobError)
 		out.RefireImmediately = je.RefireImmediately
 		out.UnscheduleFiringTrigger = je.UnscheduleFiringTrigger

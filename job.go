@@ -112,6 +112,24 @@ type JobContext struct {
 	// a job that is not sharded. The scheduler never sets it: chime
 	// server does, for the items of its sharded jobs.
 	Shard *Shard
+
+	// recordAfter is set by RecordEndAfter.
+	recordAfter <-chan struct{}
+}
+
+// RecordEndAfter makes the scheduler record the end of this execution in
+// its store only once done is closed, while the worker goes on to the next
+// job. A job that records its run somewhere of its own without waiting for
+// the write (a history written in batches, say) passes the write's
+// completion, so that the store never shows the execution ended before
+// that record exists: a node that dies in between leaves the execution to
+// the cluster's recovery, as one that dies while the job runs. Until then
+// the execution counts as running (Scheduler.Executions), and a job that
+// disallows concurrent execution does not fire again. When Scheduler.Stop
+// gives up waiting first, the end is not recorded and the execution is
+// recovered. Call it before Execute returns; the last call counts.
+func (jc *JobContext) RecordEndAfter(done <-chan struct{}) {
+	jc.recordAfter = done
 }
 
 // Shard is one item of a sharded firing: its index, from 0, among Total

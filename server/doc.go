@@ -78,7 +78,9 @@
 // an end that comes before its start was written is written with it, in
 // its final state, and a run that did not succeed waits for its end to
 // be recorded before step 4 (one that succeeded frees its worker at
-// once). The writes that follow the run (its end,
+// once, and the scheduler records the execution's end only once the
+// history took it, so that a node that dies first leaves the run to
+// recovery: see chime.JobContext.RecordEndAfter). The writes that follow the run (its end,
 // its retry, the decisions) are retried until the database takes them,
 // however long it is down (see writeQueue): an outage delays them and
 // loses none. The

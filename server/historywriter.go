@@ -79,6 +79,8 @@ type histEntry struct {
 	// waiters get the record's outcome: nil once written, or the error
 	// that no retry cures.
 	waiters []chan error
+	// settled are closed when the waiters get the outcome.
+	settled []chan struct{}
 	// holds counts the write queue's pending writes the entry stands for.
 	holds int
 	// alone marks an entry of a batch that failed: it is written in a
@@ -145,6 +147,15 @@ func (w *historyWriter) submit(a *attempt, rec history.Record) <-chan error {
 	return ch
 }
 
+// settle queues rec and returns a channel closed once the database took
+// it or refused it for good, or the server stopped waiting for it: what
+// chime.JobContext.RecordEndAfter waits for.
+func (w *historyWriter) settle(a *attempt, rec history.Record) <-chan struct{} {
+	ch := make(chan struct{})
+	w.enqueue(&histEntry{rec: rec, log: a.log, settled: []chan struct{}{ch}, holds: 1})
+	return ch
+}
+
 // backlogged reports whether more than maxHistoryBacklog records wait to
 // be written: the database does not keep up, and who records an end
 // should wait for it, so that the queue stays bounded.
@@ -178,6 +189,9 @@ func (w *historyWriter) enqueue(e *histEntry) {
 func (w *historyWriter) resolve(e *histEntry, err error) {
 	for _, ch := range e.waiters {
 		ch <- err
+	}
+	for _, ch := range e.settled {
+		close(ch)
 	}
 	for range e.holds {
 		w.writes.done()
@@ -269,6 +283,7 @@ func (w *historyWriter) take() []*histEntry {
 		if st := w.starts[e.rec.ID]; e.rec.Start == nil && st != nil {
 			st.rec.End = e.rec.End
 			st.waiters = append(st.waiters, e.waiters...)
+			st.settled = append(st.settled, e.settled...)
 			st.holds += e.holds
 			st.log = e.log
 			delete(w.starts, e.rec.ID)

@@ -296,3 +296,69 @@ func TestHistoryWriterBacklog(t *testing.T) {
 		t.Error("the write queue still counts records of the stopped writer")
 	}
 }
+
+// closedHistory is the server's history behind a gate: while the gate is
+// shut, every transaction fails as if the database did not answer.
+type closedHistory struct {
+	h    batchRecorder
+	open chan struct{}
+}
+
+func (c *closedHistory) RecordBatch(ctx context.Context, recs []history.Record) ([]error, error) {
+	select {
+	case <-c.open:
+		return c.h.RecordBatch(ctx, recs)
+	default:
+		return nil, errors.New("the history does not answer (test)")
+	}
+}
+
+// TestSucceededRunEndsInTheSchedulerOnlyAfterItsHistory checks that the
+// scheduler records a succeeded run's end only once the history took it:
+// while the history cannot be written, the execution stays running in the
+// scheduler's store, so that a node that died then would leave it to
+// recovery rather than ended with no record (docs/reliability.md).
+func TestSucceededRunEndsInTheSchedulerOnlyAfterItsHistory(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, url string) {
+		ctx := t.Context()
+		s := newServer(t, url)
+		gate := &closedHistory{h: s.recorder.h, open: make(chan struct{})}
+		s.recorder.h = gate
+		var runs sync.WaitGroup
+		runs.Add(1)
+		if err := s.RegisterJobType("quick", chime.JobFunc(func(context.Context, *chime.JobContext) error {
+			runs.Done()
+			return nil
+		})); err != nil {
+			t.Fatal(err)
+		}
+		start(t, s)
+		if _, err := s.CreateJob(ctx, "alice", api.Job{Group: "g", Name: "quick", Type: "quick"}); err != nil {
+			t.Fatalf("CreateJob: %v", err)
+		}
+		if _, err := s.RunJob(ctx, "alice", "g", "quick", api.RunRequest{}); err != nil {
+			t.Fatalf("RunJob: %v", err)
+		}
+		runs.Wait()
+		key := chime.NewJobKey("g", "quick")
+		running := func() int {
+			execs, err := s.sched.Executions(ctx, &chime.ExecutionFilter{JobKey: &key, Running: true})
+			if err != nil {
+				t.Fatalf("Executions: %v", err)
+			}
+			return len(execs)
+		}
+		// Long enough for the scheduler's batched completion to commit.
+		time.Sleep(500 * time.Millisecond)
+		if n := running(); n != 1 {
+			t.Fatalf("%d executions running in the scheduler while the history holds no end, want 1", n)
+		}
+
+		close(gate.open)
+		waitFor(t, "the history to record the run and the scheduler its end", func() bool {
+			st, err := s.history.Stats(ctx, "g", "quick", time.Time{})
+			return err == nil && st.Counts[history.OutcomeSucceeded] == 1 && running() == 0
+		})
+	})
+}

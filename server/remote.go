@@ -105,7 +105,7 @@ func (s *Server) executeRemote(ctx, runCtx context.Context, cancel context.Cance
 			f.Output, f.OutputTruncated = out.String(), out.Truncated()
 			f.Logs = historyLines(res.Logs)
 		}
-		s.recordEnd(ctx, a, p, f)
+		s.recordEnd(ctx, jc, a, p, f)
 		s.endRemoteLive(ctx, a)
 		return runErr
 	}

@@ -171,7 +171,7 @@ func (s *Server) execute(ctx context.Context, typ string, jc *chime.JobContext) 
 	}
 	s.metrics.running.Dec()
 	outcome, msg := outcomeOf(runCtx, runErr, jc.Job.Timeout)
-	s.recordEnd(ctx, a, p, history.Finish{
+	s.recordEnd(ctx, jc, a, p, history.Finish{
 		Outcome: outcome, FinishedTime: s.now(), Error: msg,
 		Output: out.String(), OutputTruncated: out.Truncated(), Logs: logs.lines(),
 	})
@@ -246,29 +246,34 @@ func (a *attempt) execution(node string) *history.Execution {
 // its retry or alert follows a recorded end, and so does the recovery of
 // a run cancelled for a lapsed lease, which reads the history. An attempt
 // that succeeded has nothing left to decide (but for a workflow task's):
-// the worker goes back to work
-// while the writer records the end with others, and the server's stop
-// waits for it (a node that dies before then has the run recorded as
-// node_lost, as one that dies while it runs). Only while the writer lags
-// behind (historyWriter.backlogged) does it wait too, which bounds what
+// the worker goes back to work while the writer records the end with
+// others, and the scheduler records the execution's end only after the
+// history took it (chime.JobContext.RecordEndAfter). So a node that dies
+// before then leaves the execution running in the scheduler's store, and
+// the cluster recovers it as one that died while the job ran: the run is
+// re-run or recorded node_lost, never ended in the scheduler with no
+// record in the history. Only while the writer lags behind
+// (historyWriter.backlogged) does the worker wait too, which bounds what
 // the writer holds.
-func (s *Server) recordEnd(ctx context.Context, a *attempt, p *plan, f history.Finish) {
+func (s *Server) recordEnd(ctx context.Context, jc *chime.JobContext, a *attempt, p *plan, f history.Finish) {
 	// After the retry, if any, was scheduled; see workflows.go and
 	// children.go.
 	defer s.endWorkflowTask(ctx, a, p, f)
 	defer s.runChildren(ctx, a, p, f)
 	s.metrics.executed(a.job, f.Outcome, f.FinishedTime)
-	done := s.recorder.submit(a, history.Record{ID: a.id, End: &f})
-	if a.shard != nil {
-		s.afterItem(ctx, a, p, f, done) // see shards.go
-		return
-	}
+	end := history.Record{ID: a.id, End: &f}
 	// A workflow task's success decides what runs next (endWorkflowTask):
 	// its end is in the history before the instance records it, so that a
 	// node that dies in between leaves no task succeeded in its instance
 	// with its execution lost in the history.
-	if f.Outcome == history.OutcomeSucceeded && !s.recorder.backlogged() && a.workflow == nil {
+	if f.Outcome == history.OutcomeSucceeded && a.shard == nil && a.workflow == nil && !s.recorder.backlogged() {
+		jc.RecordEndAfter(s.recorder.settle(a, end))
 		s.afterSuccess(ctx, a, p)
+		return
+	}
+	done := s.recorder.submit(a, end)
+	if a.shard != nil {
+		s.afterItem(ctx, a, p, f, done) // see shards.go
 		return
 	}
 	if err := <-done; err != nil {

@@ -64,6 +64,29 @@ func (e *Engine) complete(f *Firing, out Outcome, release bool) {
 	}
 }
 
+// completeAfter completes f once out.RecordAfter is closed, on a
+// goroutine of its own that Stop waits for as for the jobs, so that the
+// worker is free meanwhile. When Stop gives up waiting first, the outcome
+// is not recorded: the execution stays in the store, where the cluster
+// recovers it as that of a node that died while the job ran.
+func (e *Engine) completeAfter(f *Firing, out Outcome, release bool) {
+	select {
+	case <-out.RecordAfter:
+		e.complete(f, out, release)
+		return
+	default:
+	}
+	e.jobsWG.Go(func() {
+		select {
+		case <-out.RecordAfter:
+			e.complete(f, out, release)
+		case <-e.jobsCtx.Done():
+			e.log.Error("scheduler stopped before the job's own record of its run was done; the cluster will recover the execution",
+				"execution_id", f.Execution.ID, "job_key", f.Execution.JobKey.String())
+		}
+	})
+}
+
 // recordAll records the queued outcomes until none is left.
 func (e *Engine) recordAll() {
 	for {

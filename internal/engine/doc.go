@@ -59,7 +59,12 @@
 // A worker is free as soon as its job returns. Outcomes are queued and
 // recorded by one goroutine at a time, up to 1,024 per store call
 // (the store's ExecutionsComplete), so that outcomes that finish together
-// are recorded together.
+// are recorded together. A runner that records the run somewhere of its
+// own (chime server's history) first returns Outcome.RecordAfter: the
+// outcome waits for it, on a goroutine of its own, and the worker does
+// not. Until then the store holds the execution as running, so a node that
+// dies before the runner's record leaves it to recovery, never ended in
+// the store with no record of it elsewhere.
 //
 // # Fixed-delay triggers
 //

@@ -162,6 +162,11 @@ type Outcome struct {
 	// Firing.LeaseValid reported false. The engine holds the execution, as
 	// it holds one whose lease lapsed before Execute was called.
 	NotStarted bool
+	// RecordAfter, when not nil, holds back the recording of the outcome
+	// until it is closed, while the worker goes on to the next job: the
+	// runner records the run elsewhere first (see complete). Nil records
+	// it at once.
+	RecordAfter <-chan struct{}
 }
 
 // Running describes an execution in progress on this node.

@@ -89,6 +89,10 @@ func (e *Engine) run(r *runningJob) {
 	// The worker is free before the outcome is recorded: recording waits
 	// for the store, and outcomes are recorded in batches.
 	e.jobFinished()
+	if out.RecordAfter != nil {
+		e.completeAfter(f, out, release)
+		return
+	}
 	e.complete(f, out, release)
 }
 

@@ -284,10 +284,16 @@ func auditInstant(j auditJob, at time.Time, execs []api.Execution, reqs []reques
 		case e.Outcome == "running":
 			problems = append(problems, "execution "+e.ID+" is still running")
 		}
-		if q, ok := answered[e.ID]; ok && e.Outcome == "node_lost" && !lostNear(faults, e.NodeID, q.Answered) {
-			problems = append(problems, fmt.Sprintf("execution %s is recorded node_lost, but the target answered it (%d) at %s, "+
-				"and no fault made node %s lose its lease then: its end was not recorded",
-				e.ID, q.Status, q.Answered.UTC().Format("15:04:05.000"), e.NodeID))
+		if q, ok := answered[e.ID]; ok && e.Outcome == "node_lost" {
+			// A firing its node died with before the history had any of
+			// it is recorded by the node that re-runs it, which does not
+			// know the lost node: the request names it.
+			node := cmp.Or(e.NodeID, q.Node)
+			if !lostNear(faults, node, q.Answered) {
+				problems = append(problems, fmt.Sprintf("execution %s is recorded node_lost, but the target answered it (%d) at %s, "+
+					"and no fault made node %s lose its lease then: its end was not recorded",
+					e.ID, q.Status, q.Answered.UTC().Format("15:04:05.000"), node))
+			}
 		}
 		if e.Recovering && !j.recovery {
 			problems = append(problems, "execution "+e.ID+" re-ran the firing as recovering, but the job does not request recovery")

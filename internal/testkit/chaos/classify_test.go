@@ -21,6 +21,13 @@ func execution(id string, attempt int, outcome string, recovering bool) api.Exec
 		ScheduledTime: auditAt(), StartedTime: &started, Outcome: outcome, Recovering: recovering, NodeID: "a"}
 }
 
+// nodeless is e as the node that re-runs a firing lost before any record
+// of it records the lost try: without its node.
+func nodeless(e api.Execution) api.Execution {
+	e.NodeID = ""
+	return e
+}
+
 // received is a request of job j for auditAt.
 func received(id string, attempt int) request {
 	return request{Job: "j", Scheduled: auditAt(), ExecutionID: id, Attempt: attempt, Node: "a"}
@@ -114,6 +121,16 @@ func TestAuditInstant(t *testing.T) {
 			execs: []api.Execution{execution("e1", 1, "node_lost", false)}, reqs: []request{answered("e1", 1, time.Second)},
 			faults:    []fault{{kind: faultCut, node: "a", start: auditAt(), held: deadAfter + time.Second}},
 			wantClass: classExplained, wantReason: "node_lost"},
+		{name: "lost before any record, answered just before its node was killed", job: recovery,
+			execs:     []api.Execution{nodeless(execution("e1", 1, "node_lost", false)), execution("e2", 2, "succeeded", true)},
+			reqs:      []request{answered("e1", 1, time.Second), received("e2", 2)},
+			faults:    []fault{{kind: faultKill9, node: "a", start: auditAt().Add(2 * time.Second), held: time.Second}},
+			wantClass: classFired, wantReason: "recovery re-run"},
+		{name: "lost before any record, answered while its node held its lease", job: recovery,
+			execs:     []api.Execution{nodeless(execution("e1", 1, "node_lost", false)), execution("e2", 2, "succeeded", true)},
+			reqs:      []request{answered("e1", 1, time.Second), received("e2", 2)},
+			faults:    []fault{{kind: faultKill9, node: "b", start: auditAt().Add(2 * time.Second), held: time.Second}},
+			wantClass: classUnexplained, wantReason: "no fault made node a lose its lease"},
 		{name: "recorded lost, answered while its node held its lease", job: plain,
 			execs: []api.Execution{execution("e1", 1, "node_lost", false)}, reqs: []request{answered("e1", 1, time.Second)},
 			faults: []fault{

@@ -144,19 +144,7 @@ func soak(t *testing.T, d database, rng *rand.Rand) {
 	for i := range *nodesFlag {
 		nodes = append(nodes, newNode(t, bin, string(rune('a'+i)), dir, url, proxyTarget))
 	}
-	t.Cleanup(func() {
-		for _, n := range nodes {
-			if err := n.stop(); err != nil {
-				t.Errorf("stop node %s: %v", n.id, err)
-			}
-		}
-		if t.Failed() {
-			for _, n := range nodes {
-				t.Logf("node %s, last lines of %s:\n%s", n.id, n.log, nodeproc.Tail(n.log, 15))
-				nodeproc.KeepLog(t, "chaos", n.id, n.log)
-			}
-		}
-	})
+	stopAtCleanup(t, nodes)
 	startCluster(t, nodes)
 	client := login(t, nodes[0])
 
@@ -196,6 +184,32 @@ func soak(t *testing.T, d database, rng *rand.Rand) {
 	settled := settle(t, client, tg)
 
 	// The audit.
+	report(t, d.name, in, auditCluster(t, client, auditJobs, tg, in.faults), nodes, settled)
+}
+
+// stopAtCleanup stops the nodes when the test ends, and keeps their logs
+// when it failed.
+func stopAtCleanup(t *testing.T, nodes []*node) {
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			if err := n.stop(); err != nil {
+				t.Errorf("stop node %s: %v", n.id, err)
+			}
+		}
+		if t.Failed() {
+			for _, n := range nodes {
+				t.Logf("node %s, last lines of %s:\n%s", n.id, n.log, nodeproc.Tail(n.log, 15))
+				nodeproc.KeepLog(t, "chaos", n.id, n.log)
+			}
+		}
+	})
+}
+
+// auditCluster audits the jobs' instants from the history, read through
+// client, the requests tg received, and the faults (see audit).
+func auditCluster(t *testing.T, client *apiclient.Client, jobs []auditJob, tg *target, faults []fault) *auditResult {
+	t.Helper()
+	ctx := context.Background()
 	execs := make(map[string][]api.Execution)
 	for _, j := range jobs {
 		execs[j.name] = executions(t, client, j.name)
@@ -204,7 +218,7 @@ func soak(t *testing.T, d database, rng *rand.Rand) {
 	for _, b := range bad {
 		t.Errorf("the target could not read a request: %s", b)
 	}
-	res, err := audit(auditJobs, execs, reqs, in.faults, func(job string, at time.Time) ([]api.Decision, error) {
+	res, err := audit(jobs, execs, reqs, faults, func(job string, at time.Time) ([]api.Decision, error) {
 		ex, err := client.Explain(ctx, jobGroup, job, at)
 		if err != nil {
 			return nil, err
@@ -214,7 +228,7 @@ func soak(t *testing.T, d database, rng *rand.Rand) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	report(t, d.name, in, res, nodes, settled)
+	return res
 }
 
 // startCluster starts the first node alone, so that it creates the
