@@ -127,12 +127,21 @@ func checkText(field, v string, limit int) error {
 	return nil
 }
 
+// CheckName refuses a string that no store can keep as the group or name
+// of a key, a job type, a calendar name or a node ID: one that is not
+// valid UTF-8, holds the NUL character, or has more than MaxKeyLength
+// characters. The error is a *ValidationError about field. The empty
+// string passes: where a name is required, the caller says so.
+func CheckName(field, v string) error {
+	return checkText(field, v, MaxKeyLength)
+}
+
 // checkKey refuses a key whose group or name no store can keep.
 func checkKey(field string, k store.Key) error {
-	if err := checkText(field+".Group", k.Group, MaxKeyLength); err != nil {
+	if err := CheckName(field+".Group", k.Group); err != nil {
 		return err
 	}
-	return checkText(field+".Name", k.Name, MaxKeyLength)
+	return CheckName(field+".Name", k.Name)
 }
 
 // checkInstant refuses an instant outside EarliestTime to LatestTime; the

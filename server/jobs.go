@@ -101,32 +101,16 @@ const (
 // 100 jobs of the batch; one batch without filters, at most
 // maxListScan/listScanBatch with them.
 func (s *Server) ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, error) {
-	limit := q.Limit
-	switch {
-	case limit == 0:
-		limit = defaultListLimit
-	case limit < 0 || limit > maxListLimit:
-		return nil, invalidf("limit", "%d: want 1 to %d", q.Limit, maxListLimit)
+	l, err := newJobListing(q)
+	if err != nil {
+		return nil, err
 	}
-	switch q.State {
-	case "", "paused", "active":
-	default:
-		return nil, invalidf("state", "%q: want paused or active", q.State)
-	}
-	var after chime.JobKey
-	if q.Cursor != "" {
-		var err error
-		if after, err = decodeJobCursor(q.Cursor); err != nil {
-			return nil, invalidf("cursor", "%q is not a cursor this server returned", q.Cursor)
-		}
-	}
-	filtered := q.Text != "" || q.State != "" || q.Failing
-	text := strings.ToLower(q.Text)
 	list := &api.JobList{Jobs: []api.Job{}}
+	after := l.after
 	for scanned := 0; ; {
-		batch := limit
-		if filtered {
-			batch = min(max(limit+1, s.listBatch), s.listMaxScan-scanned)
+		batch := l.limit
+		if l.filtered {
+			batch = min(max(l.limit+1, s.listBatch), s.listMaxScan-scanned)
 		}
 		page, err := s.sched.JobsPage(ctx, chime.JobPageQuery{Group: q.Group, After: after, Limit: batch})
 		if err != nil {
@@ -135,39 +119,22 @@ func (s *Server) ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, er
 		scanned += len(page.Jobs)
 		// Filters first, then the status of the jobs they keep, which the
 		// failing filter needs.
-		var kept []api.Job
-		var refs []history.JobRef
-		for i := range page.Jobs {
-			p := &page.Jobs[i]
-			d := &p.Job
-			if text != "" && !strings.Contains(strings.ToLower(d.Key.Group+"/"+d.Key.Name+" "+d.Description), text) {
-				continue
-			}
-			j, err := jobToAPI(d, p.Triggers)
-			if err != nil {
-				return nil, err
-			}
-			j.Paused = j.Paused || allPaused(p.Triggers)
-			if (q.State == "paused" && !j.Paused) || (q.State == "active" && j.Paused) {
-				continue
-			}
-			j.Status = triggerStatus(p.Triggers)
-			kept = append(kept, *j)
-			refs = append(refs, history.JobRef{Group: d.Key.Group, Name: d.Key.Name})
-		}
-		summaries, err := s.history.JobSummaries(ctx, refs)
+		kept, err := l.match(page.Jobs)
 		if err != nil {
 			return nil, err
 		}
+		if err := s.addSummaries(ctx, kept); err != nil {
+			return nil, err
+		}
 		for _, j := range kept {
-			addSummary(j.Status, summaries[history.JobRef{Group: j.Group, Name: j.Name}])
 			if q.Failing && !j.Status.Failing {
 				continue
 			}
-			if len(list.Jobs) == limit {
+			if len(list.Jobs) == l.limit {
 				// Another job matches: the next page starts after the
 				// last one of this one.
-				list.Next = encodeJobCursor(chime.NewJobKey(list.Jobs[limit-1].Group, list.Jobs[limit-1].Name))
+				last := list.Jobs[l.limit-1]
+				list.Next = encodeJobCursor(chime.NewJobKey(last.Group, last.Name))
 				return list, nil
 			}
 			list.Jobs = append(list.Jobs, j)
@@ -175,12 +142,87 @@ func (s *Server) ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, er
 		switch {
 		case page.Next == nil:
 			return list, nil
-		case !filtered || scanned >= s.listMaxScan:
+		case !l.filtered || scanned >= s.listMaxScan:
 			list.Next = encodeJobCursor(*page.Next)
 			return list, nil
 		}
 		after = *page.Next
 	}
+}
+
+// jobListing is a checked ListJobs query.
+type jobListing struct {
+	limit int
+	after chime.JobKey
+	// text is the query's text, lower-cased; state its state.
+	text, state string
+	// filtered is set when a filter may leave jobs of a batch out.
+	filtered bool
+}
+
+// newJobListing checks q.
+func newJobListing(q api.JobQuery) (*jobListing, error) {
+	l := &jobListing{limit: q.Limit, text: strings.ToLower(q.Text), state: q.State,
+		filtered: q.Text != "" || q.State != "" || q.Failing}
+	switch {
+	case l.limit == 0:
+		l.limit = defaultListLimit
+	case l.limit < 0 || l.limit > maxListLimit:
+		return nil, invalidf("limit", "%d: want 1 to %d", q.Limit, maxListLimit)
+	}
+	switch q.State {
+	case "", "paused", "active":
+	default:
+		return nil, invalidf("state", "%q: want paused or active", q.State)
+	}
+	if q.Cursor != "" {
+		var err error
+		if l.after, err = decodeJobCursor(q.Cursor); err != nil {
+			return nil, invalidf("cursor", "%q is not a cursor this server returned", q.Cursor)
+		}
+	}
+	return l, nil
+}
+
+// match returns the jobs of a batch that pass the text and state filters,
+// with their triggers' part of the status.
+func (l *jobListing) match(batch []chime.JobWithTriggers) ([]api.Job, error) {
+	var kept []api.Job
+	for i := range batch {
+		p := &batch[i]
+		d := &p.Job
+		if l.text != "" && !strings.Contains(strings.ToLower(d.Key.Group+"/"+d.Key.Name+" "+d.Description), l.text) {
+			continue
+		}
+		j, err := jobToAPI(d, p.Triggers)
+		if err != nil {
+			return nil, err
+		}
+		j.Paused = j.Paused || allPaused(p.Triggers)
+		if (l.state == "paused" && !j.Paused) || (l.state == "active" && j.Paused) {
+			continue
+		}
+		j.Status = triggerStatus(p.Triggers)
+		kept = append(kept, *j)
+	}
+	return kept, nil
+}
+
+// addSummaries adds the history's part of their status to jobs, in one
+// read for all of them.
+func (s *Server) addSummaries(ctx context.Context, jobs []api.Job) error {
+	refs := make([]history.JobRef, len(jobs))
+	for i, j := range jobs {
+		refs[i] = history.JobRef{Group: j.Group, Name: j.Name}
+	}
+	summaries, err := s.history.JobSummaries(ctx, refs)
+	if err != nil {
+		return err
+	}
+	for i, j := range jobs {
+		addSummary(j.Status, summaries[refs[i]])
+	}
+	return nil
 }
 
 // A job cursor is the key of the last job a page looked at, as
@@ -483,14 +525,7 @@ func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch, base int6
 		if base != 0 {
 			return false, false, errRaced
 		}
-		err := s.sched.ScheduleJob(ctx, w.detail, w.triggers, &chime.ScheduleJobOptions{Pause: w.pauseChange(false)})
-		if errors.Is(err, chime.ErrJobExists) {
-			return false, false, errRaced
-		}
-		if err != nil {
-			return false, false, jobWriteErr(key, err, nil)
-		}
-		return true, true, nil
+		return s.createJob(ctx, w)
 	case err != nil:
 		return false, false, err
 	case ifMatch != 0 && cur.Version != ifMatch:
@@ -502,31 +537,14 @@ func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch, base int6
 	if err != nil {
 		return false, false, err
 	}
-	stored := make(map[chime.TriggerKey]chime.TriggerInfo)
-	for _, t := range existing {
-		if !serverMade(t.Origin) && !w.keepTriggers {
-			stored[t.Key] = t
-		}
-	}
-	var write []chime.Trigger
-	var writeAt []int // the index in w.triggers of each trigger of write
-	for i, t := range w.triggers {
-		if old, ok := stored[t.Key]; !ok || !sameTrigger(old, t) {
-			write = append(write, t)
-			writeAt = append(writeAt, i)
-		}
-		delete(stored, t.Key)
+	write, writeAt, unschedule := w.triggerChanges(existing)
+	if sameJob(cur, w) && len(write) == 0 && len(unschedule) == 0 {
+		return false, false, nil
 	}
 	wasPaused := false
 	if st, err := settingsOf(cur); err == nil {
 		wasPaused = st.Paused
 	}
-	if sameJob(cur, w) && len(write) == 0 && len(stored) == 0 {
-		return false, false, nil
-	}
-	unschedule := slices.SortedFunc(maps.Keys(stored), func(a, b chime.TriggerKey) int {
-		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Name, b.Name))
-	})
 	// One atomic write: the job, the triggers that changed, the removal of
 	// those no longer listed and the paused state are all stored, or,
 	// should anything fail, none of them.
@@ -542,6 +560,44 @@ func (s *Server) putJobOnce(ctx context.Context, w *jobWrite, ifMatch, base int6
 		return false, false, jobWriteErr(key, err, writeAt)
 	}
 	return false, true, nil
+}
+
+// createJob stores w, a job that did not exist, with its triggers, in one
+// write; another writer that created it first is errRaced.
+func (s *Server) createJob(ctx context.Context, w *jobWrite) (created, changed bool, err error) {
+	err = s.sched.ScheduleJob(ctx, w.detail, w.triggers, &chime.ScheduleJobOptions{Pause: w.pauseChange(false)})
+	switch {
+	case errors.Is(err, chime.ErrJobExists):
+		return false, false, errRaced
+	case err != nil:
+		return false, false, jobWriteErr(w.detail.Key, err, nil)
+	}
+	return true, true, nil
+}
+
+// triggerChanges compares w's triggers with the job's existing ones: it
+// returns those to write (new or changed), the index in w.triggers of each,
+// and the keys of the stored schedule triggers w no longer lists, sorted,
+// to unschedule. The server's one-shot triggers are never unscheduled, nor
+// any trigger when w keeps the stored ones.
+func (w *jobWrite) triggerChanges(existing []chime.TriggerInfo) (write []chime.Trigger, writeAt []int, unschedule []chime.TriggerKey) {
+	stored := make(map[chime.TriggerKey]chime.TriggerInfo)
+	for _, t := range existing {
+		if !serverMade(t.Origin) && !w.keepTriggers {
+			stored[t.Key] = t
+		}
+	}
+	for i, t := range w.triggers {
+		if old, ok := stored[t.Key]; !ok || !sameTrigger(old, t) {
+			write = append(write, t)
+			writeAt = append(writeAt, i)
+		}
+		delete(stored, t.Key)
+	}
+	unschedule = slices.SortedFunc(maps.Keys(stored), func(a, b chime.TriggerKey) int {
+		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Name, b.Name))
+	})
+	return write, writeAt, unschedule
 }
 
 // pauseChange is what a write of w does to the paused state of the job's

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
@@ -24,6 +22,7 @@ import (
 	"github.com/chime-scheduler/chime/server/alert"
 	"github.com/chime-scheduler/chime/server/dispatch"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
+	"github.com/chime-scheduler/chime/server/internal/names"
 )
 
 // A server job is a chime job whose metadata (chime.JobDetail.Metadata)
@@ -63,7 +62,6 @@ func serverMade(origin chime.TriggerOrigin) bool {
 
 // Limits of the job settings.
 const (
-	maxNameBytes    = 200
 	maxAttempts     = 100
 	maxTriggers     = 100
 	defaultDelay    = 10 * time.Second
@@ -176,25 +174,15 @@ func fieldErr(prefix string, err error) *api.Error {
 	return invalidf(prefix, "%v", err)
 }
 
-// checkName refuses a job, trigger or calendar name the store or the API's
-// paths cannot hold, or that differs from another only by surrounding
-// spaces.
+// checkName refuses a job, trigger or calendar name, or an execution ID,
+// that breaks the server's rule for names (names.Problem) or that the
+// API's paths cannot carry.
 func checkName(field, v string) *api.Error {
-	switch {
-	case v == "":
-		return invalidf(field, "is required")
-	case len(v) > maxNameBytes:
-		return invalidf(field, "is %d bytes long; at most %d are allowed", len(v), maxNameBytes)
-	case !utf8.ValidString(v):
-		return invalidf(field, "is not valid UTF-8")
-	case strings.ContainsRune(v, '/'):
+	if p := names.Problem(v); p != "" {
+		return invalidf(field, "%s", p)
+	}
+	if strings.ContainsRune(v, '/') {
 		return invalidf(field, "%q contains '/', which API paths cannot carry", v)
-	case strings.IndexFunc(v, unicode.IsControl) >= 0:
-		return invalidf(field, "%q contains a control character", v)
-	case strings.TrimSpace(v) != v:
-		// MySQL's padding collations once made "a" and "a " one key;
-		// no key that differs from another only by spaces is stored.
-		return invalidf(field, "%q starts or ends with a space", v)
 	}
 	return nil
 }
@@ -258,69 +246,17 @@ func compileRetry(p *api.RetryPolicy) (retryPolicy, *api.Error) {
 // compilePlan checks a job's settings for its type. shellEnabled says
 // whether shell jobs may run; goType whether typ is a registered Go type.
 func compilePlan(typ string, st jobSettings, shellEnabled, goType bool) (*plan, *api.Error) {
-	p := &plan{settings: st, overlap: st.Overlap}
-	switch typ {
-	case typeHTTP:
-		if len(st.HTTP) == 0 {
-			return nil, invalidf("http", "is required for a job of type http")
-		}
-		var spec httpjob.Spec
-		if err := json.Unmarshal(st.HTTP, &spec); err != nil {
-			return nil, fieldErr("http", err)
-		}
-		if err := spec.Validate(); err != nil {
-			return nil, fieldErr("http", err)
-		}
-		p.http = &spec
-	case typeShell:
-		if !shellEnabled {
-			return nil, errShellDisabled()
-		}
-		if len(st.Shell) == 0 {
-			return nil, invalidf("shell", "is required for a job of type shell")
-		}
-		var spec shelljob.Spec
-		if err := json.Unmarshal(st.Shell, &spec); err != nil {
-			return nil, fieldErr("shell", err)
-		}
-		if err := spec.Validate(); err != nil {
-			return nil, fieldErr("shell", err)
-		}
-		p.shell = &spec
-	case typeExecutor:
-		if err := dispatch.CheckTarget("executor", st.Executor); err != nil {
-			var fe *dispatch.FieldError
-			if errors.As(err, &fe) {
-				return nil, invalidf(fe.Field, "%s", fe.Message)
-			}
-			return nil, invalidf("executor", "%v", err)
-		}
-		t := *st.Executor
-		if t.Routing == "" {
-			t.Routing = api.RoutingRoundRobin
-		}
-		p.executor = &t
-	default:
-		if !goType {
-			return nil, invalidf("type", "unknown job type %q: want http, shell, executor or a Go job type this server registered", typ)
-		}
-	}
-	if typ != typeHTTP && len(st.HTTP) > 0 {
-		return nil, invalidf("http", "is only for jobs of type http")
-	}
-	if typ != typeShell && len(st.Shell) > 0 {
-		return nil, invalidf("shell", "is only for jobs of type shell")
-	}
-	if typ != typeExecutor && st.Executor != nil {
-		return nil, invalidf("executor", "is only for jobs of type executor")
+	p := &plan{settings: st}
+	if err := compileType(p, typ, st, shellEnabled, goType); err != nil {
+		return nil, err
 	}
 	switch st.Overlap {
-	case "", api.OverlapAllow, api.OverlapSkip, api.OverlapQueue, api.OverlapCancel:
+	case "":
+		p.overlap = api.OverlapAllow
+	case api.OverlapAllow, api.OverlapSkip, api.OverlapQueue, api.OverlapCancel:
+		p.overlap = st.Overlap
 	default:
 		return nil, invalidf("overlap", "%q: want allow, skip, queue or cancel", st.Overlap)
-	}
-	if p.overlap == "" {
-		p.overlap = api.OverlapAllow
 	}
 	r, err := compileRetry(st.Retry)
 	if err != nil {
@@ -339,6 +275,70 @@ func compilePlan(typ string, st jobSettings, shellEnabled, goType bool) (*plan, 
 		}
 	}
 	return p, nil
+}
+
+// compileType checks the settings of the job's type, which are required
+// for it, and refuses those of another type.
+func compileType(p *plan, typ string, st jobSettings, shellEnabled, goType bool) *api.Error {
+	switch typ {
+	case typeHTTP:
+		if len(st.HTTP) == 0 {
+			return invalidf("http", "is required for a job of type http")
+		}
+		p.http = &httpjob.Spec{}
+		if err := decodeSpec("http", st.HTTP, p.http); err != nil {
+			return err
+		}
+	case typeShell:
+		if !shellEnabled {
+			return errShellDisabled()
+		}
+		if len(st.Shell) == 0 {
+			return invalidf("shell", "is required for a job of type shell")
+		}
+		p.shell = &shelljob.Spec{}
+		if err := decodeSpec("shell", st.Shell, p.shell); err != nil {
+			return err
+		}
+	case typeExecutor:
+		if err := dispatch.CheckTarget("executor", st.Executor); err != nil {
+			var fe *dispatch.FieldError
+			if errors.As(err, &fe) {
+				return invalidf(fe.Field, "%s", fe.Message)
+			}
+			return invalidf("executor", "%v", err)
+		}
+		t := *st.Executor
+		if t.Routing == "" {
+			t.Routing = api.RoutingRoundRobin
+		}
+		p.executor = &t
+	default:
+		if !goType {
+			return invalidf("type", "unknown job type %q: want http, shell, executor or a Go job type this server registered", typ)
+		}
+	}
+	switch {
+	case typ != typeHTTP && len(st.HTTP) > 0:
+		return invalidf("http", "is only for jobs of type http")
+	case typ != typeShell && len(st.Shell) > 0:
+		return invalidf("shell", "is only for jobs of type shell")
+	case typ != typeExecutor && st.Executor != nil:
+		return invalidf("executor", "is only for jobs of type executor")
+	}
+	return nil
+}
+
+// decodeSpec decodes the spec of a job type, under field, into spec and
+// validates it.
+func decodeSpec(field string, raw json.RawMessage, spec interface{ Validate() error }) *api.Error {
+	if err := json.Unmarshal(raw, spec); err != nil {
+		return fieldErr(field, err)
+	}
+	if err := spec.Validate(); err != nil {
+		return fieldErr(field, err)
+	}
+	return nil
 }
 
 // compileAlerts checks a job's alert settings and sets them on p.

@@ -164,8 +164,25 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// init builds everything on top of the open store.
+// init builds everything on top of the open store, in the order each
+// part needs the others: the server's own tables, the scheduler, the
+// secrets and alerts, then the HTTP handler.
 func (s *Server) init(ctx context.Context) error {
+	if err := s.initTables(ctx); err != nil {
+		return err
+	}
+	if err := s.initScheduler(ctx); err != nil {
+		return err
+	}
+	if err := s.initAlerts(ctx); err != nil {
+		return err
+	}
+	return s.initHandler(ctx)
+}
+
+// initTables opens the server's own tables: the history, the job
+// versions, live logs, state, executors, pools, workflows and shards.
+func (s *Server) initTables(ctx context.Context) error {
 	cfg := s.cfg
 	h, err := history.New(ctx, s.store, &history.Options{MaxOutputBytes: cfg.MaxOutputBytes, Logger: cfg.Logger})
 	if err != nil {
@@ -207,8 +224,15 @@ func (s *Server) init(ctx context.Context) error {
 	if s.shards, err = shard.New(ctx, s.store); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
+	return nil
+}
+
+// initScheduler creates the scheduler on the store, with the server's
+// job types and listeners, and the history writer of its runs.
+func (s *Server) initScheduler(ctx context.Context) error {
+	cfg := s.cfg
 	s.alertState = newAlertState(s.state)
-	s.deadMan = alert.NewDeadManChecker(h, s.alertState)
+	s.deadMan = alert.NewDeadManChecker(s.history, s.alertState)
 	s.metrics = newMetrics(!cfg.DisableJobMetrics)
 	// A node without shell jobs still registers the type, so that it can
 	// store and show such jobs, but never claims their firings: the nodes
@@ -238,7 +262,7 @@ func (s *Server) init(ctx context.Context) error {
 	}
 	s.sched = sched
 	s.log = cfg.Logger.With("node_id", sched.NodeID())
-	s.recorder = newHistoryWriter(h, s.log, s.writes, s.metrics.historyWritten)
+	s.recorder = newHistoryWriter(s.history, s.log, s.writes, s.metrics.historyWritten)
 	s.metrics.watchScheduler(sched)
 	if err := s.migrateLegacyForms(ctx); err != nil {
 		return err
@@ -255,6 +279,14 @@ func (s *Server) init(ctx context.Context) error {
 	s.goTypes[typeWorkflow] = workflowStarter{s: s}
 	sched.AddTriggerListener(chime.TriggerListener{Name: "chime-server", Misfired: s.misfired, VetoExecution: s.vetoPaused})
 	sched.AddSchedulerListener("chime-server", s.schedulerEvent)
+	return nil
+}
+
+// initAlerts opens the secrets, which webhooks read, and the alerter with
+// its outbox.
+func (s *Server) initAlerts(ctx context.Context) error {
+	cfg := s.cfg
+	var err error
 	if s.secrets, err = s.newSecrets(ctx); err != nil {
 		return err
 	}
@@ -269,8 +301,15 @@ func (s *Server) init(ctx context.Context) error {
 	}
 	s.alerts.useOutbox(newAlertOutbox(box, s.writes, s.NodeID(), cfg.AlertLease, alertCfg, s.log))
 	s.metrics.watchAlerts(s.alerts)
+	return nil
+}
+
+// initHandler builds the HTTP handler: the API, with authentication and
+// single sign-on, and the console.
+func (s *Server) initHandler(ctx context.Context) error {
+	cfg := s.cfg
 	authOpts := cfg.Auth
-	authOpts.Audit, authOpts.Logger = auditRecorder{h}, cfg.Logger
+	authOpts.Audit, authOpts.Logger = auditRecorder{s.history}, cfg.Logger
 	authSvc, err := auth.New(ctx, s.store, &authOpts)
 	if err != nil {
 		return fmt.Errorf("server: %w", err)

@@ -14,10 +14,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/internal/names"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
@@ -219,21 +219,11 @@ const (
 	maxLabels    = 50
 )
 
-// CheckName refuses a group, handler or label name the tables cannot
-// hold: empty, longer than 200 bytes, not UTF-8, with a control
-// character or surrounding spaces.
+// CheckName refuses a group, handler or label name that breaks the
+// server's rule for names (names.Problem).
 func CheckName(field, v string) error {
-	switch {
-	case v == "":
-		return invalid(field, "is required")
-	case len(v) > maxNameBytes:
-		return invalid(field, "is %d bytes long; at most %d are allowed", len(v), maxNameBytes)
-	case !utf8.ValidString(v):
-		return invalid(field, "is not valid UTF-8")
-	case strings.IndexFunc(v, unicode.IsControl) >= 0:
-		return invalid(field, "%q contains a control character", v)
-	case strings.TrimSpace(v) != v:
-		return invalid(field, "%q starts or ends with a space", v)
+	if p := names.Problem(v); p != "" {
+		return invalid(field, "%s", p)
 	}
 	return nil
 }
