@@ -385,9 +385,8 @@ func compileAlerts(p *plan, a *api.JobAlerts) *api.Error {
 // field[i].
 func checkAlertURLs(field string, urls []string) *api.Error {
 	for i, u := range urls {
-		if err := (alert.Recipients{Webhooks: []string{u}}).Validate(); err != nil {
-			_, msg, _ := strings.Cut(err.Error(), ": ")
-			return invalidf(fmt.Sprintf("%s[%d]", field, i), "%s", msg)
+		if fe, ok := errors.AsType[*alert.FieldError]((alert.Recipients{Webhooks: []string{u}}).Validate()); ok {
+			return invalidf(fmt.Sprintf("%s[%d]", field, i), "%s", fe.Reason)
 		}
 	}
 	return nil
@@ -399,11 +398,9 @@ func pagerDutyTargets(field string, in []api.PagerDutyTarget) ([]alert.PagerDuty
 	out := make([]alert.PagerDutyTarget, 0, len(in))
 	for i, t := range in {
 		at := alert.PagerDutyTarget{RoutingKey: t.RoutingKey, Severity: t.Severity}
-		if err := at.Validate(); err != nil {
-			// The first problem, "routing_key: required" or "severity: …".
-			first, _, _ := strings.Cut(err.Error(), "\n")
-			name, msg, _ := strings.Cut(first, ": ")
-			return nil, invalidf(fmt.Sprintf("%s[%d].%s", field, i, name), "%s", msg)
+		if fe, ok := errors.AsType[*alert.FieldError](at.Validate()); ok {
+			// The first problem, of routing_key or severity.
+			return nil, invalidf(fmt.Sprintf("%s[%d].%s", field, i, fe.Field), "%s", fe.Reason)
 		}
 		out = append(out, at)
 	}

@@ -32,25 +32,31 @@ type PagerDutyTarget struct {
 	Severity string
 }
 
-// Validate reports what makes t unusable, naming the field as in JSON
-// ("routing_key", "severity").
-func (t PagerDutyTarget) Validate() error { return errors.Join(t.problems()...) }
-
-// problems lists what makes t unusable, each error naming its field.
-func (t PagerDutyTarget) problems() []error {
+// Validate reports what makes t unusable: *FieldError values naming the
+// field as in JSON ("routing_key", "severity"), joined.
+func (t PagerDutyTarget) Validate() error {
 	var errs []error
+	for _, p := range t.problems() {
+		errs = append(errs, p)
+	}
+	return errors.Join(errs...)
+}
+
+// problems lists what makes t unusable.
+func (t PagerDutyTarget) problems() []*FieldError {
+	var errs []*FieldError
 	if strings.TrimSpace(t.RoutingKey) == "" {
-		errs = append(errs, errors.New("routing_key: required"))
+		errs = append(errs, &FieldError{Field: "routing_key", Reason: "required"})
 	} else if strings.ContainsAny(t.RoutingKey, "\r\n\x00") {
-		errs = append(errs, errors.New("routing_key: holds a line break or NUL"))
+		errs = append(errs, &FieldError{Field: "routing_key", Reason: "holds a line break or NUL"})
 	} else if !strings.Contains(t.RoutingKey, "{{") && strings.ContainsAny(t.RoutingKey, " \t") {
-		errs = append(errs, errors.New("routing_key: holds a space; an integration key is one word"))
+		errs = append(errs, &FieldError{Field: "routing_key", Reason: "holds a space; an integration key is one word"})
 	}
 	switch t.Severity {
 	case "", SeverityCritical, SeverityError, SeverityWarning, SeverityInfo:
 	default:
-		errs = append(errs, fmt.Errorf("severity: %q is not one of %q, %q, %q, %q",
-			t.Severity, SeverityCritical, SeverityError, SeverityWarning, SeverityInfo))
+		errs = append(errs, &FieldError{Field: "severity", Reason: fmt.Sprintf("%q is not one of %q, %q, %q, %q",
+			t.Severity, SeverityCritical, SeverityError, SeverityWarning, SeverityInfo)})
 	}
 	return errs
 }

@@ -78,7 +78,7 @@ func (r Recipients) Validate() error {
 	var errs []error
 	for i, addr := range r.Emails {
 		if err := validateEmail(addr); err != nil {
-			errs = append(errs, fmt.Errorf("Emails[%d]: %w", i, err)) //nolint:staticcheck // ST1005: the message starts with the field it names
+			errs = append(errs, &FieldError{Field: fmt.Sprintf("Emails[%d]", i), Reason: err.Error(), Err: err})
 		}
 	}
 	for _, list := range []struct {
@@ -87,17 +87,34 @@ func (r Recipients) Validate() error {
 	}{{"Webhooks", r.Webhooks}, {"Slack", r.Slack}, {"Teams", r.Teams}} {
 		for i, u := range list.urls {
 			if err := validateWebhookURL(u); err != nil {
-				errs = append(errs, fmt.Errorf("%s[%d]: %w", list.field, i, err))
+				errs = append(errs, &FieldError{Field: fmt.Sprintf("%s[%d]", list.field, i), Reason: err.Error(), Err: err})
 			}
 		}
 	}
 	for i, t := range r.PagerDuty {
-		for _, err := range t.problems() {
-			errs = append(errs, fmt.Errorf("PagerDuty[%d].%w", i, err))
+		for _, p := range t.problems() {
+			p.Field = fmt.Sprintf("PagerDuty[%d].%s", i, p.Field)
+			errs = append(errs, p)
 		}
 	}
 	return errors.Join(errs...)
 }
+
+// FieldError is one problem of alert settings: Field names the setting
+// ("Emails[0]", "PagerDuty[1].severity", "routing_key"), Reason says what
+// is wrong with it. Validate methods join them.
+type FieldError struct {
+	Field  string
+	Reason string
+	// Err is the error behind Reason, if any.
+	Err error
+}
+
+// Error returns the field and the reason.
+func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
+
+// Unwrap returns the error behind the reason.
+func (e *FieldError) Unwrap() error { return e.Err }
 
 func validateEmail(addr string) error {
 	if _, err := mail.ParseAddress(addr); err != nil {
