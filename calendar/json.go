@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/chime-scheduler/chime/internal/tz"
 )
 
 // Calendar types as named by the "type" field of a definition.
@@ -157,12 +159,9 @@ func unmarshal(data []byte, path string, depth int) (Calendar, error) {
 	if err := def.checkFields(); err != nil {
 		return nil, wrap(err)
 	}
-	if def.TZ == "" || def.TZ == "Local" {
-		return nil, fieldErrorf(field("tz"), "an IANA time zone name is required, got %q", def.TZ)
-	}
-	loc, err := time.LoadLocation(def.TZ)
+	loc, err := tz.Load(def.TZ)
 	if err != nil {
-		return nil, &FieldError{Field: field("tz"), Err: fmt.Errorf("%w %q: %w", ErrUnknownTimeZone, def.TZ, err)}
+		return nil, &FieldError{Field: field("tz"), Err: fmt.Errorf("%w: %w", ErrUnknownTimeZone, err)}
 	}
 	var base Calendar
 	if len(def.Base) > 0 && !bytes.Equal(bytes.TrimSpace(def.Base), []byte("null")) {

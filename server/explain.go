@@ -9,6 +9,7 @@ import (
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/api/wire"
 	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/schedule/cron"
 	"github.com/chime-scheduler/chime/server/history"
@@ -321,9 +322,9 @@ func (s *Server) ExplainCron(_ context.Context, expression, timeZone string, cou
 	if timeZone == "" {
 		timeZone = "UTC"
 	}
-	loc, err := time.LoadLocation(timeZone)
+	loc, err := wire.LoadZone(timeZone)
 	if err != nil {
-		return nil, invalidf("time_zone", "%q is not a known IANA time zone, such as UTC or Europe/Berlin", timeZone)
+		return nil, invalidf("time_zone", "%v", err)
 	}
 	if expression == "" {
 		return nil, invalidf("expression", "is required")

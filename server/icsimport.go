@@ -43,8 +43,8 @@ func (s *Server) ImportCalendar(ctx context.Context, actor, name string, req api
 	var loc *time.Location
 	if req.TimeZone != "" {
 		var err error
-		if loc, err = time.LoadLocation(req.TimeZone); err != nil {
-			return nil, invalidf("time_zone", "%q is not a known IANA time zone, such as UTC or Europe/Berlin", req.TimeZone)
+		if loc, err = wire.LoadZone(req.TimeZone); err != nil {
+			return nil, invalidf("time_zone", "%v", err)
 		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, importTimeout)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chime-scheduler/chime/internal/tz"
 	"github.com/chime-scheduler/chime/jobs"
 	"github.com/chime-scheduler/chime/schedule"
 )
@@ -214,12 +215,17 @@ func zone(o *object) (*time.Location, error) {
 	if name == "" {
 		return time.UTC, nil
 	}
-	loc, err := time.LoadLocation(name)
-	if err != nil || name == "Local" {
-		return nil, invalidf(o.field("time_zone"), "%q is not an IANA time zone such as \"Europe/Berlin\"", name)
+	loc, err := LoadZone(name)
+	if err != nil {
+		return nil, invalidf(o.field("time_zone"), "%v", err)
 	}
 	return loc, nil
 }
+
+// LoadZone returns the IANA time zone called name, by the rule of every
+// time zone chime takes by name: "", "Local" and unknown names are
+// refused. The error's text is the reason, naming the value.
+func LoadZone(name string) (*time.Location, error) { return tz.Load(name) }
 
 func decodeCron(o *object) (schedule.Schedule, error) {
 	if err := o.only("a cron schedule", "kind", "expression", "time_zone"); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/api/wire"
 	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/schedule/cron"
 )
@@ -123,9 +125,9 @@ func oneExpression(_ *cobra.Command, args []string) error {
 // count fire times after after, marking those next to a UTC offset change
 // (schedule.OffsetChanges).
 func explainCron(expr, tz string, after time.Time, count int) (*api.CronExplanation, error) {
-	loc, err := time.LoadLocation(tz)
+	loc, err := wire.LoadZone(cmp.Or(tz, "UTC"))
 	if err != nil {
-		return nil, fmt.Errorf("--tz %q: not a known IANA time zone (such as UTC or Europe/Berlin)", tz)
+		return nil, fmt.Errorf("--tz: %w", err)
 	}
 	parsed, err := cron.Parse(expr)
 	if err != nil {

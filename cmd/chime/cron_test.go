@@ -181,7 +181,7 @@ func TestCronErrors(t *testing.T) {
 		{
 			name: "unknown zone",
 			args: []string{"next", "@daily", "--tz", "Mars/Olympus_Mons"},
-			want: `--tz "Mars/Olympus_Mons": not a known IANA time zone (such as UTC or Europe/Berlin)`,
+			want: `--tz: "Mars/Olympus_Mons" is not an IANA time zone such as "Europe/Berlin"`,
 		},
 		{
 			name: "count out of range",

@@ -25,6 +25,7 @@ import (
 	"github.com/emersion/go-ical"
 	"github.com/teambition/rrule-go"
 
+	"github.com/chime-scheduler/chime/api/wire"
 	"github.com/chime-scheduler/chime/calendar"
 )
 
@@ -138,7 +139,7 @@ func Dates(ctx context.Context, text string, opts Options) (*Result, error) {
 	if r.Location == nil {
 		r.Location = time.UTC
 		if tz, _ := cal.Props.Text("X-WR-TIMEZONE"); tz != "" {
-			loc, err := time.LoadLocation(tz)
+			loc, err := wire.LoadZone(tz)
 			if err != nil {
 				return nil, &Error{Line: lines.calendarProp("X-WR-TIMEZONE"), Property: "X-WR-TIMEZONE",
 					Msg: fmt.Sprintf("%q is not a known IANA time zone; give time_zone instead", tz)}
@@ -444,7 +445,7 @@ func (rd *reader) moments(p *ical.Prop) ([]moment, error) {
 	valueType := strings.ToUpper(p.Params.Get(ical.ParamValue))
 	loc := rd.loc
 	if tzid := p.Params.Get(ical.PropTimezoneID); tzid != "" {
-		l, err := time.LoadLocation(strings.Trim(tzid, "/"))
+		l, err := wire.LoadZone(strings.Trim(tzid, "/"))
 		if err != nil {
 			return nil, fmt.Errorf("TZID %q is not a known IANA time zone", tzid)
 		}
