@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,8 +33,17 @@ func poolCluster(t *testing.T, databaseURL string) {
 		runFor  = 150 * time.Millisecond
 		fireFor = 8 * time.Second
 	)
+	// The target counts the requests it serves at once: the ground truth
+	// of how many runs held a slot together, on one clock. A run's request
+	// starts after its slot was granted and is answered before the slot
+	// is released.
+	var inFlight, mostInFlight atomic.Int32
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		for m := mostInFlight.Load(); n > m && !mostInFlight.CompareAndSwap(m, n); m = mostInFlight.Load() {
+		}
 		time.Sleep(runFor) // the job's work: long enough for the firings to contend
+		inFlight.Add(-1)
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(slow.Close)
@@ -127,23 +137,20 @@ func poolCluster(t *testing.T, databaseURL string) {
 	if len(perJob) != jobs {
 		t.Errorf("%d jobs fired, want %d", len(perJob), jobs)
 	}
-	most, at := mostRunning(all, killed, 10*time.Millisecond)
-	if most > limit {
-		var desc []string
-		for _, e := range at {
-			desc = append(desc, fmt.Sprintf("%s %s on %s %s–%s %s", e.ID, e.JobName, e.NodeID,
-				e.StartedTime.Format(time.StampMilli), e.FinishedTime.Format(time.StampMilli), e.Outcome))
-		}
-		t.Errorf("%d executions ran at once (node killed at %s), want at most %d:\n%s", most, killed.Format(time.StampMilli), limit, strings.Join(desc, "\n"))
+	if n := int(mostInFlight.Load()); n > limit {
+		t.Errorf("the target served %d runs at once, want at most the pool's %d", n, limit)
 	}
+	// The history tells the same within the nodes' clock estimates (see
+	// mostRunning): the pool was full at some instant.
+	most, _ := mostRunning(all, killed, 10*time.Millisecond)
 	if most < limit {
 		t.Errorf("at most %d executions ran at once, want the pool full (%d) at some instant", most, limit)
 	}
 	if len(byNode) < 2 {
 		t.Errorf("executions ran on nodes %v, want the pool shared by several", byNode)
 	}
-	t.Logf("%d firings: %d ran (by node %v), %d skipped for the pool, %d lost with node pool-c; at most %d running at once",
-		len(all), ran, byNode, skipped, lost, most)
+	t.Logf("%d firings: %d ran (by node %v), %d skipped for the pool, %d lost with node pool-c; at most %d served at once, %d in the history",
+		len(all), ran, byNode, skipped, lost, mostInFlight.Load(), most)
 }
 
 // allExecutions reads every execution of the history, page by page.

@@ -26,6 +26,16 @@ func newServer(t *testing.T, h http.HandlerFunc) *httptest.Server {
 	return srv
 }
 
+// newRunner returns a runner with a transport of its own: the tests run in
+// parallel, and each httptest server's Close closes the idle connections
+// of http.DefaultTransport, the default runner's, which breaks another
+// test's request that is about to reuse one.
+func newRunner(t *testing.T) *httpjob.Runner {
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &httpjob.Runner{Client: &http.Client{Transport: tr}}
+}
+
 // stall blocks a handler until its client goes away or the test ends.
 // done must be closed before the server closes, which waits for handlers.
 func stall(r *http.Request, done <-chan struct{}) {
@@ -115,7 +125,7 @@ func TestRunSendsTheRequest(t *testing.T) {
 			if want.Host == "" {
 				want.Host = strings.TrimPrefix(srv.URL, "http://")
 			}
-			var r httpjob.Runner
+			r := newRunner(t)
 			if _, err := r.Run(t.Context(), spec, vars(), nil); err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +158,7 @@ func TestRunExpectStatus(t *testing.T) {
 			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(tt.status)
 			})
-			var r httpjob.Runner
+			r := newRunner(t)
 			res, err := r.Run(t.Context(), httpjob.Spec{URL: srv.URL, ExpectStatus: tt.expect}, vars(), nil)
 			if res == nil || res.Status != tt.status {
 				t.Fatalf("Run() = %+v, %v; want a result with status %d", res, err, tt.status)
@@ -200,7 +210,7 @@ func TestRunWritesTheResponse(t *testing.T) {
 			if tt.capture > 0 {
 				out = jobs.NewCapture(tt.capture)
 			}
-			var r httpjob.Runner
+			r := newRunner(t)
 			res, err := r.Run(t.Context(), httpjob.Spec{URL: srv.URL, MaxResponseBytes: tt.max}, vars(), out)
 			var se *httpjob.StatusError
 			if !errors.As(err, &se) {
@@ -226,7 +236,7 @@ func TestRunFollowsRedirects(t *testing.T) {
 		io.WriteString(w, "at "+r.URL.Path)
 	})
 	var out strings.Builder
-	var r httpjob.Runner
+	r := newRunner(t)
 	res, err := r.Run(t.Context(), httpjob.Spec{URL: srv.URL + "/old"}, vars(), &out)
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +269,7 @@ func TestRunTimeout(t *testing.T) {
 				stall(r, done)
 			})
 			t.Cleanup(func() { close(done) })
-			var r httpjob.Runner
+			r := newRunner(t)
 			res, err := r.Run(t.Context(), httpjob.Spec{URL: srv.URL, Timeout: 50 * time.Millisecond}, vars(), nil)
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("Run() error = %v, want one wrapping context.DeadlineExceeded", err)
@@ -289,7 +299,7 @@ func TestRunStopsWithItsContext(t *testing.T) {
 		<-arrived
 		cancel(interrupted)
 	}()
-	var r httpjob.Runner
+	r := newRunner(t)
 	_, err := r.Run(ctx, httpjob.Spec{URL: srv.URL}, vars(), nil)
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, interrupted) {
 		t.Fatalf("Run() error = %v, want one wrapping context.Canceled and the cause", err)
@@ -348,7 +358,7 @@ func TestRunRefusesBadExpansions(t *testing.T) {
 			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) { hits.Add(1) })
 			v := vars()
 			v.Params = map[string]any{"base": "file:///etc", "evil": "a\nX-Injected: 1", "spaced": "manual check", "unclosed": "http://[::1", "empty": ""}
-			var r httpjob.Runner
+			r := newRunner(t)
 			res, err := r.Run(t.Context(), tt.spec(srv.URL), v, nil)
 			if res != nil {
 				t.Errorf("Run() result = %+v, want nil", res)
@@ -398,7 +408,7 @@ func TestRunEscapesURLValues(t *testing.T) {
 				"reason": "manual check", "q": "a&b=c d", "name": "a/b c?", "word": "café",
 				"path": "v1/items",
 			}
-			var r httpjob.Runner
+			r := newRunner(t)
 			if _, err := r.Run(t.Context(), httpjob.Spec{URL: tt.url}, v, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -413,7 +423,7 @@ func TestRunUnreachable(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.NotFoundHandler())
 	srv.Close()
-	var r httpjob.Runner
+	r := newRunner(t)
 	res, err := r.Run(t.Context(), httpjob.Spec{URL: srv.URL}, vars(), nil)
 	var se *httpjob.StatusError
 	if err == nil || res != nil || errors.As(err, &se) || errors.Is(err, context.DeadlineExceeded) {
