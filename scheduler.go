@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	mrand "math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chime-scheduler/chime/internal/cluster"
@@ -24,6 +25,8 @@ type Scheduler struct {
 	member *cluster.Member
 	engine *engine.Engine
 	events *eventQueue
+	// lastStoreTime is the last StoreTime returned, in Unix nanoseconds.
+	lastStoreTime atomic.Int64
 
 	mu                 sync.RWMutex
 	jobTypes           map[string]Job
