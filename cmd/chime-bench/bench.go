@@ -63,7 +63,8 @@ Workloads (--scale multiplies K or R):
        and its line adds executors=20 split=…, the runs each executor began.
   D1   1,000 instances of a 10-task diamond workflow (start, 8 in parallel,
        end) started at once through the API by 50 clients, on server nodes
-       (2 unless --nodes; --scale multiplies the instances). Its line reads
+       (2 unless --nodes; --scale multiplies the instances; --rate N starts
+       N a second instead, to measure a cluster that keeps up). Its line reads
        instances/s, the task-start lag after a task's last upstream task
        ended (p50, p99, max, from the instances' recorded times), dup and
        miss (from the tasks' own records), and the command waits at most
@@ -93,7 +94,7 @@ docs/performance.md.`,
 				return errors.New("bench: --database-url is required")
 			}
 			if strings.EqualFold(workload, "D1") {
-				return runD1(cmd, d1Flags{databaseURL: databaseURL, nodes: nodes, workers: workers, scale: scale, dir: dir, cpuProfile: cpuProfile, verbose: verbose})
+				return runD1(cmd, d1Flags{databaseURL: databaseURL, nodes: nodes, workers: workers, rate: rate, scale: scale, dir: dir, cpuProfile: cpuProfile, verbose: verbose})
 			}
 			if strings.EqualFold(workload, "S1") {
 				return runS1(cmd, d1Flags{databaseURL: databaseURL, nodes: nodes, workers: workers, scale: scale, dir: dir, cpuProfile: cpuProfile, verbose: verbose})
@@ -164,7 +165,7 @@ docs/performance.md.`,
 	f.StringVar(&via, "via", bench.ViaLibrary, "what the nodes are: library (chime schedulers) or server (chime server processes)")
 	f.StringVar(&seed, "seed", bench.SeedBatch, "how the jobs are created before the run: batch (ScheduleJobs, 1,000 to a call) or single (one ScheduleJob each)")
 	f.Float64Var(&scale, "scale", 1, "multiplies the workload's trigger count K or R")
-	f.IntVar(&rate, "rate", 0, "W2 and E1 only: triggers firing every second, instead of 1,000 (W2a), 5,000 (W2b) or 2,000 (E1)")
+	f.IntVar(&rate, "rate", 0, "W2 and E1: triggers firing every second, instead of 1,000 (W2a), 5,000 (W2b) or 2,000 (E1); D1: instances started every second, instead of all at once")
 	f.DurationVar(&duration, "duration", 0, "E1 only: how long its triggers fire, instead of 60s (the first and last sixth, at most 10s, not measured)")
 	f.IntVar(&workers, "workers", 0, "workers of each node (default 10; E1: half its rate, as a node holds a worker while an executor runs its run)")
 	f.DurationVar(&checkIn, "check-in", 0, "nodes' check-in interval (default the scheduler's, 2s)")

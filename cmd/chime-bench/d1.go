@@ -15,11 +15,11 @@ import (
 
 // d1Flags are the flags of chime-bench that D1 takes.
 type d1Flags struct {
-	databaseURL         string
-	nodes, workers      int
-	scale               float64
-	dir                 string
-	cpuProfile, verbose bool
+	databaseURL          string
+	nodes, workers, rate int
+	scale                float64
+	dir                  string
+	cpuProfile, verbose  bool
 }
 
 // runD1 runs workflow benchmark D1 (bench.RunD1) and prints its line.
@@ -34,6 +34,7 @@ func runD1(cmd *cobra.Command, f d1Flags) error {
 		DatabaseURL: f.databaseURL,
 		Executable:  exe,
 		Workers:     f.workers,
+		Rate:        f.rate,
 		Dir:         f.dir,
 		CPUProfile:  f.cpuProfile,
 		Logger:      logger,

@@ -56,6 +56,11 @@ type D1Options struct {
 	Executable string
 	// Workers is each node's worker count. Defaults to 10.
 	Workers int
+	// Rate, when positive, starts the instances evenly at Rate a second,
+	// so that the lag measured is that of a cluster that keeps up rather
+	// than that of the queue of tasks offered at once. Zero starts them
+	// as fast as the clients go (the D1: within about a second).
+	Rate int
 	// Timeout bounds the wait for every task to run, from the last start.
 	// Defaults to 120 s.
 	Timeout time.Duration
@@ -76,6 +81,8 @@ const D1Tasks = 10
 // D1Result is what a D1 run measured.
 type D1Result struct {
 	Nodes, Instances, Tasks int
+	// Rate is D1Options.Rate: instances started a second, 0 for at once.
+	Rate int
 	// StartedIn is how long starting every instance through the API took.
 	StartedIn time.Duration
 	// Span is from the first instance's creation to the last task's end,
@@ -108,8 +115,12 @@ func (r *D1Result) OK() bool { return r.Duplicates == 0 && r.Misses == 0 }
 // String is the result line.
 func (r *D1Result) String() string {
 	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
-	line := fmt.Sprintf("chime D1 nodes=%d instances=%d tasks=%d started_in=%s span=%s inst/s=%.0f lag_p50=%s lag_p99=%s lag_max=%s dup=%d miss=%d",
-		r.Nodes, r.Instances, r.Tasks, ms(r.StartedIn), ms(r.Span), r.PerSecond(), ms(r.P50), ms(r.P99), ms(r.Max), r.Duplicates, r.Misses)
+	rate := "burst"
+	if r.Rate > 0 {
+		rate = fmt.Sprintf("%d/s", r.Rate)
+	}
+	line := fmt.Sprintf("chime D1 nodes=%d instances=%d tasks=%d start_rate=%s started_in=%s span=%s inst/s=%.0f lag_p50=%s lag_p99=%s lag_max=%s dup=%d miss=%d",
+		r.Nodes, r.Instances, r.Tasks, rate, ms(r.StartedIn), ms(r.Span), r.PerSecond(), ms(r.P50), ms(r.P99), ms(r.Max), r.Duplicates, r.Misses)
 	if r.DBCPUMeasured {
 		line += fmt.Sprintf(" dbcpu=%.3fms/task", float64(r.DBCPU)/float64(time.Millisecond)/float64(max(r.Tasks, 1)))
 	}
@@ -145,10 +156,10 @@ func RunD1(ctx context.Context, opts D1Options) (res *D1Result, err error) {
 	}
 	r.log.Info("starting instances", "instances", opts.Instances, "nodes", opts.Nodes)
 
-	res = &D1Result{Nodes: opts.Nodes, Instances: opts.Instances, Tasks: opts.Instances * D1Tasks}
+	res = &D1Result{Nodes: opts.Nodes, Instances: opts.Instances, Tasks: opts.Instances * D1Tasks, Rate: max(opts.Rate, 0)}
 	dbNames := dbServerNames(r.url)
 	cpuBefore, cpuBeforeOK := dbServerCPU(dbNames...)
-	ids, startedIn, err := startD1(ctx, clients, opts.Instances)
+	ids, startedIn, err := startD1(ctx, clients, opts.Instances, opts.Rate)
 	if err != nil {
 		return nil, err
 	}
@@ -218,9 +229,9 @@ func d1Workflow() api.Workflow {
 const d1Starters = 50
 
 // startD1 starts n instances of d1 with d1Starters clients spread over
-// the nodes, instance i with parameter i, and returns their IDs by i and
-// how long starting them took.
-func startD1(ctx context.Context, clients []*apiclient.Client, n int) ([]string, time.Duration, error) {
+// the nodes, instance i with parameter i (at i/rate seconds when rate is
+// positive), and returns their IDs by i and how long starting them took.
+func startD1(ctx context.Context, clients []*apiclient.Client, n, rate int) ([]string, time.Duration, error) {
 	ids := make([]string, n)
 	errs := make([]error, d1Starters)
 	began := time.Now()
@@ -229,6 +240,13 @@ func startD1(ctx context.Context, clients []*apiclient.Client, n int) ([]string,
 		c := clients[w%len(clients)]
 		wg.Go(func() {
 			for i := w; i < n; i += d1Starters {
+				if rate > 0 {
+					at := began.Add(time.Duration(i) * time.Second / time.Duration(rate))
+					if err := sleepUntil(ctx, at); err != nil {
+						errs[w] = err
+						return
+					}
+				}
 				in, err := c.RunWorkflow(ctx, "d1", map[string]any{instanceParam: fmt.Sprint(i)})
 				if err != nil {
 					errs[w] = fmt.Errorf("bench: starting instance %d: %w", i, err)
