@@ -19,7 +19,11 @@ func TestShardingBroadcast(t *testing.T) {
 	t.Parallel()
 	bin := nodeproc.NewBinary("github.com/chime-scheduler/chime/examples/executor", t.TempDir())
 	forEachDB(t, func(t *testing.T, url string) {
-		f := newExecutorFixture(t, url, func(c *Config) { c.ExecutorLease = time.Second })
+		// A lease long enough that a live executor's heartbeat is not late
+		// under CI's load (a lapsed one's item would be re-run on another,
+		// rightly, and the placement checked below would differ), short
+		// enough that the killed one's lapses soon.
+		f := newExecutorFixture(t, url, func(c *Config) { c.ExecutorLease = 3 * time.Second })
 		instances := []string{"bc-1", "bc-2", "bc-3"}
 		procs := make([]*executorProcess, len(instances))
 		for i, in := range instances {
