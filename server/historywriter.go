@@ -76,11 +76,9 @@ type historyWriter struct {
 type histEntry struct {
 	rec history.Record
 	log *slog.Logger
-	// waiters get the record's outcome: nil once written, or the error
-	// that no retry cures.
-	waiters []chan error
-	// settled are closed when the waiters get the outcome.
-	settled []chan struct{}
+	// waiters are told the record's outcome: nil once written, or the
+	// error that no retry cures.
+	waiters []func(error)
 	// holds counts the write queue's pending writes the entry stands for.
 	holds int
 	// alone marks an entry of a batch that failed: it is written in a
@@ -143,7 +141,7 @@ func (w *historyWriter) record(a *attempt, rec history.Record) error {
 // returns.
 func (w *historyWriter) submit(a *attempt, rec history.Record) <-chan error {
 	ch := make(chan error, 1)
-	w.enqueue(&histEntry{rec: rec, log: a.log, waiters: []chan error{ch}, holds: 1})
+	w.enqueue(&histEntry{rec: rec, log: a.log, waiters: []func(error){func(err error) { ch <- err }}, holds: 1})
 	return ch
 }
 
@@ -152,7 +150,7 @@ func (w *historyWriter) submit(a *attempt, rec history.Record) <-chan error {
 // chime.JobContext.RecordEndAfter waits for.
 func (w *historyWriter) settle(a *attempt, rec history.Record) <-chan struct{} {
 	ch := make(chan struct{})
-	w.enqueue(&histEntry{rec: rec, log: a.log, settled: []chan struct{}{ch}, holds: 1})
+	w.enqueue(&histEntry{rec: rec, log: a.log, waiters: []func(error){func(error) { close(ch) }}, holds: 1})
 	return ch
 }
 
@@ -187,11 +185,8 @@ func (w *historyWriter) enqueue(e *histEntry) {
 
 // resolve tells e's waiters err and ends the pending writes it held.
 func (w *historyWriter) resolve(e *histEntry, err error) {
-	for _, ch := range e.waiters {
-		ch <- err
-	}
-	for _, ch := range e.settled {
-		close(ch)
+	for _, tell := range e.waiters {
+		tell(err)
 	}
 	for range e.holds {
 		w.writes.done()
@@ -283,7 +278,6 @@ func (w *historyWriter) take() []*histEntry {
 		if st := w.starts[e.rec.ID]; e.rec.Start == nil && st != nil {
 			st.rec.End = e.rec.End
 			st.waiters = append(st.waiters, e.waiters...)
-			st.settled = append(st.settled, e.settled...)
 			st.holds += e.holds
 			st.log = e.log
 			delete(w.starts, e.rec.ID)

@@ -23,12 +23,8 @@ func Problem(v string) string {
 	if v == "" {
 		return "is required"
 	}
-	if err := chime.CheckName("", v); err != nil {
-		var ve *chime.ValidationError
-		if errors.As(err, &ve) {
-			return ve.Reason
-		}
-		return err.Error()
+	if ve, ok := errors.AsType[*chime.ValidationError](chime.CheckName("", v)); ok {
+		return ve.Reason
 	}
 	switch {
 	case strings.IndexFunc(v, unicode.IsControl) >= 0:
