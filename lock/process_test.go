@@ -75,11 +75,15 @@ func fenceMigrations() []sqlstore.Migration {
 	}}
 }
 
-// Record kinds, one a line of a holder's file: "<kind> <token> <unix ns>".
+// Record kinds, one a line of a holder's file: "<kind> <token> <unix ns>"
+// for a start or an end, "<kind> <token> <sent unix ns> <answered unix ns>"
+// for a fenced write. A write is applied somewhere between the two: a
+// holder may be stopped after it took the time and before the database
+// saw the write, or after the write and before it read the answer.
 const (
 	recStart   = "start"   // fn began
 	recEnd     = "end"     // fn is returning
-	recWrote   = "wrote"   // a fenced write, sent at the time recorded, was accepted
+	recWrote   = "wrote"   // a fenced write was accepted
 	recRefused = "refused" // a fenced write was refused: a higher token had written
 )
 
@@ -117,6 +121,10 @@ func holder() error {
 		_, err := fmt.Fprintf(out, "%s %d %d\n", kind, token, at.UnixNano())
 		return err
 	}
+	recordWrite := func(kind string, token int64, sent, answered time.Time) error {
+		_, err := fmt.Fprintf(out, "%s %d %d %d\n", kind, token, sent.UnixNano(), answered.UnixNano())
+		return err
+	}
 	write := st.SQL("UPDATE {p}locktest_fence SET token = ?, writes = writes + 1 WHERE id = 1 AND token <= ?")
 	fmt.Println(nodeproc.ReadyLine)
 	for ctx.Err() == nil {
@@ -125,9 +133,6 @@ func holder() error {
 				return err
 			}
 			fenced := func() error {
-				// A write is recorded at the time it was sent: one sent
-				// before a SIGSTOP may be applied before it and answered
-				// after the SIGCONT.
 				sent := time.Now()
 				res, err := st.DB().ExecContext(context.WithoutCancel(ctx), write, lease.Token, lease.Token)
 				if err != nil {
@@ -141,7 +146,7 @@ func holder() error {
 				if n == 0 {
 					kind = recRefused
 				}
-				return record(kind, lease.Token, sent)
+				return recordWrite(kind, lease.Token, sent, time.Now())
 			}
 			steps := 3 + mrand.IntN(9)
 			for i := 0; i < steps && ctx.Err() == nil; i++ {
@@ -172,7 +177,10 @@ type record struct {
 	proc  int
 	kind  string
 	token int64
-	at    time.Time
+	at    time.Time // when fn began or ended, or when a write was sent
+	// answered is when a write's answer came back; zero for a start or
+	// an end.
+	answered time.Time
 }
 
 // readRecords reads holder proc's file.
@@ -190,7 +198,12 @@ func readRecords(t *testing.T, path string, proc int) []record {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		if len(fields) != 3 {
+		write := len(fields) > 0 && (fields[0] == recWrote || fields[0] == recRefused)
+		want := 3
+		if write {
+			want = 4
+		}
+		if len(fields) != want {
 			t.Fatalf("%s: bad line %q", path, sc.Text())
 		}
 		token, err1 := strconv.ParseInt(fields[1], 10, 64)
@@ -198,7 +211,15 @@ func readRecords(t *testing.T, path string, proc int) []record {
 		if err1 != nil || err2 != nil {
 			t.Fatalf("%s: bad line %q", path, sc.Text())
 		}
-		recs = append(recs, record{proc: proc, kind: fields[0], token: token, at: time.Unix(0, ns)})
+		r := record{proc: proc, kind: fields[0], token: token, at: time.Unix(0, ns)}
+		if write {
+			ns, err := strconv.ParseInt(fields[3], 10, 64)
+			if err != nil {
+				t.Fatalf("%s: bad line %q", path, sc.Text())
+			}
+			r.answered = time.Unix(0, ns)
+		}
+		recs = append(recs, r)
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
@@ -426,29 +447,45 @@ func checkIntervals(t *testing.T, recs []record, killed int, killedAt time.Time,
 	t.Logf("%d runs of fn, tokens %d to %d", len(runs), runs[0].token, runs[len(runs)-1].token)
 }
 
-// checkFence checks that every accepted write carried the highest token
-// sent so far, and that the paused holder wrote after it resumed and every
-// such write was refused.
+// checkFence checks the fence from the writes' windows, each from the
+// moment it was sent to the moment its answer came back, since a write is
+// applied at some unknown point between the two:
+//   - an accepted write was sent before any write with a higher token was
+//     answered as accepted: the database never took a lower token after
+//     a higher one;
+//   - a refused write was answered after some write with a higher token
+//     was sent: it was refused for a reason;
+//   - the paused holder made a write answered after it resumed, and every
+//     write it sent after it resumed was refused.
 func checkFence(t *testing.T, recs []record, stoppedToken int64, resumedAt time.Time) {
 	t.Helper()
-	slices.SortStableFunc(recs, func(a, b record) int { return a.at.Compare(b.at) })
-	var highest int64
+	var accepted []record
+	for _, r := range recs {
+		if r.kind == recWrote {
+			accepted = append(accepted, r)
+		}
+	}
 	refusedLate := false
 	for _, r := range recs {
 		switch r.kind {
 		case recWrote:
-			if r.token < highest {
-				t.Errorf("holder %d wrote with token %d after token %d had written", r.proc, r.token, highest)
+			for _, w := range accepted {
+				if w.token > r.token && w.answered.Before(r.at) {
+					t.Errorf("holder %d's write with token %d, sent at %s, was accepted after holder %d's with token %d had been at %s",
+						r.proc, r.token, r.at, w.proc, w.token, w.answered)
+					break
+				}
 			}
-			highest = max(highest, r.token)
 			if r.token == stoppedToken && r.at.After(resumedAt) {
 				t.Errorf("the paused holder %d wrote with token %d after it resumed", r.proc, r.token)
 			}
 		case recRefused:
-			if r.token == stoppedToken && r.at.After(resumedAt) {
+			if r.token == stoppedToken && r.answered.After(resumedAt) {
 				refusedLate = true
-			} else if r.token == highest {
-				t.Errorf("holder %d's write with token %d, the highest, was refused", r.proc, r.token)
+			}
+			if !slices.ContainsFunc(accepted, func(w record) bool { return w.token > r.token && w.at.Before(r.answered) }) {
+				t.Errorf("holder %d's write with token %d (sent at %s, answered at %s) was refused, and no higher token had written",
+					r.proc, r.token, r.at, r.answered)
 			}
 		}
 	}
