@@ -2,7 +2,7 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/internal/execid"
 	"github.com/chime-scheduler/chime/jobs/egress"
 	"github.com/chime-scheduler/chime/jobs/httpjob"
 	"github.com/chime-scheduler/chime/jobs/shelljob"
@@ -637,13 +638,23 @@ func (s *Server) Ready(ctx context.Context) error {
 // now returns the database's time as this node estimates it.
 func (s *Server) now() time.Time { return s.sched.StoreTime().UTC() }
 
-// newID returns a random execution ID for a run the server asks for (a
+// newID returns a new execution ID for a run the server asks for (a
 // retry, a run by hand, a backfilled fire time, a recovery), in the
-// scheduler's format for the executions it fires: 32 lower-case hex
-// digits. The history serves the IDs of other formats that older versions
-// stored as they are.
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+// scheduler's format for the executions it fires (package execid: 32
+// lower-case hex digits, the time first). The history serves the IDs of
+// other formats that older versions stored as they are.
+func newID() string { return execid.New(time.Now()) }
+
+// derivedID returns an ID in newID's format named by parts: the same parts
+// give the same ID on every node. The server names so what follows one
+// execution's end (its retry, its decisions, its alert), so that a node
+// that does it again, for a node that died in the middle, finds what the
+// dead node did get to do already there instead of doing it twice.
+func derivedID(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }

@@ -3,13 +3,12 @@ package engine
 import (
 	"container/heap"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
 
+	"github.com/chime-scheduler/chime/internal/execid"
 	"github.com/chime-scheduler/chime/schedule"
 	"github.com/chime-scheduler/chime/store"
 )
@@ -200,7 +199,7 @@ func firingsOf(batch []toFire, lease store.Lease, now time.Time) []store.Trigger
 		firings[i] = store.TriggerFiring{
 			Trigger: f.advanced,
 			Execution: store.ExecutionRecord{
-				ID:            newID(),
+				ID:            execid.New(now),
 				TriggerKey:    f.rec.Key,
 				JobKey:        f.rec.JobKey,
 				ScheduledTime: f.rec.NextFireTime,
@@ -284,10 +283,4 @@ func pushAll(pending *triggerHeap, recs []store.TriggerRecord) {
 	for _, rec := range recs {
 		heap.Push(pending, rec)
 	}
-}
-
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

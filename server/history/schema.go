@@ -150,13 +150,15 @@ type queries struct {
 	pruneJobs, pruneJobsCapped, pruneRank                   string
 	pruneSelectOld, pruneSelectOldBefore, pruneSelectBefore string
 	pruneDecisions                                          string
-	// executionsInsert inserts batchChunk executions (see RecordBatch).
-	executionsInsert string
+	// executionsInsert inserts batchChunk executions (see RecordBatch);
+	// executionsInsertIgnore leaves alone those already recorded.
+	executionsInsert, executionsInsertIgnore string
 }
 
 func renderQueries(st *sqlstore.Store) queries {
 	return queries{
-		executionsInsert: executionsInsert(st, batchChunk),
+		executionsInsert:       executionsInsert(st, batchChunk, false),
+		executionsInsertIgnore: executionsInsert(st, batchChunk, true),
 		executionInsert: st.SQL(`INSERT INTO {p}server_executions (sched_name, ` + executionCols + `)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?, ?, '', ?, ?, ?)`),
 		executionFinish: st.SQL(`UPDATE {p}server_executions

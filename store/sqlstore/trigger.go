@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chime-scheduler/chime/internal/execid"
 	"github.com/chime-scheduler/chime/store"
 )
 
@@ -727,7 +727,7 @@ func (s *Store) TriggerRelease(ctx context.Context, p *store.TriggerReleaseParam
 }
 
 // newExecutionID returns a random execution ID: 26 characters of base32.
-func newExecutionID() string { return rand.Text() }
+func newExecutionID() string { return execid.New(time.Now()) }
 
 // TriggerFire fires an acquired trigger; see [store.TriggerStore]. In one
 // transaction it checks the lease (shared lock on the node row) and the
