@@ -159,9 +159,21 @@ func (a *alerter) enqueue(ctx context.Context, n *alert.Notifier, ev alert.Event
 	if !ok {
 		return
 	}
-	if !a.box.add(ctx, n.Deliveries(ev, suppressed, newID())) {
+	if !a.box.add(ctx, n.Deliveries(ev, suppressed, alertKey(ev))) {
 		a.dropped.Add(1) // add logged why
 	}
+}
+
+// alertKey names the alert of ev. An alert about one execution is raised
+// once for it, so its key is named by the execution and the kind: raised
+// again (by a node that does what a dead node may not have got to do), it
+// meets the first in the outbox, or reaches the receivers with the key
+// they saw already. Other alerts get a new key each.
+func alertKey(ev alert.Event) string {
+	if ev.ExecutionID == "" {
+		return newID()
+	}
+	return derivedID("alert", string(ev.Kind), ev.ExecutionID)
 }
 
 // deliver sends one delivery of the outbox.

@@ -76,6 +76,11 @@ func (s *Server) alertPlan(ctx context.Context, key chime.JobKey) *plan {
 // the node never recorded: it died between firing and recording. The
 // history then shows every firing the store knows of. Firings that
 // request recovery get theirs when they are re-run (see newAttempt).
+//
+// A lost firing whose failure the node did record died after that and
+// before the store recorded the execution's end: in between, the node
+// schedules the retry or raises the alert, and it may not have got to.
+// afterLostFailure does it, once.
 func (s *Server) recordLostFirings(ctx context.Context, node string) error {
 	execs, err := s.sched.Executions(ctx, &chime.ExecutionFilter{NodeID: node, Limit: lostSweepLimit})
 	if err != nil {
@@ -86,8 +91,11 @@ func (s *Server) recordLostFirings(ctx context.Context, node string) error {
 			continue
 		}
 		a := s.lostAttempt(ctx, &execs[i])
-		switch _, err := s.history.Get(ctx, a.id); {
+		switch row, err := s.history.Get(ctx, a.id); {
 		case err == nil:
+			if decides(row.Outcome) {
+				s.afterLostFailure(ctx, a, row)
+			}
 			continue
 		case !errors.Is(err, history.ErrNotFound):
 			return err
@@ -95,6 +103,37 @@ func (s *Server) recordLostFirings(ctx context.Context, node string) error {
 		s.recordLostRun(ctx, a, "node "+node+" lost after it fired the execution, before it recorded it; the job does not request recovery, so it did not run")
 	}
 	return nil
+}
+
+// afterLostFailure does what follows the failed attempt a, recorded as
+// row by a node that died before the store recorded the execution's end:
+// it schedules the retry, or raises the alert when none is left. What the
+// dead node did get to do is not done twice: the retry is named after the
+// attempt (retryID), and found when it is scheduled or ran; the decisions
+// and the alert are named after the execution too, and the outbox keeps
+// one of each (an alert the dead node delivered already reaches the
+// receivers again with the key they saw).
+func (s *Server) afterLostFailure(ctx context.Context, a *attempt, row *history.Execution) {
+	a.number, a.scheduled, a.manual, a.cause = row.Attempt, row.ScheduledTime, row.Manual, row.CauseID
+	if row.FirstID != "" {
+		a.firstID = row.FirstID
+	}
+	p := s.alertPlan(ctx, a.job)
+	if p == nil {
+		return // the job is gone, and its retries and alerts with it
+	}
+	if p.retryLeft(a.number) {
+		id := retryID(a.id)
+		if _, err := s.history.Get(ctx, id); !errors.Is(err, history.ErrNotFound) {
+			return // the retry ran, or the history cannot tell: the next sweep will
+		}
+		if _, err := s.sched.Trigger(ctx, chime.NewTriggerKey(retryGroup, id)); !errors.Is(err, chime.ErrTriggerNotFound) {
+			return // the retry is scheduled, or the store cannot tell
+		}
+	}
+	a.log.Warn("doing what follows a failed attempt for its node, lost before it recorded the execution's end",
+		"lost_node", a.lostNode, "outcome", string(row.Outcome))
+	s.afterAttempt(ctx, a, p, row.Outcome, row.Error)
 }
 
 // lostAttempt is the attempt the history would have recorded for e, an
@@ -108,8 +147,10 @@ func (s *Server) lostAttempt(ctx context.Context, e *chime.Execution) *attempt {
 		triggerGroup: e.TriggerKey.Group, triggerName: e.TriggerKey.Name,
 		scheduled: e.ScheduledFireTime, started: e.FireTime, lostNode: e.NodeID,
 	}
-	if t, err := s.sched.Trigger(ctx, e.TriggerKey); err == nil && serverMade(t.Origin) {
-		if facts, err := factsOf(&t.Trigger); err == nil {
+	if t, err := s.sched.Trigger(ctx, e.TriggerKey); err == nil {
+		// The trigger's data goes to a retry (afterLostFailure).
+		a.triggerData = map[string]any(t.Data.Clone())
+		if facts, err := factsOf(&t.Trigger); err == nil && serverMade(t.Origin) {
 			a.apply(facts)
 			a.params = make(map[string]any, len(t.Data))
 			maps.Copy(a.params, t.Data)

@@ -57,7 +57,7 @@ func TestFiringsLostBeforeTheirRecordAreInTheHistory(t *testing.T) {
 			}
 		}
 
-		ids := fireAndDie(t, url)
+		ids := fireAndDie(t, url, 2)
 		lostID, recoveredID := ids["lost"], ids["recovered"]
 
 		waitFor(t, "the lost firing in the history", func() bool {
@@ -98,8 +98,9 @@ func TestFiringsLostBeforeTheirRecordAreInTheHistory(t *testing.T) {
 // fireAndDie plays a node named ghost on the database at url: it joins,
 // claims and fires every due trigger up to 2100 as the scheduler does,
 // then stops checking in without leaving, as a process killed before it
-// recorded anything. It returns the execution IDs by job name.
-func fireAndDie(t *testing.T, url string) map[string]string {
+// recorded anything. It returns the execution IDs by job name; want is
+// the number of triggers it must find due.
+func fireAndDie(t *testing.T, url string, want int) map[string]string {
 	t.Helper()
 	ctx := t.Context()
 	st, err := sqlstore.Open(ctx, url, nil)
@@ -115,8 +116,8 @@ func fireAndDie(t *testing.T, url string) map[string]string {
 	acquired, err := st.TriggersAcquire(ctx, &store.TriggersAcquireParams{
 		Lease: lease, NoLaterThan: time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC), Limit: 10,
 	})
-	if err != nil || len(acquired) != 2 {
-		t.Fatalf("TriggersAcquire = %d triggers, %v; want 2", len(acquired), err)
+	if err != nil || len(acquired) != want {
+		t.Fatalf("TriggersAcquire = %d triggers, %v; want %d", len(acquired), err, want)
 	}
 	ids := make(map[string]string)
 	for _, tr := range acquired {
@@ -167,7 +168,7 @@ func TestRecoveredSuccessIsNotRunAgain(t *testing.T) {
 			}
 		}
 
-		ids := fireAndDie(t, url)
+		ids := fireAndDie(t, url, 2)
 		doneID := ids["done"]
 		// The ghost ran "done" and recorded its success, as a node's
 		// history writer does, before it died.
@@ -209,6 +210,114 @@ func TestRecoveredSuccessIsNotRunAgain(t *testing.T) {
 		time.Sleep(200 * time.Millisecond) // a second child run would show by now
 		if n := child.runs.Load(); n != 1 {
 			t.Errorf("the child ran %d times, want once", n)
+		}
+	})
+}
+
+// TestFailureRecordedByALostNodeIsFollowedOnce has a node fire three jobs
+// that do not request recovery, record each run as failed in the history
+// and die before the scheduler records the executions' ends, as a node
+// killed between the two does: in between it schedules the retry or
+// raises the alert. It had scheduled the retry of one of them. A live
+// server must do what the dead node did not get to, once: schedule the
+// retry of the job with a retry left, which then runs once, and raise the
+// failure alert of the job with none; and it must not schedule again the
+// retry the dead node had scheduled.
+func TestFailureRecordedByALostNodeIsFollowedOnce(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, url string) {
+		ctx := t.Context()
+		hook := newWebhook(t)
+		s := newServer(t, url)
+		runs := map[string]*counter{"retried": {}, "final": {}, "scheduled": {}}
+		for typ, job := range runs {
+			if err := s.RegisterJobType(typ, job); err != nil {
+				t.Fatal(err)
+			}
+		}
+		start(t, s)
+		if err := s.PutAlertSettings(ctx, "admin", api.AlertSettings{DefaultWebhooks: []string{hook.URL}}); err != nil {
+			t.Fatalf("PutAlertSettings: %v", err)
+		}
+		yearly := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+		retry := &api.RetryPolicy{MaxAttempts: 2, Backoff: "fixed", Delay: "200ms"}
+		for _, j := range []api.Job{
+			{Group: "g", Name: "retried", Type: "retried", Retry: retry},
+			{Group: "g", Name: "final", Type: "final"},
+			{Group: "g", Name: "scheduled", Type: "scheduled", Retry: retry},
+		} {
+			j.Triggers = []api.Trigger{{Name: j.Name + "-yearly", Schedule: cronSchedule("0 0 0 1 1 ? 2099")}}
+			if _, err := s.CreateJob(ctx, "alice", j); err != nil {
+				t.Fatalf("CreateJob %s: %v", j.Name, err)
+			}
+		}
+
+		ids := fireAndDie(t, url, 3)
+		// The ghost ran the three, recorded their failures, and scheduled
+		// the retry of "scheduled" before it died.
+		at := time.Now()
+		var recs []history.Record
+		for name, id := range ids {
+			recs = append(recs, history.Record{
+				Start: &history.Execution{ID: id, FirstID: id, Attempt: 1, JobGroup: "g", JobName: name,
+					TriggerGroup: "g", TriggerName: name + "-yearly", NodeID: "ghost", ScheduledTime: yearly, StartedTime: at},
+				End: &history.Finish{Outcome: history.OutcomeFailed, FinishedTime: at.Add(time.Millisecond), Error: "boom"},
+			})
+		}
+		if _, err := s.history.RecordBatch(ctx, recs); err != nil {
+			t.Fatalf("recording the ghost's failures: %v", err)
+		}
+		ghosts := &attempt{id: ids["scheduled"], firstID: ids["scheduled"], number: 1, job: chime.NewJobKey("g", "scheduled"),
+			scheduled: yearly, triggerGroup: "g", triggerName: "scheduled-yearly"}
+		if err := s.scheduleRetry(ctx, ghosts, retryID(ghosts.id), 2, time.Now().Add(500*time.Millisecond)); err != nil {
+			t.Fatalf("scheduling the ghost's retry: %v", err)
+		}
+
+		p := hook.next(t, alert.KindFailure)
+		if p.ExecutionID != ids["final"] || p.Job.Name != "final" || p.Attempt != 1 {
+			t.Errorf("failure alert %+v; want the one of g/final's execution %s, attempt 1", p, ids["final"])
+		}
+		for _, name := range []string{"retried", "scheduled"} {
+			var attempts []api.Execution
+			waitFor(t, name+"'s retry", func() bool {
+				var err error
+				attempts, err = s.Attempts(ctx, ids[name])
+				return err == nil && len(attempts) == 2 && attempts[1].Outcome == "succeeded"
+			})
+			if a := attempts[1]; a.ID != retryID(ids[name]) || a.Attempt != 2 || a.FirstID != ids[name] {
+				t.Errorf("%s's attempt 2 = %+v; want %s, the retry of %s", name, a, retryID(ids[name]), ids[name])
+			}
+		}
+		running, err := s.ListExecutions(ctx, api.ExecutionQuery{Outcomes: []string{"running"}})
+		if err != nil || len(running.Executions) != 0 {
+			t.Errorf("running executions = %+v, %v; want none", running, err)
+		}
+		// A retry scheduled twice, or a second sweep, would show by now.
+		time.Sleep(time.Second)
+		for name, want := range map[string]int32{"retried": 1, "final": 0, "scheduled": 1} {
+			if n := runs[name].runs.Load(); n != want {
+				t.Errorf("g/%s ran %d times on the live node, want %d", name, n, want)
+			}
+		}
+		decisions, err := s.history.Decisions(ctx, "g", "retried", time.Time{}, time.Now().AddDate(100, 0, 0), history.MaxLimit)
+		if err != nil {
+			t.Fatalf("Decisions: %v", err)
+		}
+		scheduledRetries := 0
+		for _, d := range decisions {
+			if d.Kind == history.DecisionRetryScheduled && d.ExecutionID == ids["retried"] {
+				scheduledRetries++
+			}
+		}
+		if scheduledRetries != 1 {
+			t.Errorf("decisions of g/retried = %+v; want one retry_scheduled for %s", decisions, ids["retried"])
+		}
+		select {
+		case p := <-hook.alerts:
+			if p.Kind == alert.KindFailure {
+				t.Errorf("a second failure alert: %+v", p)
+			}
+		default:
 		}
 	})
 }

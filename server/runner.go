@@ -529,19 +529,19 @@ func (s *Server) afterAttempt(ctx context.Context, a *attempt, p *plan, outcome 
 	}
 	if p.retryLeft(a.number) {
 		delay := p.retry.backoff(a.number)
-		id, next := newID(), s.now().Add(delay)
+		id, next := retryID(a.id), s.now().Add(delay)
 		err := s.writes.persist(ctx, a.log, "the retry of the execution", func(ctx context.Context) error {
 			return s.scheduleRetry(ctx, a, id, a.number+1, next)
 		})
 		if err == nil {
 			s.metrics.retries.Inc()
-			s.decide(ctx, a, history.DecisionRetryScheduled, fmt.Sprintf("attempt %d of %d %s: %s; attempt %d runs at %s (after %s)",
+			s.decideOnce(ctx, a, history.DecisionRetryScheduled, fmt.Sprintf("attempt %d of %d %s: %s; attempt %d runs at %s (after %s)",
 				a.number, p.retry.maxAttempts, outcome, msg, a.number+1, next.Format(time.RFC3339Nano), delay.Round(time.Millisecond)), a.id)
 			return
 		}
 	}
 	if p != nil && p.retry.maxAttempts > 1 {
-		s.decide(ctx, a, history.DecisionRetriesExhausted, fmt.Sprintf("attempt %d of %d %s: %s; no retry is left",
+		s.decideOnce(ctx, a, history.DecisionRetriesExhausted, fmt.Sprintf("attempt %d of %d %s: %s; no retry is left",
 			a.number, p.retry.maxAttempts, outcome, msg), a.id)
 	}
 	kind := alert.KindFailure
@@ -674,6 +674,12 @@ func (s *Server) scheduleRetry(ctx context.Context, a *attempt, id string, numbe
 	return s.scheduleOneShot(ctx, t)
 }
 
+// retryID is the execution ID of the retry of the failed attempt
+// failedID, and the name of its trigger: one ID on every node, so that a
+// retry scheduled twice (a try whose answer was lost, or a node that
+// schedules it for a node that died) is scheduled once.
+func retryID(failedID string) string { return derivedID("retry", failedID) }
+
 // scheduleOneShot schedules a one-shot trigger the server named for the
 // run it stands for: one that exists already was scheduled by an earlier
 // try, and a job deleted meanwhile has nothing left to run (permanent).
@@ -708,10 +714,23 @@ func (r retryPolicy) backoff(n int) time.Duration {
 // decide records a decision about a's firing, retrying until the
 // database takes it (see writeQueue).
 func (s *Server) decide(ctx context.Context, a *attempt, kind history.DecisionKind, reason, executionID string) {
+	// Named here, so that a try whose answer was lost after it committed
+	// is found on the next.
+	s.recordDecision(ctx, a, newID(), kind, reason, executionID)
+}
+
+// decideOnce records a decision of kind about the execution executionID
+// that is made once for it: one made already, by this node or another,
+// is left as it is.
+func (s *Server) decideOnce(ctx context.Context, a *attempt, kind history.DecisionKind, reason, executionID string) {
+	s.recordDecision(ctx, a, derivedID("decision", string(kind), executionID), kind, reason, executionID)
+}
+
+// recordDecision records the decision id; one recorded already is left
+// as it is.
+func (s *Server) recordDecision(ctx context.Context, a *attempt, id string, kind history.DecisionKind, reason, executionID string) {
 	d := &history.Decision{
-		// Named here, so that a try whose answer was lost after it
-		// committed is found on the next.
-		ID:       newID(),
+		ID:       id,
 		JobGroup: a.job.Group, JobName: a.job.Name, TriggerGroup: a.triggerGroup, TriggerName: a.triggerName,
 		ScheduledTime: a.scheduled, At: s.now(), Kind: kind, Reason: reason, NodeID: s.NodeID(), ExecutionID: executionID,
 	}

@@ -288,7 +288,7 @@ func (s *Server) afterItem(ctx context.Context, a *attempt, p *plan, f history.F
 			return // the cluster recovers the firing
 		}
 		if errors.Is(cause, chime.ErrLeaseLost) || errors.Is(cause, chime.ErrStopped) {
-			id, next := newID(), s.now()
+			id, next := retryID(a.id), s.now()
 			if err := s.writes.persist(ctx, a.log, "the next attempt of an item", func(ctx context.Context) error {
 				return s.scheduleRetry(ctx, a, id, a.number+1, next)
 			}); err == nil {
