@@ -209,7 +209,12 @@ func (s *Server) initTables(ctx context.Context) error {
 	if s.state, err = newStateStore(ctx, s.store); err != nil {
 		return err
 	}
-	s.dispatch, err = dispatch.New(ctx, s.store, &dispatch.Options{Lease: cfg.ExecutorLease, Logger: cfg.Logger})
+	s.dispatch, err = dispatch.New(ctx, s.store, &dispatch.Options{
+		Lease: cfg.ExecutorLease, Logger: cfg.Logger,
+		// The scheduler's estimate of the database's clock, which costs
+		// no round trip; s.sched is made below, before any hand-over.
+		Clock: func() time.Time { return s.sched.StoreTime() },
+	})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -581,4 +582,34 @@ func TestBatches(t *testing.T) {
 			t.Errorf("ForgetNode after the runs were released: %d runs, %v; want 0", n, err)
 		}
 	})
+}
+
+// TestClockGivesAndJudgesLeases: with Options.Clock, leases are given and
+// judged by it, not by the database's clock. An executor registered at
+// the clock's time, four years ahead of the database's, holds its lease
+// until the clock passes it.
+func TestClockGivesAndJudgesLeases(t *testing.T) {
+	t.Parallel()
+	for _, db := range dbtest.Databases() {
+		t.Run(db.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			var now atomic.Int64
+			now.Store(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+			clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
+			s := newService(t, db.URL(t), &dispatch.Options{Lease: 10 * time.Second, Clock: clock})
+			e := register(t, s, "clock", nil, "h")
+			if !e.Registered.Equal(clock()) || !e.LeaseUntil.Equal(clock().Add(10*time.Second)) {
+				t.Errorf("registered %s, lease until %s; want %s and 10s later, the clock's", e.Registered, e.LeaseUntil, clock())
+			}
+			now.Add(int64(9 * time.Second))
+			if _, err := s.Take(ctx, e.ID, 10, 0); err != nil {
+				t.Errorf("Take 9s later by the clock: %v, want the lease held", err)
+			}
+			now.Add(int64(2 * time.Second))
+			if _, err := s.Take(ctx, e.ID, 10, 0); !errors.Is(err, dispatch.ErrLeaseLost) {
+				t.Errorf("Take 11s later by the clock: %v, want ErrLeaseLost", err)
+			}
+		})
+	}
 }
