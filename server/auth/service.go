@@ -125,6 +125,10 @@ type Service struct {
 	// dummyHash is compared with the password of a login for an unknown
 	// user, so that such a login costs as much as one with a bad password.
 	dummyHash []byte
+
+	// executors are the executor tokens looked up lately (see
+	// executorTokens).
+	executors executorTokens
 }
 
 // New creates the service's tables on st's database if they do not exist

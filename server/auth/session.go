@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -235,8 +237,13 @@ func (s *Service) authenticateSession(ctx context.Context, token string) (*api.U
 	return &u, nil
 }
 
-// authenticateToken looks an API token up by its hash.
+// authenticateToken looks an API token up by its hash. An executor token
+// looked up within executorTokenFor is not looked up again.
 func (s *Service) authenticateToken(ctx context.Context, secret string) (*api.User, error) {
+	hash := hashSecret(secret)
+	if u, ok := s.executors.get(hash, s.now()); ok {
+		return u, nil
+	}
 	var (
 		id                   string
 		tokenRole, ownRole   api.Role
@@ -245,7 +252,7 @@ func (s *Service) authenticateToken(ctx context.Context, secret string) (*api.Us
 		expires, lastUsed    sql.NullInt64
 		groups               sql.NullString
 	)
-	err := s.db.QueryRowContext(ctx, s.q.tokenGet, s.sched, hashSecret(secret)).
+	err := s.db.QueryRowContext(ctx, s.q.tokenGet, s.sched, hash).
 		Scan(&id, &tokenRole, &tokenShell, &owner, &ownRole, &ownShell, &scopes, &expires, &lastUsed, &groups)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errBadCredentials()
@@ -271,8 +278,13 @@ func (s *Service) authenticateToken(ctx context.Context, secret string) (*api.Us
 		if err != nil {
 			return nil, err
 		}
-		noShell := false
-		return &api.User{Name: owner, Role: api.RoleExecutor, Shell: &noShell, Groups: g}, nil
+		u := api.User{Name: owner, Role: api.RoleExecutor, Groups: g}
+		until := now.Add(executorTokenFor)
+		if expires.Valid && instant(expires.Int64).Before(until) {
+			until = instant(expires.Int64)
+		}
+		s.executors.put(hash, u, until)
+		return executorUser(u), nil
 	}
 	shell := tokenShell && ownShell
 	return &api.User{Name: owner, Role: lesser(tokenRole, ownRole), Shell: &shell, Scopes: splitScopes(scopes)}, nil
@@ -286,4 +298,66 @@ func (s *Service) sessionExpiry(created, lastSeen time.Time) time.Time {
 		return limit
 	}
 	return next
+}
+
+// executorTokenFor is how long a node trusts an executor token it looked
+// up without looking it up again. Executors call on every take, result,
+// log line and heartbeat, more often than they run anything, and each
+// lookup was a statement. Revoking the token, or changing its owner,
+// through this node forgets it at once; through another node it reaches
+// this one within executorTokenFor. Only executor tokens are kept: the
+// others, whose roles can do more, are looked up on each request.
+const executorTokenFor = time.Second
+
+// maxExecutorTokens bounds the executor tokens kept: past it, the oldest
+// lookups are forgotten all at once.
+const maxExecutorTokens = 4096
+
+// executorTokens are the executor tokens looked up lately, by hash, with
+// the user each acts as and until when that is trusted.
+type executorTokens struct {
+	mu sync.Mutex
+	m  map[string]executorToken
+}
+
+type executorToken struct {
+	user  api.User
+	until time.Time
+}
+
+// get returns the user of the executor token with hash, while trusted.
+func (c *executorTokens) get(hash string, now time.Time) (*api.User, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.m[hash]
+	if !ok || !now.Before(t.until) {
+		return nil, false
+	}
+	return executorUser(t.user), true
+}
+
+// put keeps the user of the executor token with hash until until.
+func (c *executorTokens) put(hash string, u api.User, until time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxExecutorTokens {
+		c.m = make(map[string]executorToken)
+	}
+	c.m[hash] = executorToken{user: u, until: until}
+}
+
+// forget forgets every token kept, after a change to tokens or users.
+func (c *executorTokens) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = nil
+}
+
+// executorUser returns a copy of u, an executor token's user, that the
+// caller may change.
+func executorUser(u api.User) *api.User {
+	noShell := false
+	u.Shell = &noShell
+	u.Groups = slices.Clone(u.Groups)
+	return &u
 }

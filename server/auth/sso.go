@@ -49,6 +49,8 @@ type SSOLogin struct {
 // user of the same name is not taken over: that is a conflict. Neither is
 // the last admin demoted. Every sign-on is audit-logged.
 func (s *Service) StartSSOSession(ctx context.Context, l SSOLogin) (*api.Session, error) {
+	// The login may change the user's role, and so its executor tokens.
+	defer s.executors.forget()
 	if e := validateUserName("user", l.User); e != nil {
 		return nil, e
 	}

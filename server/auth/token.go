@@ -147,8 +147,10 @@ func (s *Service) ListTokens(ctx context.Context) ([]api.Token, error) {
 }
 
 // DeleteToken revokes an API token: requests carrying it are refused from
-// then on.
+// then on, on this node; an executor token may still be trusted for up to
+// a second on the other nodes of a cluster (see executorTokenFor).
 func (s *Service) DeleteToken(ctx context.Context, actor, id string) error {
+	defer s.executors.forget()
 	if id == "" {
 		return httpjson.Errorf(api.CodeInvalidArgument, "id", "required")
 	}

@@ -107,3 +107,64 @@ func TestTokens(t *testing.T) {
 		}
 	})
 }
+
+// TestExecutorTokenIsTrustedForASecond: a node keeps an executor token's
+// lookup for a second. Removed from the database behind the service's back
+// (as another node's revocation is), it still authenticates within that
+// second and not after it; revoked through the service, or its owner no
+// longer an admin, it is refused at once. Other tokens are looked up on
+// every request.
+func TestExecutorTokenIsTrustedForASecond(t *testing.T) {
+	t.Parallel()
+	forEachDatabase(t, func(t *testing.T, url string) {
+		ctx := t.Context()
+		e := newEnv(t, url, nil)
+		e.createUser(t, "ann", api.RoleAdmin)
+		e.createUser(t, "bob", api.RoleAdmin)
+		create := func(name, user string, role api.Role, groups ...string) *api.Token {
+			t.Helper()
+			tok, err := e.svc.CreateToken(ctx, "test", api.Token{Name: name, Role: role, User: user, Groups: groups})
+			if err != nil {
+				t.Fatalf("CreateToken %s: %v", name, err)
+			}
+			return tok
+		}
+		removeBehind := func(tok *api.Token) {
+			t.Helper()
+			if _, err := e.st.DB().ExecContext(ctx, e.st.SQL("DELETE FROM {p}auth_tokens WHERE sched_name = ? AND id = ?"),
+				e.st.SchedulerName(), tok.ID); err != nil {
+				t.Fatalf("deleting token %s: %v", tok.Name, err)
+			}
+		}
+
+		exec, ops := create("exec", "ann", api.RoleExecutor, "billing"), create("ops", "ann", api.RoleOperator)
+		e.wantUser(t, exec.Secret, "ann", api.RoleExecutor)
+		e.wantUser(t, ops.Secret, "ann", api.RoleOperator)
+		removeBehind(exec)
+		removeBehind(ops)
+		u, err := e.authAs(t, exec.Secret)
+		if err != nil || u.Role != api.RoleExecutor || len(u.Groups) != 1 || u.Groups[0] != "billing" || u.Shell == nil || *u.Shell {
+			t.Errorf("the executor token within its second: %+v, %v; want ann, executor of billing, no shell", u, err)
+		}
+		u.Groups[0] = "changed" // a caller's copy
+		e.wantRefused(t, "the operator token, removed", ops.Secret)
+		e.clock.Advance(time.Second)
+		e.wantRefused(t, "the executor token a second after it was removed", exec.Secret)
+
+		revoked := create("revoked", "ann", api.RoleExecutor, "billing")
+		e.wantUser(t, revoked.Secret, "ann", api.RoleExecutor)
+		if err := e.svc.DeleteToken(ctx, "ann", revoked.ID); err != nil {
+			t.Fatalf("DeleteToken: %v", err)
+		}
+		e.wantRefused(t, "the executor token revoked through the service", revoked.Secret)
+
+		demoted := create("demoted", "bob", api.RoleExecutor, "billing")
+		if u, err := e.authAs(t, demoted.Secret); err != nil || u.Groups[0] != "billing" {
+			t.Fatalf("the executor token of bob: %+v, %v", u, err)
+		}
+		if _, err := e.svc.UpdateUser(ctx, "ann", api.User{Name: "bob", Role: api.RoleViewer}); err != nil {
+			t.Fatalf("UpdateUser: %v", err)
+		}
+		e.wantRefused(t, "the executor token of an owner no longer an admin", demoted.Secret)
+	})
+}

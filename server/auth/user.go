@@ -162,6 +162,8 @@ func (s *Service) CreateUser(ctx context.Context, actor string, u api.User) (*ap
 // user's API tokens stay, and act without the shell capability while the
 // user lacks it. The last admin cannot be demoted.
 func (s *Service) UpdateUser(ctx context.Context, actor string, u api.User) (*api.User, error) {
+	// A change of an owner changes what its executor tokens may do.
+	defer s.executors.forget()
 	if e := validateUserName("name", u.Name); e != nil {
 		return nil, e
 	}
@@ -253,6 +255,8 @@ func (s *Service) UpdateUser(ctx context.Context, actor string, u api.User) (*ap
 // DeleteUser deletes a user with its sessions and API tokens. The last
 // admin cannot be deleted.
 func (s *Service) DeleteUser(ctx context.Context, actor, name string) error {
+	// A change of an owner changes what its executor tokens may do.
+	defer s.executors.forget()
 	if e := validateUserName("name", name); e != nil {
 		return e
 	}
