@@ -132,9 +132,15 @@ func TestExecutorEndToEnd(t *testing.T) {
 		if e := waitExecution(t, f.s, id); e.Outcome != "failed" || e.Error != "ledger locked" {
 			t.Errorf("execution %+v, want failed with the handler's error", e)
 		}
-		list, err := f.s.ListExecutors(t.Context())
-		if err != nil || len(list) != 1 || list[0].ID != ex.ID() || !list[0].Live || list[0].UseCount != 2 {
-			t.Errorf("ListExecutors: %+v, %v; want the executor, live, used twice", list, err)
+		// The node records the uses on its watch's next pass.
+		var list []api.Executor
+		waitFor(t, "the executor's two uses", func() bool {
+			var err error
+			list, err = f.s.ListExecutors(t.Context())
+			return err == nil && len(list) == 1 && list[0].UseCount == 2
+		})
+		if list[0].ID != ex.ID() || !list[0].Live {
+			t.Errorf("ListExecutors: %+v; want the executor, live, used twice", list)
 		}
 	})
 }

@@ -238,16 +238,14 @@ func checkGroup(ctx context.Context, group string) error {
 	return nil
 }
 
-// executorOf returns the executor id, if the caller may act for it.
-func (s *Server) executorOf(ctx context.Context, id string) (*dispatch.Executor, error) {
-	e, err := s.dispatch.Get(ctx, id)
+// checkExecutor checks that the executor id exists and that the caller
+// may act for it: its token serves the executor's group.
+func (s *Server) checkExecutor(ctx context.Context, id string) error {
+	group, err := s.dispatch.GroupOf(ctx, id)
 	if err != nil {
-		return nil, dispatchErr(err)
+		return dispatchErr(err)
 	}
-	if err := checkGroup(ctx, e.Group); err != nil {
-		return nil, err
-	}
-	return e, nil
+	return checkGroup(ctx, group)
 }
 
 // RegisterExecutor registers an executor of a group the caller's token
@@ -270,7 +268,7 @@ func (s *Server) RegisterExecutor(ctx context.Context, r api.ExecutorRegister) (
 // ExecutorHeartbeat extends an executor's lease and names the runs it
 // must cancel.
 func (s *Server) ExecutorHeartbeat(ctx context.Context, id string, hb api.ExecutorHeartbeat) (*api.ExecutorHeartbeatReply, error) {
-	if _, err := s.executorOf(ctx, id); err != nil {
+	if err := s.checkExecutor(ctx, id); err != nil {
 		return nil, err
 	}
 	cancel, err := s.dispatch.Heartbeat(ctx, id, hb.Running)
@@ -300,7 +298,7 @@ func (s *Server) PollExecutor(ctx context.Context, id string, p api.ExecutorPoll
 	if p.NoRuns {
 		limit = 0
 	}
-	if _, err := s.executorOf(ctx, id); err != nil {
+	if err := s.checkExecutor(ctx, id); err != nil {
 		return nil, err
 	}
 	work, err := s.dispatch.Take(ctx, id, limit, wait)
@@ -317,7 +315,7 @@ func (s *Server) ReportExecutorResult(ctx context.Context, id, run string, r api
 	if err := dispatch.CheckResult(r); err != nil {
 		return dispatchErr(err)
 	}
-	if _, err := s.executorOf(ctx, id); err != nil {
+	if err := s.checkExecutor(ctx, id); err != nil {
 		return err
 	}
 	return dispatchErr(s.dispatch.Report(ctx, id, run, r))
@@ -345,7 +343,7 @@ func (s *Server) AppendExecutorLogs(ctx context.Context, id, run string, l api.E
 		}
 		lines[i] = livelog.Line{Seq: ln.Seq, Time: ln.Time, Level: ln.Level, Message: ln.Message, Attrs: ln.Attrs}
 	}
-	if _, err := s.executorOf(ctx, id); err != nil {
+	if err := s.checkExecutor(ctx, id); err != nil {
 		return err
 	}
 	execID, err := s.dispatch.Fence(ctx, id, run, l.Token)

@@ -142,6 +142,12 @@ type Service struct {
 	// released are the runs released and not deleted yet (see Release),
 	// guarded by mu.
 	released []string
+	// groups are the groups of the executors GroupOf read, by ID,
+	// guarded by mu.
+	groups map[string]string
+	// uses are the round robin's uses of executors that Watch has not
+	// recorded yet, guarded by mu.
+	uses usesPending
 
 	// reports batches the results reported to this node (see Report),
 	// handovers the round robin hand-overs (see commitHandovers).
@@ -184,6 +190,7 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Service, erro
 		opts: o, log: o.Logger,
 		waiters: make(map[string]chan Update),
 		polls:   make(map[string]chan struct{}),
+		groups:  make(map[string]string),
 		nudge:   make(chan struct{}, 1),
 	}
 	if st.SingleWriter() {
@@ -316,6 +323,35 @@ func (s *Service) Get(ctx context.Context, id string) (*Executor, error) {
 		return nil, fmt.Errorf("dispatch: reading executor %s: %w", id, err)
 	}
 	return e, nil
+}
+
+// maxGroupsKept bounds the executors whose group GroupOf keeps: past it,
+// it forgets them all at once.
+const maxGroupsKept = 10000
+
+// GroupOf returns the group of the registered executor id. An executor
+// never changes group and its ID is never given again, so the answer is
+// kept: an executor calls on every take, heartbeat, log line and result,
+// and each call checks its group. Once read, an executor removed since
+// still has its group here; what the caller does next finds it gone.
+func (s *Service) GroupOf(ctx context.Context, id string) (string, error) {
+	s.mu.Lock()
+	group, ok := s.groups[id]
+	s.mu.Unlock()
+	if ok {
+		return group, nil
+	}
+	e, err := s.Get(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	if len(s.groups) >= maxGroupsKept {
+		clear(s.groups)
+	}
+	s.groups[id] = e.Group
+	s.mu.Unlock()
+	return e.Group, nil
 }
 
 // List returns every registered executor, by group and registration,

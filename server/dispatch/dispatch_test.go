@@ -613,3 +613,81 @@ func TestClockGivesAndJudgesLeases(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupOf: an executor's group, read once, is kept: an executor never
+// changes group. An unknown executor is ErrNotFound.
+func TestGroupOf(t *testing.T) {
+	t.Parallel()
+	for _, db := range dbtest.Databases() {
+		t.Run(db.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			url := db.URL(t)
+			s := newService(t, url, nil)
+			e := register(t, s, "billing", nil, "h")
+			if g, err := s.GroupOf(ctx, e.ID); err != nil || g != "billing" {
+				t.Fatalf("GroupOf = %q, %v; want billing", g, err)
+			}
+			if _, err := s.GroupOf(ctx, "no-such-executor"); !errors.Is(err, dispatch.ErrNotFound) {
+				t.Errorf("GroupOf of an unknown executor: %v, want ErrNotFound", err)
+			}
+			// Removed behind the service's back: the group is still known,
+			// without a read.
+			st, err := sqlstore.Open(ctx, url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if _, err := st.DB().ExecContext(ctx, st.SQL("DELETE FROM {p}dispatch_executors WHERE id = ?"), e.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Get(ctx, e.ID); !errors.Is(err, dispatch.ErrNotFound) {
+				t.Fatalf("Get after the delete: %v, want ErrNotFound", err)
+			}
+			if g, err := s.GroupOf(ctx, e.ID); err != nil || g != "billing" {
+				t.Errorf("GroupOf after the delete = %q, %v; want billing, kept", g, err)
+			}
+		})
+	}
+}
+
+// TestRoundRobinUsesAreRecordedByWatch: the uses of the executors that
+// round robin hand-overs pick reach their rows on Watch's next pass, one
+// count a hand-over.
+func TestRoundRobinUsesAreRecordedByWatch(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, &dispatch.Options{PollInterval: 20 * time.Millisecond}, func(t *testing.T, s *dispatch.Service) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		a, b := register(t, s, "rr", nil, "h"), register(t, s, "rr", nil, "h")
+		target := api.ExecutorTarget{Group: "rr", Handler: "h", Routing: api.RoutingRoundRobin}
+		for range 5 {
+			if _, err := handover(t, s, target, nil); err != nil {
+				t.Fatalf("Handover: %v", err)
+			}
+		}
+		go s.Watch(ctx, "node-a")
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			all, err := s.List(ctx)
+			if err != nil {
+				t.Fatalf("List: %v", err)
+			}
+			counts := map[string]int64{}
+			used := 0
+			for _, e := range all {
+				counts[e.ID] = e.UseCount
+				if !e.LastUsed.IsZero() {
+					used++
+				}
+			}
+			if counts[a.ID]+counts[b.ID] == 5 && min(counts[a.ID], counts[b.ID]) == 2 && used == 2 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("use counts %v, %d with a last use; want 3 and 2 over %s and %s, both used", counts, used, a.ID, b.ID)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}

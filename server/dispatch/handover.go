@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -124,18 +125,13 @@ func (s *Service) takeTurns(ctx context.Context, now time.Time, group string, ho
 	}
 }
 
-// insertHandovers records the uses of the executors picked for batch and
-// inserts their runs, assigned with token 1, in one transaction. The
-// executors' rows are updated in the order of their IDs, so that two
-// nodes' batches never wait for each other in a cycle.
+// insertHandovers inserts the runs of batch, assigned with token 1, in
+// one transaction, and counts the uses of the executors picked, which
+// Watch records (see usesPending): no round robin pick reads them, and
+// updating the executors' rows here made the batches of a busy node wait
+// for each other's commits, every batch touching most of the executors.
 func (s *Service) insertHandovers(ctx context.Context, now time.Time, batch []*handover) error {
-	uses := make(map[string]int)
-	for _, ho := range batch {
-		if ho.e != nil {
-			uses[ho.e.ID]++
-		}
-	}
-	if len(uses) == 0 {
+	if !slices.ContainsFunc(batch, func(ho *handover) bool { return ho.e != nil }) {
 		return nil
 	}
 	tx, err := s.st.BeginTx(ctx)
@@ -143,16 +139,6 @@ func (s *Service) insertHandovers(ctx context.Context, now time.Time, batch []*h
 		return fmt.Errorf("dispatch: handing runs over: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	ids := make([]string, 0, len(uses))
-	for id := range uses {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		if _, err := tx.ExecContext(ctx, s.q.executorUse, nanos(now), uses[id], s.sched, id); err != nil {
-			return fmt.Errorf("dispatch: recording the use of executor %s: %w", id, err)
-		}
-	}
 	for _, ho := range batch {
 		if ho.e == nil {
 			continue
@@ -166,6 +152,81 @@ func (s *Service) insertHandovers(ctx context.Context, now time.Time, batch []*h
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("dispatch: committing hand-overs: %w", err)
+	}
+	s.mu.Lock()
+	for _, ho := range batch {
+		if ho.e != nil {
+			s.uses.add(ho.e.ID, 1, now)
+		}
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// usesPending are the uses of executors that round robin hand-overs made
+// and Watch has not recorded yet, by executor ID: how many, and the last.
+// LRU, LFU and busy_over read the uses, and record their own in their
+// hand-over's transaction; they see round robin's of the same group up
+// to a PollInterval late. Uses a node counted and did not record before
+// it died are lost: they are statistics, and the routings they steer pick
+// among live executors whatever they read.
+type usesPending map[string]use
+
+type use struct {
+	n    int
+	last time.Time
+}
+
+// add counts n uses of executor id, the last at last.
+func (u *usesPending) add(id string, n int, last time.Time) {
+	if *u == nil {
+		*u = make(usesPending)
+	}
+	p := (*u)[id]
+	p.n += n
+	if last.After(p.last) {
+		p.last = last
+	}
+	(*u)[id] = p
+}
+
+// recordUses records the uses pending, in one transaction, the
+// executors' rows in the order of their IDs so that two nodes never wait
+// for each other in a cycle. Uses it could not record stay pending.
+func (s *Service) recordUses(ctx context.Context) error {
+	s.mu.Lock()
+	pending := s.uses
+	s.uses = nil
+	s.mu.Unlock()
+	if len(pending) == 0 {
+		return nil
+	}
+	err := s.recordUsesTx(ctx, pending)
+	if err != nil {
+		s.mu.Lock()
+		for id, p := range pending {
+			s.uses.add(id, p.n, p.last)
+		}
+		s.mu.Unlock()
+	}
+	return err
+}
+
+func (s *Service) recordUsesTx(ctx context.Context, pending usesPending) error {
+	tx, err := s.st.BeginTx(ctx)
+	if err != nil {
+		return fmt.Errorf("dispatch: recording the uses of executors: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	ids := slices.Sorted(maps.Keys(pending))
+	for _, id := range ids {
+		p := pending[id]
+		if _, err := tx.ExecContext(ctx, s.q.executorUse, nanos(p.last), p.n, s.sched, id); err != nil {
+			return fmt.Errorf("dispatch: recording the use of executor %s: %w", id, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("dispatch: recording the uses of executors: %w", err)
 	}
 	return nil
 }

@@ -643,12 +643,18 @@ func (s *Service) Watch(ctx context.Context, node string) {
 			if err := s.deleteReleased(rec); err != nil {
 				s.log.Warn("cannot delete the runs that ended", "error", err)
 			}
+			if err := s.recordUses(rec); err != nil {
+				s.log.Warn("cannot record the uses of executors", "error", err)
+			}
 			return
 		case <-tick.C:
 		case <-s.nudge:
 		}
 		if err := s.deleteReleased(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("cannot delete the runs that ended", "error", err)
+		}
+		if err := s.recordUses(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("cannot record the uses of executors", "error", err)
 		}
 		if !s.anyWaiter() {
 			continue
