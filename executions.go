@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/chime-scheduler/chime/internal/execid"
 	"github.com/chime-scheduler/chime/store"
 )
 
@@ -116,3 +117,12 @@ func executionOf(rec *store.ExecutionRecord) Execution {
 			(rec.Error == store.ErrorNodeLost || rec.Error == store.ErrorNodeStopped),
 	}
 }
+
+// NewExecutionID returns a new execution ID in the format the scheduler
+// gives the executions it fires: 32 lower-case hex digits, the first 12
+// the Unix time in milliseconds and the rest random. A layer that starts
+// runs of its own (a retry, a run by hand) names them so, and its IDs sit
+// with the scheduler's in the same indexes. IDs made one after the other
+// mostly sort one after the other, which keeps a database's index on them
+// inserting at its right edge; nothing may rely on that order.
+func NewExecutionID() string { return execid.New(time.Now()) }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
-	"github.com/chime-scheduler/chime/internal/execid"
 	"github.com/chime-scheduler/chime/jobs/egress"
 	"github.com/chime-scheduler/chime/jobs/httpjob"
 	"github.com/chime-scheduler/chime/jobs/shelljob"
@@ -645,10 +644,10 @@ func (s *Server) now() time.Time { return s.sched.StoreTime().UTC() }
 
 // newID returns a new execution ID for a run the server asks for (a
 // retry, a run by hand, a backfilled fire time, a recovery), in the
-// scheduler's format for the executions it fires (package execid: 32
-// lower-case hex digits, the time first). The history serves the IDs of
-// other formats that older versions stored as they are.
-func newID() string { return execid.New(time.Now()) }
+// scheduler's format for the executions it fires (chime.NewExecutionID:
+// 32 lower-case hex digits, the time first). The history serves the IDs
+// of other formats that older versions stored as they are.
+func newID() string { return chime.NewExecutionID() }
 
 // derivedID returns an ID in newID's format named by parts: the same parts
 // give the same ID on every node. The server names so what follows one
