@@ -22,10 +22,17 @@ import (
 // forEachDB runs fn on a fresh Service on every database.
 func forEachDB(t *testing.T, opts *dispatch.Options, fn func(t *testing.T, s *dispatch.Service)) {
 	t.Helper()
+	forEachURL(t, func(t *testing.T, url string) { fn(t, newService(t, url, opts)) })
+}
+
+// forEachURL runs fn in a parallel subtest on every database, with its
+// URL, for a test that builds its Service itself.
+func forEachURL(t *testing.T, fn func(t *testing.T, url string)) {
+	t.Helper()
 	for _, db := range dbtest.Databases() {
 		t.Run(db.Name, func(t *testing.T) {
 			t.Parallel()
-			fn(t, newService(t, db.URL(t), opts))
+			fn(t, db.URL(t))
 		})
 	}
 }
@@ -590,65 +597,58 @@ func TestBatches(t *testing.T) {
 // until the clock passes it.
 func TestClockGivesAndJudgesLeases(t *testing.T) {
 	t.Parallel()
-	for _, db := range dbtest.Databases() {
-		t.Run(db.Name, func(t *testing.T) {
-			t.Parallel()
-			ctx := t.Context()
-			var now atomic.Int64
-			now.Store(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-			clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
-			s := newService(t, db.URL(t), &dispatch.Options{Lease: 10 * time.Second, Clock: clock})
-			e := register(t, s, "clock", nil, "h")
-			if !e.Registered.Equal(clock()) || !e.LeaseUntil.Equal(clock().Add(10*time.Second)) {
-				t.Errorf("registered %s, lease until %s; want %s and 10s later, the clock's", e.Registered, e.LeaseUntil, clock())
-			}
-			now.Add(int64(9 * time.Second))
-			if _, err := s.Take(ctx, e.ID, 10, 0); err != nil {
-				t.Errorf("Take 9s later by the clock: %v, want the lease held", err)
-			}
-			now.Add(int64(2 * time.Second))
-			if _, err := s.Take(ctx, e.ID, 10, 0); !errors.Is(err, dispatch.ErrLeaseLost) {
-				t.Errorf("Take 11s later by the clock: %v, want ErrLeaseLost", err)
-			}
-		})
-	}
+	forEachURL(t, func(t *testing.T, url string) {
+		ctx := t.Context()
+		var now atomic.Int64
+		now.Store(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+		clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
+		s := newService(t, url, &dispatch.Options{Lease: 10 * time.Second, Clock: clock})
+		e := register(t, s, "clock", nil, "h")
+		if !e.Registered.Equal(clock()) || !e.LeaseUntil.Equal(clock().Add(10*time.Second)) {
+			t.Errorf("registered %s, lease until %s; want %s and 10s later, the clock's", e.Registered, e.LeaseUntil, clock())
+		}
+		now.Add(int64(9 * time.Second))
+		if _, err := s.Take(ctx, e.ID, 10, 0); err != nil {
+			t.Errorf("Take 9s later by the clock: %v, want the lease held", err)
+		}
+		now.Add(int64(2 * time.Second))
+		if _, err := s.Take(ctx, e.ID, 10, 0); !errors.Is(err, dispatch.ErrLeaseLost) {
+			t.Errorf("Take 11s later by the clock: %v, want ErrLeaseLost", err)
+		}
+	})
 }
 
 // TestGroupOf: an executor's group, read once, is kept: an executor never
 // changes group. An unknown executor is ErrNotFound.
 func TestGroupOf(t *testing.T) {
 	t.Parallel()
-	for _, db := range dbtest.Databases() {
-		t.Run(db.Name, func(t *testing.T) {
-			t.Parallel()
-			ctx := t.Context()
-			url := db.URL(t)
-			s := newService(t, url, nil)
-			e := register(t, s, "billing", nil, "h")
-			if g, err := s.GroupOf(ctx, e.ID); err != nil || g != "billing" {
-				t.Fatalf("GroupOf = %q, %v; want billing", g, err)
-			}
-			if _, err := s.GroupOf(ctx, "no-such-executor"); !errors.Is(err, dispatch.ErrNotFound) {
-				t.Errorf("GroupOf of an unknown executor: %v, want ErrNotFound", err)
-			}
-			// Removed behind the service's back: the group is still known,
-			// without a read.
-			st, err := sqlstore.Open(ctx, url, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			if _, err := st.DB().ExecContext(ctx, st.SQL("DELETE FROM {p}dispatch_executors WHERE id = ?"), e.ID); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.Get(ctx, e.ID); !errors.Is(err, dispatch.ErrNotFound) {
-				t.Fatalf("Get after the delete: %v, want ErrNotFound", err)
-			}
-			if g, err := s.GroupOf(ctx, e.ID); err != nil || g != "billing" {
-				t.Errorf("GroupOf after the delete = %q, %v; want billing, kept", g, err)
-			}
-		})
-	}
+	forEachURL(t, func(t *testing.T, url string) {
+		ctx := t.Context()
+		s := newService(t, url, nil)
+		e := register(t, s, "billing", nil, "h")
+		if g, err := s.GroupOf(ctx, e.ID); err != nil || g != "billing" {
+			t.Fatalf("GroupOf = %q, %v; want billing", g, err)
+		}
+		if _, err := s.GroupOf(ctx, "no-such-executor"); !errors.Is(err, dispatch.ErrNotFound) {
+			t.Errorf("GroupOf of an unknown executor: %v, want ErrNotFound", err)
+		}
+		// Removed behind the service's back: the group is still known,
+		// without a read.
+		st, err := sqlstore.Open(ctx, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if _, err := st.DB().ExecContext(ctx, st.SQL("DELETE FROM {p}dispatch_executors WHERE id = ?"), e.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Get(ctx, e.ID); !errors.Is(err, dispatch.ErrNotFound) {
+			t.Fatalf("Get after the delete: %v, want ErrNotFound", err)
+		}
+		if g, err := s.GroupOf(ctx, e.ID); err != nil || g != "billing" {
+			t.Errorf("GroupOf after the delete = %q, %v; want billing, kept", g, err)
+		}
+	})
 }
 
 // TestRoundRobinUsesAreRecordedByWatch: the uses of the executors that
