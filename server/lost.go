@@ -118,6 +118,7 @@ func (s *Server) afterLostFailure(ctx context.Context, a *attempt, row *history.
 	if row.FirstID != "" {
 		a.firstID = row.FirstID
 	}
+	a.log = s.attemptLogger(a) // with the attempt as the history has it
 	p := s.alertPlan(ctx, a.job)
 	if p == nil {
 		return // the job is gone, and its retries and alerts with it
