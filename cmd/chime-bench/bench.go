@@ -41,7 +41,9 @@ ran and print one line:
   chime W1a nodes=2 fires=20000 thr=1234/s p50=12ms p95=30ms p99=45ms max=80ms dup=0 miss=0 dbcpu=0.412ms/fire seed=batch create=25000/s createcpu=0.081ms/job
 
 dbcpu is the CPU the database server used per firing, read from its processes
-in /proc over the measured window; it is there when the server runs on this
+in /proc from the first firing to the end of the run and divided by every
+firing that ran meanwhile (in W2 and E1 more than fires, which counts the
+middle of the run only); it is there when the server runs on this
 machine (PostgreSQL or MariaDB at a loopback address or socket). The line
 ends with how the jobs were created before the run (--seed batch or single)
 and at what rate, and createcpu, the database server's CPU per created job,

@@ -73,6 +73,7 @@ func migrations() []sqlstore.Migration {
 					"finished BIGINT",
 				},
 				Primary: "sched_name, id",
+				// Replaced by migration 4.
 				Indexes: []sqlstore.Index{
 					// Take, Heartbeat and the running counts of busy_over.
 					{Name: "dispatch_runs_executor", Cols: "executor_id, sched_name, state"},
@@ -88,5 +89,30 @@ func migrations() []sqlstore.Migration {
 		Version:     3,
 		Description: "the shard total of a sharded firing's item",
 		Statements:  []string{"ALTER TABLE {p}dispatch_runs ADD COLUMN shard_total INTEGER NOT NULL DEFAULT 0"},
+	}, {
+		Version:     4,
+		Description: "indexes of runs that a run's changes of state do not touch, and a run's node's",
+		Reindex: []sqlstore.Reindex{{
+			Table: "dispatch_runs",
+			// A run changes state three times (taken, reported, deleted)
+			// and had its state in both indexes, so each change wrote
+			// an entry in every index and left a dead one behind, which
+			// every later read by executor walked over. With no column a
+			// take, a report, a cancel or a loss changes in an index,
+			// PostgreSQL makes each a HOT update and InnoDB leaves the
+			// secondary indexes alone. An executor's or a group's rows
+			// are then filtered on state: an executor holds few, and a
+			// group's are read only by busy_over's running counts.
+			Drop: []string{"dispatch_runs_executor", "dispatch_runs_group"},
+			Add: []sqlstore.Index{
+				{Name: "dispatch_runs_by_executor", Cols: "executor_id, sched_name"},
+				{Name: "dispatch_runs_by_group", Cols: "grp, sched_name"},
+				// Watch reads a node's runs, and ForgetNode deletes them.
+				{Name: "dispatch_runs_by_node", Cols: "node_id, sched_name"},
+			},
+			// Room in each page for the changed versions of the rows
+			// inserted there, so that the HOT update finds it.
+			FillFactor: 50,
+		}},
 	}}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -68,10 +69,13 @@ func validateComponent(component string, migrations []Migration) error {
 		case m.Description == "" || len(m.Description) > 200:
 			return fmt.Errorf("migrations[%d] (version %d): Description is %d bytes long, want 1 to 200",
 				i, m.Version, len(m.Description))
-		case len(m.Tables) == 0 && len(m.Statements) == 0:
-			return fmt.Errorf("migrations[%d] (version %d): no Tables and no Statements", i, m.Version)
+		case len(m.Tables) == 0 && len(m.Statements) == 0 && len(m.Reindex) == 0:
+			return fmt.Errorf("migrations[%d] (version %d): no Tables, no Reindex and no Statements", i, m.Version)
 		}
 		prev = m.Version
+		if err := validateReindex(i, m, own); err != nil {
+			return err
+		}
 		for j, t := range m.Tables {
 			if !validName.MatchString(t.Name) || !strings.HasPrefix(t.Name, own) {
 				return fmt.Errorf("migrations[%d] (version %d): Tables[%d].Name %q: want a-z, 0-9 and _ starting with %q",
@@ -88,6 +92,31 @@ func validateComponent(component string, migrations []Migration) error {
 					return fmt.Errorf("migrations[%d] (version %d): table %s: Indexes[%d] %q: want a name of a-z, 0-9 and _ starting with %q, and Cols",
 						i, m.Version, t.Name, k, ix.Name, own)
 				}
+			}
+		}
+	}
+	return nil
+}
+
+// validateReindex checks that a component's migration reindexes only
+// the component's tables, with index names of its own.
+func validateReindex(i int, m Migration, own string) error {
+	for j, r := range m.Reindex {
+		if !validName.MatchString(r.Table) || !strings.HasPrefix(r.Table, own) {
+			return fmt.Errorf("migrations[%d] (version %d): Reindex[%d].Table %q: want a-z, 0-9 and _ starting with %q",
+				i, m.Version, j, r.Table, own)
+		}
+		names := slices.Clone(r.Drop)
+		for _, ix := range r.Add {
+			if ix.Cols == "" {
+				return fmt.Errorf("migrations[%d] (version %d): Reindex[%d]: index %q has no Cols", i, m.Version, j, ix.Name)
+			}
+			names = append(names, ix.Name)
+		}
+		for _, name := range names {
+			if !validName.MatchString(name) || !strings.HasPrefix(name, own) {
+				return fmt.Errorf("migrations[%d] (version %d): Reindex[%d]: index %q: want a name of a-z, 0-9 and _ starting with %q",
+					i, m.Version, j, name, own)
 			}
 		}
 	}

@@ -53,10 +53,13 @@ type Result struct {
 	KilledNode string
 	// DBCPU is the CPU the database server's processes used from the
 	// first scheduled fire time to the end of the run, when the server
-	// runs on this machine (DBCPUMeasured). Divided by Fires it is the
-	// cost of a firing, the figure a noisy machine disturbs least.
+	// runs on this machine (DBCPUMeasured). Divided by Ran, the firings
+	// that ran in that time (the measured ones and, in W2 and E1, those
+	// before and after the measured window), it is the cost of a
+	// firing, the figure a noisy machine disturbs least.
 	DBCPU         time.Duration
 	DBCPUMeasured bool
+	Ran           int
 	// Seed is how the jobs were created before the run (SeedBatch or
 	// SeedSingle), Created how many (one per trigger), and CreateTime how
 	// long that took. CreateCPU is the CPU the database server's
@@ -90,7 +93,7 @@ func (r *Result) String() string {
 		r.Workload, r.Nodes, r.Fires, int(math.Round(r.Throughput)),
 		ms(r.P50), ms(r.P95), ms(r.P99), ms(r.Max), r.Duplicates, r.Misses)
 	if r.DBCPUMeasured {
-		fmt.Fprintf(&b, " dbcpu=%s", formatPerFire(r.DBCPU, r.Fires))
+		fmt.Fprintf(&b, " dbcpu=%s", formatPerFire(r.DBCPU, max(r.Ran, r.Fires)))
 	}
 	if r.Created > 0 {
 		fmt.Fprintf(&b, " seed=%s create=%d/s", r.Seed, int(math.Round(float64(r.Created)/max(r.CreateTime.Seconds(), 1e-9))))
@@ -152,6 +155,11 @@ func summarize(w Workload, nodes int, t0 time.Time, records []firelog.Record, k 
 		Unexpected: check.Unexpected,
 		Reruns:     check.Reruns,
 		Problems:   check.Problems,
+	}
+	for _, rec := range records {
+		if rec.IsFire() && !rec.Recovering {
+			r.Ran++
+		}
 	}
 	for _, lag := range check.Lags {
 		if lag > w.Grace {

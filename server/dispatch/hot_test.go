@@ -1,0 +1,86 @@
+package dispatch_test
+
+import (
+	"crypto/rand"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
+	"github.com/chime-scheduler/chime/server/dispatch"
+	"github.com/chime-scheduler/chime/store/sqlstore"
+)
+
+// TestRunChangesAreHOTUpdates takes and reports runs on PostgreSQL and
+// checks that each change of a run's state was a HOT update, one that
+// writes no index entry: no index of the runs holds a column a take or a
+// report changes.
+func TestRunChangesAreHOTUpdates(t *testing.T) {
+	t.Parallel()
+	const n = 100
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	st, err := sqlstore.Open(t.Context(), dbtest.PostgresURL(t), &sqlstore.Options{SchedulerName: "test-" + rand.Text(), Logger: log})
+	if err != nil {
+		t.Fatalf("sqlstore.Open: %v", err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	s, err := dispatch.New(t.Context(), st, &dispatch.Options{Logger: log})
+	if err != nil {
+		t.Fatalf("dispatch.New: %v", err)
+	}
+	ctx := t.Context()
+	stats := func() (upd, hot int64) {
+		t.Helper()
+		err := st.DB().QueryRowContext(ctx, `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = $1::regclass`,
+			st.SQL("{p}dispatch_runs")).Scan(&upd, &hot)
+		if err != nil {
+			t.Fatalf("reading the statistics of the runs: %v", err)
+		}
+		return upd, hot
+	}
+	e := register(t, s, "hot", nil, "h")
+	target := api.ExecutorTarget{Group: "hot", Routing: api.RoutingFirst, Handler: "h"}
+	for range n {
+		if _, err := handover(t, s, target, nil); err != nil {
+			t.Fatalf("Handover: %v", err)
+		}
+	}
+	upd0, hot0 := stats()
+	var taken []api.ExecutorRun
+	for len(taken) < n {
+		work, err := s.Take(ctx, e.ID, n, 0)
+		if err != nil {
+			t.Fatalf("Take: %v", err)
+		}
+		if len(work.Runs) == 0 {
+			t.Fatalf("Take found no run after %d of %d", len(taken), n)
+		}
+		taken = append(taken, work.Runs...)
+	}
+	for _, r := range taken {
+		if err := s.Report(ctx, e.ID, r.ID, api.ExecutorResult{Token: r.Token, Outcome: "succeeded"}); err != nil {
+			t.Fatalf("Report: %v", err)
+		}
+	}
+	// A take starts its runs in one statement; each report is one. The
+	// counters of other sessions reach the statistics when those sessions
+	// flush them: wait for the updates to show.
+	want := int64(2 * n)
+	deadline := time.Now().Add(time.Minute)
+	upd, hot := stats()
+	for upd-upd0 < want && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+		upd, hot = stats()
+	}
+	if upd-upd0 != want {
+		t.Fatalf("the runs table counted %d updates after %d takes and %d reports, want %d", upd-upd0, n, n, want)
+	}
+	// A page fills up when the versions its rows left behind have not
+	// been pruned yet, and an update that finds no room in its page is
+	// not HOT: a few may miss (with the state in an index, all did).
+	if hot-hot0 < want*9/10 {
+		t.Errorf("%d of %d updates of runs were HOT updates, want at least 90%%", hot-hot0, want)
+	}
+}
