@@ -106,7 +106,12 @@ func (s *Server) executeRemote(ctx, runCtx context.Context, cancel context.Cance
 			f.Logs = historyLines(res.Logs)
 		}
 		s.recordEnd(ctx, jc, a, p, f)
-		s.endRemoteLive(ctx, a)
+		// A result's logs hold every line the executor sent live (line
+		// n is line Seq n, see api.ExecutorLogs): a result without
+		// any has none to delete, which spares most runs a statement.
+		if res == nil || len(res.Logs) > 0 {
+			s.endRemoteLive(ctx, a)
+		}
 		return runErr
 	}
 }

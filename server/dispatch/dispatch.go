@@ -137,6 +137,10 @@ type Service struct {
 	waiters map[string]chan Update
 	// polls are closed to wake the Takes waiting for an executor's work.
 	polls map[string]chan struct{}
+	// handed are the executors this node handed a run (or a cancel
+	// request) while none of their Takes waited, so that the next
+	// starts with a transaction; guarded by mu.
+	handed map[string]bool
 	// nudge wakes Watch for a result reported to this node.
 	nudge chan struct{}
 	// released are the runs released and not deleted yet (see Release),
@@ -190,6 +194,7 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Service, erro
 		opts: o, log: o.Logger,
 		waiters: make(map[string]chan Update),
 		polls:   make(map[string]chan struct{}),
+		handed:  make(map[string]bool),
 		groups:  make(map[string]string),
 		nudge:   make(chan struct{}, 1),
 	}

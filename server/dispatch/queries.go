@@ -21,7 +21,7 @@ type queries struct {
 	runTake, runsStart, cancelsUntold, cancelTold string
 	runReport, runCancel, runLose, runDelete      string
 	runsForgetNode, watch, pending, runFence      string
-	executorsPrune                                string
+	executorsPrune, takeAll                       string
 }
 
 func renderQueries(render func(string) string) queries {
@@ -85,8 +85,33 @@ func renderQueries(render func(string) string) queries {
 		runDelete: render(`DELETE FROM {p}dispatch_runs WHERE sched_name = ? AND id = ?`),
 		// pending tells a waiting Take whether a transaction would find
 		// anything: most reads find nothing, and take no lock.
-		pending: render(`SELECT COUNT(*) FROM {p}dispatch_runs WHERE sched_name = ? AND executor_id = ?
-			AND ((? > 0 AND state = 'assigned') OR (state = 'cancel_requested' AND cancel_told = ?))`),
+		// With the executor's lease, so that a lapsed one is told too.
+		pending: render(`SELECT e.lease_until, (SELECT COUNT(*) FROM {p}dispatch_runs r
+			WHERE r.sched_name = e.sched_name AND r.executor_id = e.id
+			AND ((? > 0 AND r.state = 'assigned') OR (r.state = 'cancel_requested' AND r.cancel_told = ?)))
+			FROM {p}dispatch_executors e WHERE e.sched_name = ? AND e.id = ?`),
+		// takeAll is Take's transaction in one statement, on PostgreSQL:
+		// while the executor's lease holds, and when it has no more
+		// assigned runs than it asks for, it starts them all and marks
+		// its cancel requests told, returning both (each row with the
+		// run's columns, after its kind). It returns nothing when the
+		// lease lapsed or more runs wait, as when there is nothing to
+		// take: takeOnce then tells which. Every read goes by the
+		// executor's index, whatever the plan.
+		takeAll: render(`WITH live AS (
+			SELECT 1 FROM {p}dispatch_executors WHERE sched_name = ? AND id = ? AND lease_until > ?
+		), taken AS (
+			UPDATE {p}dispatch_runs SET state = 'running', started = ?
+			WHERE sched_name = ? AND executor_id = ? AND state = 'assigned' AND EXISTS (SELECT 1 FROM live)
+			AND (SELECT COUNT(*) FROM {p}dispatch_runs WHERE sched_name = ? AND executor_id = ? AND state = 'assigned') <= ?
+			RETURNING 'run' AS kind, ` + runCols + `
+		), told AS (
+			UPDATE {p}dispatch_runs SET cancel_told = TRUE
+			WHERE sched_name = ? AND executor_id = ? AND state = 'cancel_requested' AND cancel_told = FALSE
+			AND EXISTS (SELECT 1 FROM live)
+			RETURNING 'cancel' AS kind, ` + runCols + `
+		)
+		SELECT * FROM taken UNION ALL SELECT * FROM told`),
 		runsForgetNode: render(`DELETE FROM {p}dispatch_runs WHERE sched_name = ? AND node_id = ? AND assigned < ?`),
 		// The runs of this node that ended or whose executor's lease
 		// lapsed (before the bound), with that lease: the results and

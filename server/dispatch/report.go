@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/chime-scheduler/chime/api"
 )
@@ -86,6 +87,15 @@ func (s *Service) reportTx(ctx context.Context, batch []*report) error {
 	for _, rep := range batch {
 		rep.err = nil
 	}
+	if len(batch) == 1 {
+		// One statement is a transaction of its own: no BEGIN and
+		// COMMIT to send.
+		now, err := s.now(ctx, s.db)
+		if err != nil {
+			return err
+		}
+		return s.recordReport(ctx, s.db, now, batch[0])
+	}
 	tx, err := s.st.BeginTx(ctx)
 	if err != nil {
 		return fmt.Errorf("dispatch: recording results: %w", err)
@@ -96,17 +106,27 @@ func (s *Service) reportTx(ctx context.Context, batch []*report) error {
 		return err
 	}
 	for _, rep := range batch {
-		res, err := tx.ExecContext(ctx, s.q.runReport, rep.r.Outcome, rep.r.Error, rep.r.Output, rep.logs, nanos(now),
-			s.sched, rep.runID, rep.executor, rep.r.Token)
-		if err != nil {
-			return fmt.Errorf("dispatch: recording the result of run %s: %w", rep.runID, err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			rep.err = fmt.Errorf("%w: run %s, token %d", ErrStale, rep.runID, rep.r.Token)
+		if err := s.recordReport(ctx, tx, now, rep); err != nil {
+			return err
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("dispatch: committing results: %w", err)
+	}
+	return nil
+}
+
+// recordReport records one result with q at now, setting its err to
+// ErrStale when its run's fence refused it. It returns the statement's
+// failure.
+func (s *Service) recordReport(ctx context.Context, q querier, now time.Time, rep *report) error {
+	res, err := q.ExecContext(ctx, s.q.runReport, rep.r.Outcome, rep.r.Error, rep.r.Output, rep.logs, nanos(now),
+		s.sched, rep.runID, rep.executor, rep.r.Token)
+	if err != nil {
+		return fmt.Errorf("dispatch: recording the result of run %s: %w", rep.runID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		rep.err = fmt.Errorf("%w: run %s, token %d", ErrStale, rep.runID, rep.r.Token)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -303,24 +304,33 @@ func (s *Service) liveExecutors(ctx context.Context, q querier, now time.Time, g
 // neither, it waits up to wait: it reads the database every PollInterval,
 // and at once when this node hands the executor a run. An executor whose
 // lease lapsed gets ErrLeaseLost.
+//
+// A transaction runs only when a read that locks nothing finds something
+// to take (or the lease lapsed), or when this node handed the executor
+// something since its last Take began: an executor asks again as soon
+// as it has its runs, mostly before its next run is there.
 func (s *Service) Take(ctx context.Context, executor string, max int, wait time.Duration) (*api.ExecutorWork, error) {
 	wait = min(max0(wait), MaxWait)
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	tick := time.NewTicker(s.opts.PollInterval)
 	defer tick.Stop()
-	check := false
+	var woken <-chan struct{}
+	// A hand-over after this Take is over marks the executor handed
+	// rather than closing a channel nobody waits on.
+	defer func() { s.dropPoll(executor, woken) }()
+	// woke: this node handed the executor something while it waited.
+	woke := false
 	for {
-		woken := s.pollChan(executor)
-		if check && !s.pending(ctx, executor, max) {
-			// Nothing to take: wait again without a transaction.
-		} else {
-			work, err := s.takeOnce(ctx, executor, max)
+		var handed bool
+		woken, handed = s.pollChan(executor)
+		if woke || handed || s.pending(ctx, executor, max) {
+			work, err := s.take(ctx, executor, max)
 			if err != nil || len(work.Runs) > 0 || len(work.Cancel) > 0 {
 				return work, err
 			}
-			check = true
 		}
+		woke = false
 		select {
 		case <-ctx.Done():
 			return emptyWork(), nil
@@ -329,7 +339,7 @@ func (s *Service) Take(ctx context.Context, executor string, max int, wait time.
 			// told rather than an empty answer.
 			return s.takeOnce(ctx, executor, max)
 		case <-woken:
-			check = false
+			woke = true
 		case <-tick.C:
 		}
 	}
@@ -340,16 +350,82 @@ func emptyWork() *api.ExecutorWork {
 	return &api.ExecutorWork{Runs: []api.ExecutorRun{}, Cancel: []api.ExecutorRunRef{}}
 }
 
-// pending reports whether an executor has runs to take (when limit > 0)
-// or cancel requests not told, with a read that locks nothing. An error
-// reports true, so that the transaction tells it.
+// pending reports whether an executor has runs to take (when limit > 0),
+// cancel requests not told, or a lease that lapsed, with a read that
+// locks nothing. An error (an unknown executor's too) reports true, so
+// that the transaction tells it.
 func (s *Service) pending(ctx context.Context, executor string, limit int) bool {
-	var n int
-	if err := s.db.QueryRowContext(ctx, s.q.pending, s.sched, executor, limit, false).Scan(&n); err != nil {
+	var (
+		lease int64
+		n     int
+	)
+	if err := s.db.QueryRowContext(ctx, s.q.pending, limit, false, s.sched, executor).Scan(&lease, &n); err != nil {
 		return true
 	}
-	return n > 0
+	if n > 0 {
+		return true
+	}
+	now, err := s.now(ctx, s.db)
+	return err != nil || !instant(lease).After(now)
 }
+
+// take is one transaction of Take: on PostgreSQL one statement, which
+// does it all when it finds something; takeOnce otherwise, which also
+// tells a lapsed lease from nothing to take.
+func (s *Service) take(ctx context.Context, executor string, limit int) (*api.ExecutorWork, error) {
+	if !s.st.WritableCTEs() || limit <= 0 {
+		return s.takeOnce(ctx, executor, limit)
+	}
+	work, err := s.takeAll(ctx, executor, limit)
+	if err != nil || len(work.Runs) > 0 || len(work.Cancel) > 0 {
+		return work, err
+	}
+	return s.takeOnce(ctx, executor, limit)
+}
+
+// takeAll runs the takeAll statement (see queries), on PostgreSQL.
+func (s *Service) takeAll(ctx context.Context, executor string, limit int) (*api.ExecutorWork, error) {
+	now, err := s.now(ctx, s.db)
+	if err != nil {
+		return nil, err
+	}
+	at := nanos(now)
+	rows, err := s.db.QueryContext(ctx, s.q.takeAll, s.sched, executor, at,
+		at, s.sched, executor, s.sched, executor, limit,
+		s.sched, executor)
+	if err != nil {
+		return nil, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+	}
+	defer rows.Close()
+	work := emptyWork()
+	for rows.Next() {
+		var kind string
+		r, err := scanRun(prefixed{rows, &kind})
+		if err != nil {
+			return nil, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+		}
+		if kind == "cancel" {
+			work.Cancel = append(work.Cancel, api.ExecutorRunRef{ID: r.ID, Token: r.Token})
+		} else {
+			work.Runs = append(work.Runs, r)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+	}
+	// In the order of their scheduled times: RETURNING keeps none.
+	slices.SortStableFunc(work.Runs, func(a, b api.ExecutorRun) int { return a.ScheduledTime.Compare(b.ScheduledTime) })
+	return work, nil
+}
+
+// prefixed is a row whose first column precedes those its caller scans,
+// and goes to first.
+type prefixed struct {
+	r     scanner
+	first any
+}
+
+func (p prefixed) Scan(dest ...any) error { return p.r.Scan(append([]any{p.first}, dest...)...) }
 
 func max0(d time.Duration) time.Duration { return max(d, 0) }
 
@@ -602,8 +678,9 @@ func (s *Service) Await(runID string) (updates <-chan Update, stop func()) {
 }
 
 // pollChan returns the channel closed when this node hands a run to the
-// executor or asks it to cancel one.
-func (s *Service) pollChan(executor string) <-chan struct{} {
+// executor or asks it to cancel one, and whether it did since the last
+// call while no channel was out.
+func (s *Service) pollChan(executor string) (woken <-chan struct{}, handed bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ch, ok := s.polls[executor]
@@ -611,7 +688,18 @@ func (s *Service) pollChan(executor string) <-chan struct{} {
 		ch = make(chan struct{})
 		s.polls[executor] = ch
 	}
-	return ch
+	handed = s.handed[executor]
+	delete(s.handed, executor)
+	return ch, handed
+}
+
+// dropPoll forgets the executor's poll channel ch, if it is still out.
+func (s *Service) dropPoll(executor string, ch <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cur, ok := s.polls[executor]; ok && (<-chan struct{})(cur) == ch {
+		delete(s.polls, executor)
+	}
 }
 
 func (s *Service) wakePolls(executor string) {
@@ -620,7 +708,9 @@ func (s *Service) wakePolls(executor string) {
 	if ch, ok := s.polls[executor]; ok {
 		close(ch)
 		delete(s.polls, executor)
+		return
 	}
+	s.handed[executor] = true
 }
 
 // Watch delivers the ends of the runs node handed over to their waiters

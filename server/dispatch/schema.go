@@ -110,9 +110,12 @@ func migrations() []sqlstore.Migration {
 				// Watch reads a node's runs, and ForgetNode deletes them.
 				{Name: "dispatch_runs_by_node", Cols: "node_id, sched_name"},
 			},
-			// Room in each page for the changed versions of the rows
-			// inserted there, so that the HOT update finds it.
-			FillFactor: 50,
+			// Room in each page for two changed versions of each row
+			// inserted there (taken, then reported), so that the HOT
+			// updates find it without waiting for the versions before
+			// to be pruned. A run's row lives seconds: the table holds
+			// the runs in progress, and a few pages more cost nothing.
+			FillFactor: 30,
 		}},
 	}}
 }

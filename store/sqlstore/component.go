@@ -171,6 +171,11 @@ func (s *Store) BeginAsyncCommitTx(ctx context.Context) (*sql.Tx, error) {
 // component sends its writes one after the other rather than at once.
 func (s *Store) SingleWriter() bool { return s.d.name == SQLite }
 
+// WritableCTEs reports whether the database runs UPDATE … RETURNING
+// inside a WITH clause (PostgreSQL), so that a component may do in one
+// statement what takes a transaction elsewhere.
+func (s *Store) WritableCTEs() bool { return s.d.name == Postgres }
+
 // BeginTx starts a transaction on the store's database at READ COMMITTED,
 // as the store's own are, whatever the dialect's default (MySQL's is
 // REPEATABLE READ), so that a component's transactions see what other

@@ -289,6 +289,12 @@ func TestComponentDialectHelpers(t *testing.T) {
 			if got, want := s.SingleWriter(), s.Dialect() == sqlstore.SQLite; got != want {
 				t.Errorf("SingleWriter() = %v on %s, want %v", got, db.Name, want)
 			}
+			// WritableCTEs is true where, and only where, an UPDATE …
+			// RETURNING runs inside WITH.
+			_, err := s.DB().ExecContext(ctx, s.SQL("WITH u AS (UPDATE {p}notes_items SET title = title WHERE sched_name = ? RETURNING id) SELECT COUNT(*) FROM u"), "none")
+			if ran := err == nil; ran != s.WritableCTEs() {
+				t.Errorf("WritableCTEs() = %v on %s, but the statement's error is %v", s.WritableCTEs(), db.Name, err)
+			}
 
 			// InsertIgnore leaves a taken key's row as it was, counting no row.
 			insert := s.SQL("INSERT INTO {p}notes_items (sched_name, id, title, body, done, created) VALUES (?, ?, ?, ?, ?, ?)" +
