@@ -53,7 +53,8 @@ type Config struct {
 	// server while it runs, for its live log. Defaults to 400ms.
 	LogInterval time.Duration
 	// HTTPClient sends the requests; its timeout must exceed PollWait.
-	// Defaults to a client with a timeout of PollWait + 15s.
+	// Defaults to a client with a timeout of PollWait + 15s that keeps
+	// an idle connection for each request the executor may send at once.
 	HTTPClient *http.Client
 	// Logger receives the executor's own logs and, with the run's keys,
 	// every handler's log lines. Defaults to slog.Default().
@@ -98,6 +99,10 @@ type Executor struct {
 	id       string
 	// running are the runs in progress, by run ID.
 	running map[string]*active
+	// freed has room for one signal: a run ended, so that a poll for
+	// cancel requests only, sent while every slot was taken, gives way
+	// to one that takes runs.
+	freed chan struct{}
 }
 
 // active is a run in progress.
@@ -146,7 +151,7 @@ func New(cfg Config) (*Executor, error) {
 		cfg.LogInterval = DefaultLogInterval
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: cfg.PollWait + 15*time.Second}
+		cfg.HTTPClient = &http.Client{Timeout: cfg.PollWait + 15*time.Second, Transport: transport(cfg.Concurrency)}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -159,7 +164,19 @@ func New(cfg Config) (*Executor, error) {
 	return &Executor{
 		cfg: cfg, client: client, log: cfg.Logger.With("group", cfg.Group, "instance", cfg.Instance),
 		handlers: make(map[string]HandlerFunc), running: make(map[string]*active),
+		freed: make(chan struct{}, 1),
 	}, nil
+}
+
+// transport returns the default HTTP transport, keeping up to as many
+// idle connections to the server as the executor sends requests at once:
+// one result per run it runs, its poll, its heartbeat and the log lines
+// of its runs. http.DefaultTransport keeps 2, so a busy executor would
+// close and open a connection for most of its results.
+func transport(concurrency int) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 2*concurrency + 2
+	return t
 }
 
 // Handle registers the handler of the runs of handler name, the name a
@@ -372,12 +389,20 @@ func (e *Executor) heartbeats(ctx context.Context, id string, lease, interval ti
 func (e *Executor) poll(ctx context.Context, id string, runs, sessionRuns *sync.WaitGroup) {
 	backoff := 200 * time.Millisecond
 	for ctx.Err() == nil {
+		// A run that ends from here on signals freed anew.
+		select {
+		case <-e.freed:
+		default:
+		}
 		free := e.cfg.Concurrency - e.runningCount()
 		req := api.ExecutorPoll{Wait: e.cfg.PollWait.String(), Max: max(min(free, 100), 1), NoRuns: free <= 0}
-		work, err := e.client.PollExecutor(ctx, id, req)
+		work, err := e.pollOnce(ctx, id, req)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
+			}
+			if errors.Is(err, errSlotFreed) {
+				continue
 			}
 			e.log.Warn("poll failed", "executor_id", id, "error", err)
 			if !sleep(ctx, backoff) {
@@ -403,6 +428,32 @@ func (e *Executor) poll(ctx context.Context, id string, runs, sessionRuns *sync.
 			}()
 		}
 	}
+}
+
+// errSlotFreed ends a poll for cancel requests only when a run ended.
+var errSlotFreed = errors.New("executor: a run ended")
+
+// pollOnce sends one poll. A poll for cancel requests only (every slot
+// taken) is given up as soon as a run ends, so that the next poll takes
+// runs at once rather than after the server's wait.
+func (e *Executor) pollOnce(ctx context.Context, id string, req api.ExecutorPoll) (*api.ExecutorWork, error) {
+	if !req.NoRuns {
+		return e.client.PollExecutor(ctx, id, req)
+	}
+	pollCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-e.freed:
+			cancel(errSlotFreed)
+		case <-pollCtx.Done():
+		}
+	}()
+	work, err := e.client.PollExecutor(pollCtx, id, req)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(pollCtx), errSlotFreed) {
+		return nil, errSlotFreed
+	}
+	return work, err
 }
 
 func (e *Executor) runningRefs() []api.ExecutorRunRef {
@@ -448,6 +499,10 @@ func (e *Executor) execute(ctx context.Context, executorID string, r api.Executo
 		e.mu.Lock()
 		delete(e.running, r.ID)
 		e.mu.Unlock()
+		select {
+		case e.freed <- struct{}{}:
+		default:
+		}
 	}()
 	logs := newLineRecorder(e.log.Handler(), maxLogLines)
 	out := &boundedBuffer{max: e.cfg.MaxOutputBytes}
