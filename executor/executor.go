@@ -172,9 +172,15 @@ func New(cfg Config) (*Executor, error) {
 // idle connections to the server as the executor sends requests at once:
 // one result per run it runs, its poll, its heartbeat and the log lines
 // of its runs. http.DefaultTransport keeps 2, so a busy executor would
-// close and open a connection for most of its results.
-func transport(concurrency int) *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
+// close and open a connection for most of its results. A program that
+// replaced http.DefaultTransport with another kind of RoundTripper gets
+// its own (nil: the client uses it).
+func transport(concurrency int) http.RoundTripper {
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return nil
+	}
+	t := base.Clone()
 	t.MaxIdleConnsPerHost = 2*concurrency + 2
 	return t
 }

@@ -31,7 +31,7 @@ func TestMigrate(t *testing.T) {
 					`(?m)^history +5 +`,
 					`(?m)^runner +4 +`,
 					`(?m)^auth +6 +`,
-					`(?m)^dispatch +3 +`,
+					`(?m)^dispatch +4 +`,
 					`(?m)^catalog +1 +`,
 					`(?m)^livelog +[1-9]\d* +`,
 					`(?m)^secrets +[1-9]\d* +`,
