@@ -1,7 +1,6 @@
 package firelog
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -123,30 +122,30 @@ func Parse(line string) (Record, error) {
 }
 
 // Read returns the records of a file in file order. A missing file has no
-// records.
+// records. A last line without its newline is left out: a process still
+// writing the file may be halfway through it (a reader can see a write
+// in part).
 func Read(path string) ([]Record, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("firelog: %w", err)
 	}
-	defer f.Close()
+	data = data[:bytes.LastIndexByte(data, '\n')+1]
 	var out []Record
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		if sc.Text() == "" {
+	n := 0
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
+		n++
+		if len(line) == 0 {
 			continue
 		}
-		r, err := Parse(sc.Text())
+		r, err := Parse(string(line))
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
 		}
 		out = append(out, r)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("firelog: read %s: %w", path, err)
 	}
 	return out, nil
 }

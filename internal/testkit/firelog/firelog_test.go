@@ -122,3 +122,25 @@ func TestFollowerReturnsEachCompletedLineOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestReadLeavesOutAHalfWrittenLine reads a file whose last line a writer
+// has not finished: the complete lines are read, the half line left out
+// rather than refused as malformed.
+func TestReadLeavesOutAHalfWrittenLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fires")
+	at := time.UnixMilli(1_700_000_000_123)
+	whole, err := Record{Trigger: "load.t0001", Scheduled: at, Actual: at, Node: "b", Event: EventFire}.line()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(whole+"load.t0002,1700000000123,1700000000125,b,fa"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(path)
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	if len(got) != 1 || got[0].Trigger != "load.t0001" {
+		t.Errorf("Read = %+v, want the one complete line", got)
+	}
+}
