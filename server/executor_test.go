@@ -46,28 +46,41 @@ func newExecutorFixture(t *testing.T, url string, mods ...func(*Config)) *execut
 // the test ends, and waits until it registered.
 func (f *executorFixture) startExecutor(t *testing.T, instance string, handlers map[string]executor.HandlerFunc) *executor.Executor {
 	t.Helper()
-	ex, err := executor.New(executor.Config{
+	ex := newSDKExecutor(t, executor.Config{
 		Server: f.url, Token: f.token, Group: "billing", Instance: instance,
 		Labels: map[string]string{"region": "eu"}, PollWait: 5 * time.Second, ShutdownTimeout: 5 * time.Second,
 		Logger: quietLogger,
 	})
-	if err != nil {
-		t.Fatalf("executor.New: %v", err)
-	}
 	for name, h := range handlers {
 		ex.Handle(name, h)
 	}
+	runExecutor(t, ex)
+	return ex
+}
+
+// newSDKExecutor returns an SDK executor of cfg, not running yet.
+func newSDKExecutor(t *testing.T, cfg executor.Config) *executor.Executor {
+	t.Helper()
+	ex, err := executor.New(cfg)
+	if err != nil {
+		t.Fatalf("executor.New: %v", err)
+	}
+	return ex
+}
+
+// runExecutor runs ex until the test ends, and waits until it registered.
+func runExecutor(t *testing.T, ex *executor.Executor) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ex.Run(ctx) }()
+	stopped := make(chan error, 1)
+	go func() { stopped <- ex.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
+		if err := <-stopped; err != nil {
 			t.Errorf("executor Run: %v", err)
 		}
 	})
 	waitFor(t, "the executor to register", func() bool { return ex.ID() != "" })
-	return ex
 }
 
 func executorJob(name, handler string, recovery bool, mods ...func(*api.Job)) api.Job {

@@ -121,28 +121,3 @@ func TestExecutorAtCapacityTakesRunsOnceOneEnds(t *testing.T) {
 		t.Errorf("the second run started %v after the first ended, want at once", gap)
 	}
 }
-
-// newSDKExecutor returns an SDK executor of cfg, not running yet.
-func newSDKExecutor(t *testing.T, cfg executor.Config) *executor.Executor {
-	t.Helper()
-	ex, err := executor.New(cfg)
-	if err != nil {
-		t.Fatalf("executor.New: %v", err)
-	}
-	return ex
-}
-
-// runExecutor runs ex until the test ends, and waits until it registered.
-func runExecutor(t *testing.T, ex *executor.Executor) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- ex.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-stopped; err != nil {
-			t.Errorf("executor Run: %v", err)
-		}
-	})
-	waitFor(t, "the executor to register", func() bool { return ex.ID() != "" })
-}

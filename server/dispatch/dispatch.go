@@ -138,8 +138,8 @@ type Service struct {
 	// polls are closed to wake the Takes waiting for an executor's work.
 	polls map[string]chan struct{}
 	// handed are the executors this node handed a run (or a cancel
-	// request) while none of their Takes waited, so that the next
-	// starts with a transaction; guarded by mu.
+	// request) since their Take last looked, so that it takes without
+	// reading first; guarded by mu.
 	handed map[string]bool
 	// nudge wakes Watch for a result reported to this node.
 	nudge chan struct{}

@@ -39,6 +39,13 @@ func forEachURL(t *testing.T, fn func(t *testing.T, url string)) {
 
 func newService(t *testing.T, url string, opts *dispatch.Options) *dispatch.Service {
 	t.Helper()
+	s, _ := newServiceOn(t, url, opts)
+	return s
+}
+
+// newServiceOn is newService, with the store it runs on.
+func newServiceOn(t *testing.T, url string, opts *dispatch.Options) (*dispatch.Service, *sqlstore.Store) {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	o := &sqlstore.Options{SchedulerName: "test-" + rand.Text(), Logger: log}
 	st, err := sqlstore.Open(t.Context(), url, o)
@@ -55,7 +62,7 @@ func newService(t *testing.T, url string, opts *dispatch.Options) *dispatch.Serv
 	if err != nil {
 		t.Fatalf("dispatch.New: %v", err)
 	}
-	return s
+	return s, st
 }
 
 func register(t *testing.T, s *dispatch.Service, group string, labels map[string]string, handlers ...string) *dispatch.Executor {

@@ -315,22 +315,14 @@ func (s *Service) Take(ctx context.Context, executor string, max int, wait time.
 	defer deadline.Stop()
 	tick := time.NewTicker(s.opts.PollInterval)
 	defer tick.Stop()
-	var woken <-chan struct{}
-	// A hand-over after this Take is over marks the executor handed
-	// rather than closing a channel nobody waits on.
-	defer func() { s.dropPoll(executor, woken) }()
-	// woke: this node handed the executor something while it waited.
-	woke := false
 	for {
-		var handed bool
-		woken, handed = s.pollChan(executor)
-		if woke || handed || s.pending(ctx, executor, max) {
+		woken, handed := s.pollChan(executor)
+		if handed || s.pending(ctx, executor, max) {
 			work, err := s.take(ctx, executor, max)
 			if err != nil || len(work.Runs) > 0 || len(work.Cancel) > 0 {
 				return work, err
 			}
 		}
-		woke = false
 		select {
 		case <-ctx.Done():
 			return emptyWork(), nil
@@ -339,7 +331,6 @@ func (s *Service) Take(ctx context.Context, executor string, max int, wait time.
 			// told rather than an empty answer.
 			return s.takeOnce(ctx, executor, max)
 		case <-woken:
-			woke = true
 		case <-tick.C:
 		}
 	}
@@ -679,7 +670,7 @@ func (s *Service) Await(runID string) (updates <-chan Update, stop func()) {
 
 // pollChan returns the channel closed when this node hands a run to the
 // executor or asks it to cancel one, and whether it did since the last
-// call while no channel was out.
+// call (during a Take's wait or between two Takes).
 func (s *Service) pollChan(executor string) (woken <-chan struct{}, handed bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -693,22 +684,14 @@ func (s *Service) pollChan(executor string) (woken <-chan struct{}, handed bool)
 	return ch, handed
 }
 
-// dropPoll forgets the executor's poll channel ch, if it is still out.
-func (s *Service) dropPoll(executor string, ch <-chan struct{}) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if cur, ok := s.polls[executor]; ok && (<-chan struct{})(cur) == ch {
-		delete(s.polls, executor)
-	}
-}
-
+// wakePolls wakes the Take waiting for the executor's work, if any, and
+// marks the executor handed, so that its next read of Take takes at once.
 func (s *Service) wakePolls(executor string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ch, ok := s.polls[executor]; ok {
 		close(ch)
 		delete(s.polls, executor)
-		return
 	}
 	s.handed[executor] = true
 }

@@ -1,9 +1,6 @@
 package dispatch_test
 
 import (
-	"crypto/rand"
-	"io"
-	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -11,7 +8,6 @@ import (
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/server/dispatch"
-	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
 // TestRunChangesAreHOTUpdates takes and reports runs on PostgreSQL and
@@ -24,16 +20,7 @@ import (
 func TestRunChangesAreHOTUpdates(t *testing.T) {
 	t.Parallel()
 	const n = 100
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st, err := sqlstore.Open(t.Context(), dbtest.PostgresURL(t), &sqlstore.Options{SchedulerName: "test-" + rand.Text(), Logger: log})
-	if err != nil {
-		t.Fatalf("sqlstore.Open: %v", err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	s, err := dispatch.New(t.Context(), st, &dispatch.Options{Logger: log})
-	if err != nil {
-		t.Fatalf("dispatch.New: %v", err)
-	}
+	s, st := newServiceOn(t, dbtest.PostgresURL(t), nil)
 	ctx := t.Context()
 	stats := func() (upd, hot int64) {
 		t.Helper()
