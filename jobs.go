@@ -86,6 +86,12 @@ const (
 // EventJobUnscheduled for each deleted trigger, EventJobScheduled for each
 // stored one, and EventJobPaused or EventJobResumed.
 //
+// On an SQL store, new jobs (no Replace, no IfVersion) that goroutines
+// schedule while an earlier one is being written are stored together in
+// the next transaction, one commit for all of them; each call still
+// returns its own outcome, and a refused job does not hold back the
+// others.
+//
 // An invalid argument is a *ValidationError whose path names it from the
 // arguments: "JobDetail.Timeout", "triggers[2].Schedule.expression" for a
 // schedule's field, "triggers[2].Schedule" for a trigger that would never

@@ -202,12 +202,8 @@ func (s *Store) JobWrite(ctx context.Context, p *store.JobWriteParams) (*store.J
 // locking reads of the job's triggers and of the new triggers' keys,
 // and the pause or resume of the job's triggers, decided on insert.
 func (s *Store) jobWriteNew(ctx context.Context, p *store.JobWriteParams) (*store.JobWriteResult, error) {
-	e := []store.JobInsert{{Job: p.Job, Triggers: p.Triggers, Pause: p.Pause}}
-	err := s.write(ctx, "writing a job", func(tx *txn) error { return tx.insertJobs(e) })
-	if te := (*takenError)(nil); errors.As(err, &te) {
-		err = s.nameTaken(ctx, te)
-	}
-	if err != nil {
+	e := &store.JobInsert{Job: p.Job, Triggers: p.Triggers, Pause: p.Pause}
+	if err := s.insertCombined(ctx, e); err != nil {
 		return nil, s.translate("writing job "+p.Job.Key.String(), err, nil, nil)
 	}
 	return &store.JobWriteResult{}, nil

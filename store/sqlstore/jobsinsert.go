@@ -67,6 +67,9 @@ func (s *Store) JobsInsert(ctx context.Context, p *store.JobsInsertParams) error
 	if len(p.Jobs) == 0 {
 		return nil
 	}
+	if len(p.Jobs) == 1 {
+		return s.translate("inserting a job", s.insertCombined(ctx, &p.Jobs[0]), nil, nil)
+	}
 	err := s.write(ctx, "inserting jobs", func(tx *txn) error { return tx.insertJobs(p.Jobs) })
 	if te := (*takenError)(nil); errors.As(err, &te) {
 		err = s.nameTaken(ctx, te)
@@ -403,4 +406,69 @@ func (tx *txn) shareCalendars(jobs []store.JobInsert) error {
 		}
 	}
 	return nil
+}
+
+// sqlJobInsertOne stores a new job with one trigger in one statement on
+// PostgreSQL, with no BEGIN or COMMIT: it takes the shared locks of the
+// paused-group rows that decide the trigger's state (ALL, JOB, TRIGGER,
+// in key order, as sqlPausedOfInsert does), inserts the job and the
+// trigger, PAUSED or not as those rows say, and notifies the trigger's
+// next fire time when it is left WAITING. When one of the three rows is
+// missing it inserts nothing, and says so: the transaction of
+// insertJobs creates the rows. Its arguments are, in order: the
+// scheduler, the job group and the trigger group of the paused rows; the
+// 12 of jobInsertRow; the first 20 of triggerInsertRow; the trigger's
+// state when a pause covers it and when none does; the channel.
+const sqlJobInsertOne = `WITH p AS (SELECT paused FROM {p}paused_groups WHERE sched_name = ? ` +
+	`AND ((kind = 'ALL' AND group_name = '') OR (kind = 'JOB' AND group_name = ?) ` +
+	`OR (kind = 'TRIGGER' AND group_name = ?)) ORDER BY kind, group_name FOR SHARE), ` +
+	`ok AS (SELECT count(*) = 3 AS found, coalesce(bool_or(paused), FALSE) AS paused FROM p), ` +
+	`j AS (INSERT INTO {p}jobs (` + jobInsertCols + `) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1 FROM ok WHERE ok.found RETURNING 1), ` +
+	`t AS (INSERT INTO {p}triggers (sched_name, ` + triggerCols + `) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ` +
+	`CASE WHEN ok.paused THEN CAST(? AS TEXT) ELSE CAST(? AS TEXT) END, '', 0, 1 FROM ok, j RETURNING state, next_fire_time), ` +
+	`n AS (SELECT pg_notify(?, CAST(min(next_fire_time) / 1000000 AS TEXT)) FROM t WHERE state = 'WAITING' HAVING count(*) > 0) ` +
+	`SELECT (SELECT count(*) FROM t), (SELECT count(*) FROM n)`
+
+// insertOneStatement stores e as insertJobs does, with sqlJobInsertOne,
+// when the store is on PostgreSQL and e is a job with one trigger that
+// names no calendar and whose job allows concurrent executions (or that
+// will not fire): the checks of the other cases need the transaction. It
+// reports whether it stored e. It stores nothing when a paused-group row
+// it reads is missing or a key is taken; the caller then runs insertJobs,
+// which creates the rows or names the taken key.
+func (s *Store) insertOneStatement(ctx context.Context, e *store.JobInsert) (bool, error) {
+	if s.d.name != Postgres || len(e.Triggers) != 1 {
+		return false, nil
+	}
+	j, rec := &e.Job, &e.Triggers[0]
+	fires := !rec.NextFireTime.IsZero()
+	if rec.CalendarName != "" || (fires && j.DisallowConcurrent) {
+		return false, nil
+	}
+	paused, unpaused := store.StateComplete, store.StateComplete
+	if fires {
+		paused, unpaused = store.StatePaused, store.StateWaiting
+		switch e.Pause {
+		case store.PauseTriggers:
+			unpaused = store.StatePaused
+		case store.ResumeTriggers:
+			paused = store.StateWaiting
+		}
+	}
+	args := []any{s.sched, rec.JobKey.Group, rec.Key.Group,
+		s.sched, j.Key.Group, j.Key.Name, j.Type, j.Description, j.Durable, j.RequestsRecovery,
+		j.DisallowConcurrent, j.PersistData, int64(j.Timeout), jsonArg(j.Data), jsonArg(j.Meta),
+		s.sched, rec.Key.Group, rec.Key.Name, rec.JobKey.Group, rec.JobKey.Name,
+		rec.Description, rec.Priority, rec.Kind, jsonArg(rec.Schedule), rec.CalendarName, rec.MisfireInstruction,
+		jsonArg(rec.Data), rec.Origin, jsonArg(rec.Meta), rec.RearmDelay.Milliseconds(), nanos(rec.StartTime), nanos(rec.EndTime),
+		nanos(rec.NextFireTime), nanos(rec.PreviousFireTime), int64(rec.TimesTriggered),
+		string(paused), string(unpaused), s.channel}
+	var stored, notified int
+	err := s.retry(ctx, "inserting a job", func() error {
+		return s.db.QueryRowContext(ctx, s.q(sqlJobInsertOne), args...).Scan(&stored, &notified)
+	})
+	if s.d.classify(err).unique {
+		return false, nil
+	}
+	return stored == 1, err
 }

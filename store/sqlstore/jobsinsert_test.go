@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -46,11 +47,13 @@ func (s *statements) take() []string {
 }
 
 // TestCreatingJobsStatements counts the statements PostgreSQL receives
-// for creating jobs: a new job with one trigger (JobWrite) takes one
-// round trip for the paused groups, one INSERT each for the job and the
-// trigger, and the notification, between BEGIN and COMMIT; a batch of
-// 1,000 jobs (JobsInsert) takes the same statements, not a thousand
-// times as many.
+// for creating jobs. A new job with one trigger (JobWrite) is one
+// statement with no BEGIN or COMMIT, once the rows of its paused groups
+// exist; the first job of a group finds them missing, stores nothing, and
+// takes the transaction that creates them. A batch of 1,000 jobs
+// (JobsInsert) takes one round trip for the paused groups, one INSERT
+// each for the jobs and the triggers, and the notification, between
+// BEGIN and COMMIT: not a thousand times as many.
 func TestCreatingJobsStatements(t *testing.T) {
 	t.Parallel()
 	url := dbtest.PostgresURL(t)
@@ -84,14 +87,37 @@ func TestCreatingJobsStatements(t *testing.T) {
 			t.Fatalf("JobWrite(%s): %v", name, err)
 		}
 	}
-	write("first") // creates the rows of the paused groups
-	trace.take()
-	write("second")
-	one := []string{"begin", "SELECT kind, group_name,", "INSERT INTO chime_jobs", "INSERT INTO chime_triggers",
+	inTx := []string{"begin", "SELECT kind, group_name,", "INSERT INTO chime_paused_groups", "INSERT INTO chime_paused_groups",
+		"INSERT INTO chime_paused_groups", "SELECT kind, group_name,", "INSERT INTO chime_jobs", "INSERT INTO chime_triggers",
 		"SELECT pg_notify($1, $2)", "commit"}
-	if got := trace.take(); fmt.Sprint(got) != fmt.Sprint(one) {
-		t.Errorf("JobWrite of a new job sent %d statements %q, want %d: %q", len(got), got, len(one), one)
+	trace.take()
+	write("first")
+	if got, want := trace.take(), append([]string{"WITH p AS"}, inTx...); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("JobWrite of the first job of its groups sent %d statements %q, want %d: %q", len(got), got, len(want), want)
 	}
+	write("second")
+	if got, want := trace.take(), []string{"WITH p AS"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("JobWrite of a new job sent %d statements %q, want %d: %q", len(got), got, len(want), want)
+	}
+	if err := s.JobsInsert(ctx, &store.JobsInsertParams{Jobs: []store.JobInsert{newJob("third")}}); err != nil {
+		t.Fatalf("JobsInsert: %v", err)
+	}
+	if got, want := trace.take(), []string{"WITH p AS"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("JobsInsert of one job sent %d statements %q, want %d: %q", len(got), got, len(want), want)
+	}
+	taken := newJob("second")
+	taken.Job.Key.Name = "another"
+	taken.Triggers[0].JobKey = taken.Job.Key
+	if _, err := s.JobWrite(ctx, &store.JobWriteParams{Job: taken.Job, Triggers: taken.Triggers}); !errors.Is(err, store.ErrTriggerExists) ||
+		!strings.Contains(err.Error(), "g.second") {
+		t.Errorf("JobWrite of a new job with a taken trigger key: %v, want ErrTriggerExists naming g.second", err)
+	}
+	if _, err := s.JobGet(ctx, taken.Job.Key); !errors.Is(err, store.ErrJobNotFound) {
+		t.Errorf("JobGet of the refused job: %v, want ErrJobNotFound", err)
+	}
+	trace.take()
+	one := inTx[5:]
+	one = append([]string{"begin"}, one...)
 
 	batch := make([]store.JobInsert, 1000)
 	for i := range batch {

@@ -34,13 +34,19 @@ func TestPauseRacesInsert(t *testing.T) {
 		sel func(tg, jg string) store.TriggerSelector
 		// resume pauses the group first and races its resume.
 		resume bool
+		// newJob inserts the trigger with a new job of its own (JobWrite,
+		// one statement on PostgreSQL) rather than into a stored job.
+		newJob bool
 	}{
-		{"PauseGroup", func(tg, _ string) store.TriggerSelector { return store.TriggerSelector{Group: tg} }, false},
-		{"PauseJobGroup", func(_, jg string) store.TriggerSelector { return store.TriggerSelector{JobGroup: jg} }, false},
-		{"PauseAll", func(_, _ string) store.TriggerSelector { return store.TriggerSelector{All: true} }, false},
-		{"ResumeGroup", func(tg, _ string) store.TriggerSelector { return store.TriggerSelector{Group: tg} }, true},
-		{"ResumeJobGroup", func(_, jg string) store.TriggerSelector { return store.TriggerSelector{JobGroup: jg} }, true},
-		{"ResumeAll", func(_, _ string) store.TriggerSelector { return store.TriggerSelector{All: true} }, true},
+		{"PauseGroup", func(tg, _ string) store.TriggerSelector { return store.TriggerSelector{Group: tg} }, false, false},
+		{"PauseJobGroup", func(_, jg string) store.TriggerSelector { return store.TriggerSelector{JobGroup: jg} }, false, false},
+		{"PauseAll", func(_, _ string) store.TriggerSelector { return store.TriggerSelector{All: true} }, false, false},
+		{"ResumeGroup", func(tg, _ string) store.TriggerSelector { return store.TriggerSelector{Group: tg} }, true, false},
+		{"ResumeJobGroup", func(_, jg string) store.TriggerSelector { return store.TriggerSelector{JobGroup: jg} }, true, false},
+		{"ResumeAll", func(_, _ string) store.TriggerSelector { return store.TriggerSelector{All: true} }, true, false},
+		{"PauseGroupNewJob", func(tg, _ string) store.TriggerSelector { return store.TriggerSelector{Group: tg} }, false, true},
+		{"PauseJobGroupNewJob", func(_, jg string) store.TriggerSelector { return store.TriggerSelector{JobGroup: jg} }, false, true},
+		{"ResumeAllNewJob", func(_, _ string) store.TriggerSelector { return store.TriggerSelector{All: true} }, true, true},
 	}
 	for _, db := range dbtest.Databases() {
 		t.Run(db.Name, func(t *testing.T) {
@@ -61,7 +67,7 @@ func TestPauseRacesInsert(t *testing.T) {
 						sel := tc.sel(tg, jg)
 						// Odd rounds start with no trigger in the group, so that
 						// the race may also create the group's paused-group rows.
-						if !raceRound(ctx, t, pauser, inserter, tg, jg, sel, tc.resume, i%2 == 0) {
+						if !raceRound(ctx, t, pauser, inserter, tg, jg, sel, tc.resume, tc.newJob, i%2 == 0) {
 							lost++
 						}
 					}
@@ -77,7 +83,7 @@ func TestPauseRacesInsert(t *testing.T) {
 // raceRound runs one round of TestPauseRacesInsert and reports whether
 // the outcome is consistent.
 func raceRound(ctx context.Context, t *testing.T, pauser, inserter store.Store, tg, jg string,
-	sel store.TriggerSelector, resume, withOld bool) bool {
+	sel store.TriggerSelector, resume, newJob, withOld bool) bool {
 	t.Helper()
 	jk := store.Key{Group: jg, Name: "j"}
 	if err := pauser.JobUpsert(ctx, &store.JobUpsertParams{Job: store.JobRecord{Key: jk, Durable: true}}); err != nil {
@@ -117,7 +123,14 @@ func raceRound(ctx context.Context, t *testing.T, pauser, inserter store.Store, 
 	})
 	wg.Go(func() {
 		<-start
-		insertErr = inserter.TriggerInsert(ctx, &store.TriggerInsertParams{Trigger: trigger("new")})
+		if !newJob {
+			insertErr = inserter.TriggerInsert(ctx, &store.TriggerInsertParams{Trigger: trigger("new")})
+			return
+		}
+		own := store.Key{Group: jg, Name: "new"}
+		tr := trigger("new")
+		tr.JobKey = own
+		_, insertErr = inserter.JobWrite(ctx, &store.JobWriteParams{Job: store.JobRecord{Key: own}, Triggers: []store.TriggerRecord{tr}})
 	})
 	close(start)
 	wg.Wait()

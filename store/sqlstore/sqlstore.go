@@ -125,8 +125,11 @@ type Store struct {
 	stop     context.Context // canceled by Close; ends watchers
 	stopFn   context.CancelFunc
 	watchers sync.WaitGroup
-	// background runs the store's own work, such as analyzing its tables.
+	// background runs the store's own work, such as analyzing its tables
+	// and writing the new jobs of inserts.
 	background sync.WaitGroup
+	// inserts combines the new jobs that callers write at the same time.
+	inserts insertQueue
 }
 
 var (
@@ -253,6 +256,10 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.stopFn()
+	// After this, insertCombined sees the store closed and starts no
+	// writer: the wait below waits for every one started.
+	s.inserts.mu.Lock()
+	s.inserts.mu.Unlock() //nolint:staticcheck // an empty critical section orders Close after every start of a writer
 	s.watchers.Wait()
 	s.background.Wait()
 	if s.ownsDB {
@@ -338,8 +345,15 @@ const maxAttempts = 6
 // timeout, serialization failure, SQLite busy). fn must not have effects
 // outside the transaction other than its results, which it must reset.
 func (s *Store) write(ctx context.Context, doing string, fn func(tx *txn) error) error {
+	return s.retry(ctx, doing, func() error { return s.tryWrite(ctx, fn) })
+}
+
+// retry runs try, and again, after a short jittered pause, while it fails
+// because the database reports that it lost a race; see write. try is a
+// whole transaction or one statement outside any.
+func (s *Store) retry(ctx context.Context, doing string, try func() error) error {
 	for attempt := 1; ; attempt++ {
-		err := s.tryWrite(ctx, fn)
+		err := try()
 		if err == nil {
 			return nil
 		}

@@ -91,6 +91,9 @@ func TestWatchPostgres(t *testing.T) {
 			base := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour)
 			foreign := time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC)
 			n := 0
+			// newJobs makes insert add the writer's triggers with new jobs
+			// of their own (JobWrite) rather than to the stored job.
+			newJobs := false
 			// insert adds a trigger on store s due one second after the
 			// last, and returns its next fire time.
 			insert := func(s *sqlstore.Store) time.Time {
@@ -103,6 +106,14 @@ func TestWatchPostgres(t *testing.T) {
 				tr := store.TriggerRecord{
 					Key: store.Key{Group: "watch", Name: fmt.Sprintf("%s-%d", tc.name, n)}, JobKey: job,
 					Kind: "simple", Schedule: []byte(`{}`), StartTime: next, NextFireTime: next,
+				}
+				if s == writer && newJobs {
+					own := store.Key{Group: "watch", Name: tr.Key.Name}
+					tr.JobKey = own
+					if _, err := s.JobWrite(ctx, &store.JobWriteParams{Job: store.JobRecord{Key: own}, Triggers: []store.TriggerRecord{tr}}); err != nil {
+						t.Fatalf("JobWrite: %v", err)
+					}
+					return next
 				}
 				if err := s.TriggerInsert(ctx, &store.TriggerInsertParams{Trigger: tr}); err != nil {
 					t.Fatalf("TriggerInsert: %v", err)
@@ -142,6 +153,8 @@ func TestWatchPostgres(t *testing.T) {
 				}
 			}
 			seen("first insert")
+			newJobs = true
+			seen("a new job's trigger")
 
 			// The watch reconnects after its connection is killed.
 			if tc.name == "Open" {
