@@ -598,6 +598,53 @@ func TestBatches(t *testing.T) {
 	})
 }
 
+// TestHandoverBatchWithATakenRunID hands over, at once, runs of which
+// one has the ID of a run handed over before. The batch's INSERT fails
+// as a whole; each run must then be handed over alone, so that only the
+// run with the taken ID fails and every other one reaches an executor.
+func TestHandoverBatchWithATakenRunID(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, nil, func(t *testing.T, s *dispatch.Service) {
+		ctx := t.Context()
+		e := register(t, s, "taken", nil, "h")
+		handover := func(id string) (*dispatch.Assignment, error) {
+			return s.Handover(ctx, dispatch.Handover{RunID: id, ExecutionID: id, Attempt: 1,
+				Target:   api.ExecutorTarget{Group: "taken", Handler: "h", Routing: api.RoutingRoundRobin},
+				JobGroup: "g", JobName: "j", NodeID: "node-a"})
+		}
+		first := rand.Text()
+		if _, err := handover(first); err != nil {
+			t.Fatalf("Handover of the first run: %v", err)
+		}
+		ids := make([]string, 24)
+		for i := range ids {
+			ids[i] = rand.Text()
+		}
+		ids[len(ids)/2] = first
+		errs := make([]error, len(ids))
+		var wg sync.WaitGroup
+		for i, id := range ids {
+			wg.Go(func() { _, errs[i] = handover(id) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if ids[i] == first {
+				if err == nil {
+					t.Errorf("Handover of the taken run ID %s succeeded", first)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("Handover %d: %v", i, err)
+			}
+		}
+		work, err := s.Take(ctx, e.ID, 100, time.Second)
+		if err != nil || len(work.Runs) != len(ids) {
+			t.Fatalf("Take: %d runs, %v; want %d (the first and the %d new)", len(work.Runs), err, len(ids), len(ids)-1)
+		}
+	})
+}
+
 // TestClockGivesAndJudgesLeases: with Options.Clock, leases are given and
 // judged by it, not by the database's clock. An executor registered at
 // the clock's time, four years ahead of the database's, holds its lease

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
@@ -126,32 +127,28 @@ func (s *Service) takeTurns(ctx context.Context, now time.Time, group string, ho
 }
 
 // insertHandovers inserts the runs of batch, assigned with token 1, in
-// one transaction, and counts the uses of the executors picked, which
+// one statement, and counts the uses of the executors picked, which
 // Watch records (see usesPending): no round robin pick reads them, and
 // updating the executors' rows here made the batches of a busy node wait
 // for each other's commits, every batch touching most of the executors.
 func (s *Service) insertHandovers(ctx context.Context, now time.Time, batch []*handover) error {
-	if !slices.ContainsFunc(batch, func(ho *handover) bool { return ho.e != nil }) {
-		return nil
-	}
-	tx, err := s.st.BeginTx(ctx)
-	if err != nil {
-		return fmt.Errorf("dispatch: handing runs over: %w", err)
-	}
-	defer func() { _ = tx.Rollback() }()
+	rows := 0
+	args := make([]any, 0, len(batch)*runInsertParams)
 	for _, ho := range batch {
 		if ho.e == nil {
 			continue
 		}
 		h := ho.h
-		if _, err := tx.ExecContext(ctx, s.q.runInsert, s.sched, h.RunID, h.ExecutionID, h.Attempt, h.Target.Group,
+		rows++
+		args = append(args, s.sched, h.RunID, h.ExecutionID, h.Attempt, h.Target.Group,
 			h.Target.Handler, h.JobGroup, h.JobName, nanos(h.ScheduledTime), ho.params, h.Recovering, int64(h.Timeout),
-			ho.e.ID, h.NodeID, h.ShardIndex, h.ShardTotal, false, nanos(now)); err != nil {
-			return fmt.Errorf("dispatch: inserting run %s: %w", h.RunID, err)
-		}
+			ho.e.ID, h.NodeID, h.ShardIndex, h.ShardTotal, false, nanos(now))
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("dispatch: committing hand-overs: %w", err)
+	if rows == 0 {
+		return nil
+	}
+	if _, err := s.db.ExecContext(ctx, s.runsInsert(rows), args...); err != nil {
+		return fmt.Errorf("dispatch: inserting %d runs: %w", rows, err)
 	}
 	s.mu.Lock()
 	for _, ho := range batch {
@@ -161,6 +158,25 @@ func (s *Service) insertHandovers(ctx context.Context, now time.Time, batch []*h
 	}
 	s.mu.Unlock()
 	return nil
+}
+
+// runsInsert returns the INSERT of n assigned runs, rendered once for
+// each n.
+func (s *Service) runsInsert(n int) string {
+	if q, ok := s.runInserts.Load(n); ok {
+		return q.(string)
+	}
+	var b strings.Builder
+	b.WriteString(runInsertHead)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(runInsertRow)
+	}
+	q := s.st.SQL(b.String())
+	s.runInserts.Store(n, q)
+	return q
 }
 
 // usesPending are the uses of executors that round robin hand-overs made

@@ -10,6 +10,16 @@ const (
 	active = "('assigned', 'running', 'cancel_requested')"
 )
 
+// runInsertHead and runInsertRow make the INSERT of assigned runs, with
+// token 1: one row of runInsertRow per run, each with runInsertParams
+// arguments.
+const (
+	runInsertHead = `INSERT INTO {p}dispatch_runs (sched_name, ` + runCols + `, cancel_told, outcome, error_message, output, logs,
+			assigned, started, finished) VALUES `
+	runInsertRow    = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, 'assigned', ?, ?, ?, '', '', '', NULL, ?, NULL, NULL)`
+	runInsertParams = 18
+)
+
 // queries are the package's statements, rendered once per Service.
 type queries struct {
 	now                                           string
@@ -55,8 +65,7 @@ func renderQueries(render func(string) string) queries {
 		runsActive: render(`SELECT id, token, state FROM {p}dispatch_runs
 			WHERE sched_name = ? AND executor_id = ? AND state IN ` + active),
 
-		runInsert: render(`INSERT INTO {p}dispatch_runs (sched_name, ` + runCols + `, cancel_told, outcome, error_message, output, logs,
-			assigned, started, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, 'assigned', ?, ?, ?, '', '', '', NULL, ?, NULL, NULL)`),
+		runInsert: render(runInsertHead + runInsertRow),
 		// A lost run goes to its next executor with the next token, so
 		// that whatever the lost one sends is refused.
 		runRehandover: render(`UPDATE {p}dispatch_runs SET executor_id = ?, token = token + 1, state = 'assigned',
