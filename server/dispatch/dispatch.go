@@ -129,10 +129,10 @@ type Service struct {
 	sched string
 	q     queries
 	cq    catalogQueries
-	// runInserts are the INSERTs of n runs, by n (see runsInsert).
-	runInserts sync.Map
-	opts       Options
-	log        *slog.Logger
+	// multiRow are the statements of rowsSQL, by rowsKey.
+	multiRow sync.Map
+	opts     Options
+	log      *slog.Logger
 
 	mu sync.Mutex
 	// waiters are this node's runners waiting for a run's end, by run ID.

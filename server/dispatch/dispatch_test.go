@@ -2,6 +2,7 @@ package dispatch_test
 
 import (
 	"context"
+	"fmt"
 	"crypto/rand"
 	"errors"
 	"io"
@@ -641,6 +642,57 @@ func TestHandoverBatchWithATakenRunID(t *testing.T) {
 		work, err := s.Take(ctx, e.ID, 100, time.Second)
 		if err != nil || len(work.Runs) != len(ids) {
 			t.Fatalf("Take: %d runs, %v; want %d (the first and the %d new)", len(work.Runs), err, len(ids), len(ids)-1)
+		}
+	})
+}
+
+// TestResultSentManyTimesAtOnce reports one run's result under its token
+// many times at once, each copy with its own output, as an executor that
+// retries its request may. The copies meet in one batch; exactly one
+// must be recorded, the others refused as stale, and the output recorded
+// must be the accepted copy's.
+func TestResultSentManyTimesAtOnce(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, nil, func(t *testing.T, s *dispatch.Service) {
+		ctx := t.Context()
+		e := register(t, s, "twice", nil, "h")
+		id := rand.Text()
+		updates, stop := s.Await(id)
+		defer stop()
+		asg, err := s.Handover(ctx, dispatch.Handover{RunID: id, ExecutionID: id, Attempt: 1,
+			Target:   api.ExecutorTarget{Group: "twice", Handler: "h", Routing: api.RoutingRoundRobin},
+			JobGroup: "g", JobName: "j", NodeID: "node-a"})
+		if err != nil {
+			t.Fatalf("Handover: %v", err)
+		}
+		if work, err := s.Take(ctx, e.ID, 10, time.Second); err != nil || len(work.Runs) != 1 {
+			t.Fatalf("Take: %d runs, %v; want 1", len(work.Runs), err)
+		}
+		const copies = 16
+		errs := make([]error, copies)
+		var wg sync.WaitGroup
+		for i := range copies {
+			wg.Go(func() {
+				errs[i] = s.Report(ctx, e.ID, id, api.ExecutorResult{Token: asg.Token, Outcome: "succeeded", Output: fmt.Sprint("copy ", i)})
+			})
+		}
+		wg.Wait()
+		accepted := -1
+		for i, err := range errs {
+			switch {
+			case err == nil && accepted >= 0:
+				t.Errorf("copies %d and %d were both recorded", accepted, i)
+			case err == nil:
+				accepted = i
+			case !errors.Is(err, dispatch.ErrStale):
+				t.Errorf("copy %d: %v, want nil or ErrStale", i, err)
+			}
+		}
+		if accepted < 0 {
+			t.Fatalf("no copy was recorded: %v", errs)
+		}
+		if u := await(t, updates, asg.Token); u.Result.Output != fmt.Sprint("copy ", accepted) {
+			t.Errorf("recorded output %q, want the accepted copy's %q", u.Result.Output, fmt.Sprint("copy ", accepted))
 		}
 	})
 }

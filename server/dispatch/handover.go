@@ -147,7 +147,7 @@ func (s *Service) insertHandovers(ctx context.Context, now time.Time, batch []*h
 	if rows == 0 {
 		return nil
 	}
-	if _, err := s.db.ExecContext(ctx, s.runsInsert(rows), args...); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.rowsSQL(runInsertHead, runInsertRow, "", rows), args...); err != nil {
 		return fmt.Errorf("dispatch: inserting %d runs: %w", rows, err)
 	}
 	s.mu.Lock()
@@ -160,23 +160,31 @@ func (s *Service) insertHandovers(ctx context.Context, now time.Time, batch []*h
 	return nil
 }
 
-// runsInsert returns the INSERT of n assigned runs, rendered once for
-// each n.
-func (s *Service) runsInsert(n int) string {
-	if q, ok := s.runInserts.Load(n); ok {
+// rowsSQL returns the statement head, n rows and tail, rendered for the
+// store once for each head and n.
+func (s *Service) rowsSQL(head, row, tail string, n int) string {
+	key := rowsKey{head: head, n: n}
+	if q, ok := s.multiRow.Load(key); ok {
 		return q.(string)
 	}
 	var b strings.Builder
-	b.WriteString(runInsertHead)
+	b.WriteString(head)
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(runInsertRow)
+		b.WriteString(row)
 	}
+	b.WriteString(tail)
 	q := s.st.SQL(b.String())
-	s.runInserts.Store(n, q)
+	s.multiRow.Store(key, q)
 	return q
+}
+
+// rowsKey names a statement of rowsSQL.
+type rowsKey struct {
+	head string
+	n    int
 }
 
 // usesPending are the uses of executors that round robin hand-overs made
