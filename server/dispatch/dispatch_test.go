@@ -2,9 +2,9 @@ package dispatch_test
 
 import (
 	"context"
-	"fmt"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
