@@ -20,23 +20,6 @@ const (
 	runInsertParams = 18
 )
 
-// runsReportHead, runsReportRow and runsReportTail make the one
-// statement that records many results on PostgreSQL: each result is a
-// row of VALUES (its place in the batch, then runsReportParams-1
-// arguments), fenced as runReport fences one, and the statement returns
-// the places of the results it recorded. After the rows come the
-// Service's clock (NULL for the database's) and the scheduler.
-const (
-	runsReportHead = `WITH v (ord, id, executor_id, token, outcome, error_message, output, logs) AS (VALUES `
-	runsReportRow  = `(CAST(? AS INTEGER), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), ` +
-		`CAST(? AS TEXT), CAST(? AS TEXT))`
-	runsReportTail = `), u AS (UPDATE {p}dispatch_runs r SET state = 'done', outcome = v.outcome, error_message = v.error_message,
-			output = v.output, logs = CAST(v.logs AS JSON), finished = COALESCE(CAST(? AS BIGINT), {now})
-			FROM v WHERE r.sched_name = ? AND r.id = v.id AND r.executor_id = v.executor_id AND r.token = v.token
-			AND r.state IN ` + active + ` RETURNING v.ord) SELECT ord FROM u`
-	runsReportParams = 8
-)
-
 // queries are the package's statements, rendered once per Service.
 type queries struct {
 	now                                           string

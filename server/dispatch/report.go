@@ -81,18 +81,15 @@ func (s *Service) commitReports(ctx context.Context, batch []*report) {
 
 // reportTx records the results of batch in one transaction, setting the
 // err of a result its run's fence refused to ErrStale. It returns the
-// transaction's failure, and then nothing was recorded. A lone result,
-// and on PostgreSQL a whole batch, is one statement, which is a
-// transaction of its own: no BEGIN and COMMIT to send.
+// transaction's failure, and then nothing was recorded. A lone result is
+// one statement, which is a transaction of its own: no BEGIN and COMMIT
+// to send.
 func (s *Service) reportTx(ctx context.Context, batch []*report) error {
 	for _, rep := range batch {
 		rep.err = nil
 	}
 	if len(batch) == 1 {
 		return s.recordReport(ctx, s.db, batch[0])
-	}
-	if s.st.WritableCTEs() {
-		return s.recordReports(ctx, batch)
 	}
 	tx, err := s.st.BeginTx(ctx)
 	if err != nil {
@@ -129,42 +126,6 @@ func (s *Service) recordReport(ctx context.Context, q querier, rep *report) erro
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		rep.err = fmt.Errorf("%w: run %s, token %d", ErrStale, rep.runID, rep.r.Token)
-	}
-	return nil
-}
-
-// recordReports records the results of batch in one statement (see
-// runsReportHead), setting the err of each result its run's fence
-// refused to ErrStale. Two results of one run under its token (an
-// executor that sent its result twice) match the same row: the database
-// records one of them and returns its place, and the other is ErrStale,
-// as it would be after the first.
-func (s *Service) recordReports(ctx context.Context, batch []*report) error {
-	args := make([]any, 0, len(batch)*runsReportParams+2)
-	for i, rep := range batch {
-		args = append(args, i, rep.runID, rep.executor, rep.r.Token, rep.r.Outcome, rep.r.Error, rep.r.Output, rep.logs)
-	}
-	args = append(args, s.clockArg(), s.sched)
-	rows, err := s.db.QueryContext(ctx, s.rowsSQL(runsReportHead, runsReportRow, runsReportTail, len(batch)), args...)
-	if err != nil {
-		return fmt.Errorf("dispatch: recording %d results: %w", len(batch), err)
-	}
-	defer func() { _ = rows.Close() }()
-	recorded := make([]bool, len(batch))
-	for rows.Next() {
-		var i int
-		if err := rows.Scan(&i); err != nil {
-			return fmt.Errorf("dispatch: recording %d results: %w", len(batch), err)
-		}
-		recorded[i] = true
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("dispatch: recording %d results: %w", len(batch), err)
-	}
-	for i, rep := range batch {
-		if !recorded[i] {
-			rep.err = fmt.Errorf("%w: run %s, token %d", ErrStale, rep.runID, rep.r.Token)
-		}
 	}
 	return nil
 }
