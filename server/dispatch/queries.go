@@ -98,24 +98,36 @@ func renderQueries(render func(string) string) queries {
 		// pending tells a waiting Take whether a transaction would find
 		// anything: most reads find nothing, and take no lock.
 		// With the executor's lease, so that a lapsed one is told too.
-		pending: render(`SELECT e.lease_until, (SELECT COUNT(*) FROM {p}dispatch_runs r
+		// pending reads whether an executor's lease holds (by the
+		// Service's clock when it has one, the database's for a NULL
+		// first argument) and how many of its runs wait to be taken or
+		// told.
+		pending: render(`SELECT e.lease_until > COALESCE(CAST(? AS BIGINT), {now}), (SELECT COUNT(*) FROM {p}dispatch_runs r
 			WHERE r.sched_name = e.sched_name AND r.executor_id = e.id
 			AND ((? > 0 AND r.state = 'assigned') OR (r.state = 'cancel_requested' AND r.cancel_told = ?)))
 			FROM {p}dispatch_executors e WHERE e.sched_name = ? AND e.id = ?`),
 		// takeAll is Take's transaction in one statement, on PostgreSQL:
-		// while the executor's lease holds, and when it has no more
-		// assigned runs than it asks for, it starts them all and marks
-		// its cancel requests told, returning both (each row with the
-		// run's columns, after its kind). It returns nothing when the
-		// lease lapsed or more runs wait, as when there is nothing to
-		// take: takeOnce then tells which. Every read goes by the
-		// executor's index, whatever the plan.
-		takeAll: render(`WITH live AS (
-			SELECT 1 FROM {p}dispatch_executors WHERE sched_name = ? AND id = ? AND lease_until > ?
+		// while the executor's lease holds, it picks its oldest assigned
+		// runs, as many as it asks for, starts them (a run another take
+		// started meanwhile is no longer assigned when the UPDATE checks
+		// it again, and is left out) and marks its cancel
+		// requests told, returning both (each row with the run's
+		// columns, after its kind), then one row of kind 'live'. It
+		// returns nothing at all when the lease lapsed or the executor is
+		// unknown: takeOnce then tells which. The runs are read by the
+		// executor's index and updated by their row addresses (ctid),
+		// whatever the plan; the time is the Service's clock when it has
+		// one, the database's for a NULL first argument.
+		takeAll: render(`WITH at AS (
+			SELECT COALESCE(CAST(? AS BIGINT), {now}) AS now
+		), live AS (
+			SELECT 1 FROM {p}dispatch_executors, at WHERE sched_name = ? AND id = ? AND lease_until > at.now
+		), picked AS (
+			SELECT ctid FROM {p}dispatch_runs WHERE sched_name = ? AND executor_id = ? AND state = 'assigned'
+			AND EXISTS (SELECT 1 FROM live) ORDER BY assigned, id LIMIT ?
 		), taken AS (
-			UPDATE {p}dispatch_runs SET state = 'running', started = ?
-			WHERE sched_name = ? AND executor_id = ? AND state = 'assigned' AND EXISTS (SELECT 1 FROM live)
-			AND (SELECT COUNT(*) FROM {p}dispatch_runs WHERE sched_name = ? AND executor_id = ? AND state = 'assigned') <= ?
+			UPDATE {p}dispatch_runs SET state = 'running', started = (SELECT now FROM at)
+			WHERE ctid = ANY (ARRAY (SELECT ctid FROM picked)) AND sched_name = ? AND executor_id = ? AND state = 'assigned'
 			RETURNING 'run' AS kind, ` + runCols + `
 		), told AS (
 			UPDATE {p}dispatch_runs SET cancel_told = TRUE
@@ -123,7 +135,8 @@ func renderQueries(render func(string) string) queries {
 			AND EXISTS (SELECT 1 FROM live)
 			RETURNING 'cancel' AS kind, ` + runCols + `
 		)
-		SELECT * FROM taken UNION ALL SELECT * FROM told`),
+		SELECT * FROM taken UNION ALL SELECT * FROM told
+		UNION ALL SELECT 'live', '', '', 0, '', '', '', '', 0, NULL, FALSE, 0, '', 0, '', '', 0, 0 FROM live`),
 		runsForgetNode: render(`DELETE FROM {p}dispatch_runs WHERE sched_name = ? AND node_id = ? AND assigned < ?`),
 		// The runs of this node that ended or whose executor's lease
 		// lapsed (before the bound), with that lease: the results and

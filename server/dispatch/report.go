@@ -107,8 +107,8 @@ func (s *Service) reportTx(ctx context.Context, batch []*report) error {
 	return nil
 }
 
-// clockArg is the end time a result records: the Service's clock, or
-// NULL for the database's.
+// clockArg is the time a statement that reads the clock itself takes as
+// now: the Service's clock, or NULL for the database's.
 func (s *Service) clockArg() any {
 	if s.opts.Clock == nil {
 		return nil

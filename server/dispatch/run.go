@@ -347,66 +347,62 @@ func emptyWork() *api.ExecutorWork {
 // that the transaction tells it.
 func (s *Service) pending(ctx context.Context, executor string, limit int) bool {
 	var (
-		lease int64
+		holds bool
 		n     int
 	)
-	if err := s.db.QueryRowContext(ctx, s.q.pending, limit, false, s.sched, executor).Scan(&lease, &n); err != nil {
+	if err := s.db.QueryRowContext(ctx, s.q.pending, s.clockArg(), limit, false, s.sched, executor).Scan(&holds, &n); err != nil {
 		return true
 	}
-	if n > 0 {
-		return true
-	}
-	now, err := s.now(ctx, s.db)
-	return err != nil || !instant(lease).After(now)
+	return n > 0 || !holds
 }
 
 // take is one transaction of Take: on PostgreSQL one statement, which
-// does it all when it finds something; takeOnce otherwise, which also
-// tells a lapsed lease from nothing to take.
+// does it all while the lease holds; takeOnce otherwise, which also
+// tells a lapsed lease.
 func (s *Service) take(ctx context.Context, executor string, limit int) (*api.ExecutorWork, error) {
 	if !s.st.WritableCTEs() || limit <= 0 {
 		return s.takeOnce(ctx, executor, limit)
 	}
-	work, err := s.takeAll(ctx, executor, limit)
-	if err != nil || len(work.Runs) > 0 || len(work.Cancel) > 0 {
+	work, live, err := s.takeAll(ctx, executor, limit)
+	if err != nil || live {
 		return work, err
 	}
 	return s.takeOnce(ctx, executor, limit)
 }
 
-// takeAll runs the takeAll statement (see queries), on PostgreSQL.
-func (s *Service) takeAll(ctx context.Context, executor string, limit int) (*api.ExecutorWork, error) {
-	now, err := s.now(ctx, s.db)
-	if err != nil {
-		return nil, err
-	}
-	at := nanos(now)
-	rows, err := s.db.QueryContext(ctx, s.q.takeAll, s.sched, executor, at,
-		at, s.sched, executor, s.sched, executor, limit,
+// takeAll runs the takeAll statement (see queries), on PostgreSQL, and
+// reports whether it found the executor's lease holding.
+func (s *Service) takeAll(ctx context.Context, executor string, limit int) (*api.ExecutorWork, bool, error) {
+	rows, err := s.db.QueryContext(ctx, s.q.takeAll, s.clockArg(), s.sched, executor,
+		s.sched, executor, limit, s.sched, executor,
 		s.sched, executor)
 	if err != nil {
-		return nil, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+		return nil, false, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
 	}
 	defer rows.Close()
 	work := emptyWork()
+	live := false
 	for rows.Next() {
 		var kind string
 		r, err := scanRun(prefixed{rows, &kind})
 		if err != nil {
-			return nil, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+			return nil, false, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
 		}
-		if kind == "cancel" {
+		switch kind {
+		case "live":
+			live = true
+		case "cancel":
 			work.Cancel = append(work.Cancel, api.ExecutorRunRef{ID: r.ID, Token: r.Token})
-		} else {
+		default:
 			work.Runs = append(work.Runs, r)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+		return nil, false, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
 	}
 	// In the order of their scheduled times: RETURNING keeps none.
 	slices.SortStableFunc(work.Runs, func(a, b api.ExecutorRun) int { return a.ScheduledTime.Compare(b.ScheduledTime) })
-	return work, nil
+	return work, live, nil
 }
 
 // prefixed is a row whose first column precedes those its caller scans,
