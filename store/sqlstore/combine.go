@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 
@@ -119,9 +118,5 @@ func (s *Store) insertJob(ctx context.Context, e *store.JobInsert) error {
 	if done, err := s.insertOneStatement(ctx, e); done || err != nil {
 		return err
 	}
-	err := s.write(ctx, "inserting a job", func(tx *txn) error { return tx.insertJobs([]store.JobInsert{*e}) })
-	if te := (*takenError)(nil); errors.As(err, &te) {
-		err = s.nameTaken(ctx, te)
-	}
-	return err
+	return s.writeJobs(ctx, []store.JobInsert{*e})
 }

@@ -70,11 +70,17 @@ func (s *Store) JobsInsert(ctx context.Context, p *store.JobsInsertParams) error
 	if len(p.Jobs) == 1 {
 		return s.translate("inserting a job", s.insertCombined(ctx, &p.Jobs[0]), nil, nil)
 	}
-	err := s.write(ctx, "inserting jobs", func(tx *txn) error { return tx.insertJobs(p.Jobs) })
+	return s.translate(fmt.Sprintf("inserting %d jobs", len(p.Jobs)), s.writeJobs(ctx, p.Jobs), nil, nil)
+}
+
+// writeJobs stores jobs with insertJobs in one transaction and, when a key
+// is taken, names it.
+func (s *Store) writeJobs(ctx context.Context, jobs []store.JobInsert) error {
+	err := s.write(ctx, "inserting jobs", func(tx *txn) error { return tx.insertJobs(jobs) })
 	if te := (*takenError)(nil); errors.As(err, &te) {
 		err = s.nameTaken(ctx, te)
 	}
-	return s.translate(fmt.Sprintf("inserting %d jobs", len(p.Jobs)), err, nil, nil)
+	return err
 }
 
 // takenError is a multi-row INSERT refused because a key it inserts is
@@ -130,9 +136,7 @@ func (tx *txn) insertJobs(jobs []store.JobInsert) error {
 	}
 	rows := make([][]any, 0, len(jobs))
 	for i := range jobs {
-		j := &jobs[i].Job
-		rows = append(rows, []any{tx.s.sched, j.Key.Group, j.Key.Name, j.Type, j.Description, j.Durable,
-			j.RequestsRecovery, j.DisallowConcurrent, j.PersistData, int64(j.Timeout), jsonArg(j.Data), jsonArg(j.Meta)})
+		rows = append(rows, jobInsertArgs(make([]any, 0, jobInsertParams), tx.s.sched, &jobs[i].Job))
 	}
 	jobKeys := func(rows [][]any) []store.Key {
 		keys := make([]store.Key, len(rows))
@@ -168,15 +172,27 @@ func (tx *txn) insertJobs(jobs []store.JobInsert) error {
 			if state == store.StateWaiting {
 				tx.woke(rec.NextFireTime)
 			}
-			rows = append(rows, []any{tx.s.sched, rec.Key.Group, rec.Key.Name, rec.JobKey.Group, rec.JobKey.Name,
-				rec.Description, rec.Priority, rec.Kind, jsonArg(rec.Schedule), rec.CalendarName, rec.MisfireInstruction,
-				jsonArg(rec.Data), rec.Origin, jsonArg(rec.Meta), rec.RearmDelay.Milliseconds(), nanos(rec.StartTime), nanos(rec.EndTime),
-				nanos(rec.NextFireTime), nanos(rec.PreviousFireTime), int64(rec.TimesTriggered), string(state)})
+			rows = append(rows, append(triggerInsertArgs(make([]any, 0, triggerInsertParam), tx.s.sched, rec), string(state)))
 		}
 	}
 	return tx.insertRows("triggers", `sched_name, `+triggerCols, triggerInsertRow, triggerInsertParam, rows, func(rows [][]any) *takenError {
 		return &takenError{sentinel: store.ErrTriggerExists, table: "triggers", cols: [2]string{"trigger_group", "trigger_name"}, keys: jobKeys(rows)}
 	})
+}
+
+// jobInsertArgs appends to args the arguments of j's row of jobInsertRow.
+func jobInsertArgs(args []any, sched string, j *store.JobRecord) []any {
+	return append(args, sched, j.Key.Group, j.Key.Name, j.Type, j.Description, j.Durable,
+		j.RequestsRecovery, j.DisallowConcurrent, j.PersistData, int64(j.Timeout), jsonArg(j.Data), jsonArg(j.Meta))
+}
+
+// triggerInsertArgs appends to args the arguments of rec's row of
+// triggerInsertRow but the last, its state.
+func triggerInsertArgs(args []any, sched string, rec *store.TriggerRecord) []any {
+	return append(args, sched, rec.Key.Group, rec.Key.Name, rec.JobKey.Group, rec.JobKey.Name,
+		rec.Description, rec.Priority, rec.Kind, jsonArg(rec.Schedule), rec.CalendarName, rec.MisfireInstruction,
+		jsonArg(rec.Data), rec.Origin, jsonArg(rec.Meta), rec.RearmDelay.Milliseconds(), nanos(rec.StartTime), nanos(rec.EndTime),
+		nanos(rec.NextFireTime), nanos(rec.PreviousFireTime), int64(rec.TimesTriggered))
 }
 
 // stateOf is the state of a new trigger that will fire, given whether a
@@ -455,14 +471,10 @@ func (s *Store) insertOneStatement(ctx context.Context, e *store.JobInsert) (boo
 			paused = store.StateWaiting
 		}
 	}
-	args := []any{s.sched, rec.JobKey.Group, rec.Key.Group,
-		s.sched, j.Key.Group, j.Key.Name, j.Type, j.Description, j.Durable, j.RequestsRecovery,
-		j.DisallowConcurrent, j.PersistData, int64(j.Timeout), jsonArg(j.Data), jsonArg(j.Meta),
-		s.sched, rec.Key.Group, rec.Key.Name, rec.JobKey.Group, rec.JobKey.Name,
-		rec.Description, rec.Priority, rec.Kind, jsonArg(rec.Schedule), rec.CalendarName, rec.MisfireInstruction,
-		jsonArg(rec.Data), rec.Origin, jsonArg(rec.Meta), rec.RearmDelay.Milliseconds(), nanos(rec.StartTime), nanos(rec.EndTime),
-		nanos(rec.NextFireTime), nanos(rec.PreviousFireTime), int64(rec.TimesTriggered),
-		string(paused), string(unpaused), s.channel}
+	args := []any{s.sched, rec.JobKey.Group, rec.Key.Group}
+	args = jobInsertArgs(args, s.sched, j)
+	args = triggerInsertArgs(args, s.sched, rec)
+	args = append(args, string(paused), string(unpaused), s.channel)
 	var stored, notified int
 	err := s.retry(ctx, "inserting a job", func() error {
 		return s.db.QueryRowContext(ctx, s.q(sqlJobInsertOne), args...).Scan(&stored, &notified)
