@@ -129,10 +129,8 @@ type Service struct {
 	sched string
 	q     queries
 	cq    catalogQueries
-	// multiRow are the statements of rowsSQL, by rowsKey.
-	multiRow sync.Map
-	opts     Options
-	log      *slog.Logger
+	opts  Options
+	log   *slog.Logger
 
 	mu sync.Mutex
 	// waiters are this node's runners waiting for a run's end, by run ID.
@@ -510,6 +508,15 @@ func (s *Service) now(ctx context.Context, q querier) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("dispatch: reading the database clock: %w", err)
 	}
 	return instant(n), nil
+}
+
+// clockArg is the time a statement that reads the clock itself takes as
+// now: the Service's clock, or NULL for the database's.
+func (s *Service) clockArg() any {
+	if s.opts.Clock == nil {
+		return nil
+	}
+	return nanos(s.opts.Clock())
 }
 
 // scanner is a *sql.Row or *sql.Rows.

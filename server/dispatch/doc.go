@@ -23,10 +23,10 @@
 //  2. Take (Service.Take, the executor's long-poll): assigned runs of the
 //     executor become running and are returned with their tokens; cancel
 //     requests not yet told are returned too, in one transaction (on
-//     PostgreSQL one statement, when the executor has no more assigned
-//     runs than it asks for). While there is none, Take reads the
-//     database every PollInterval, with a read that locks nothing, and
-//     takes at once when this node handed a run to the executor.
+//     PostgreSQL one statement while the executor's lease holds). While
+//     there is none, Take reads the database every PollInterval, with a
+//     read that locks nothing, and takes at once when this node handed a
+//     run to the executor.
 //  3. Result (Service.Report): accepted only from the executor the run is
 //     leased to, under its current token, while the run is assigned,
 //     running or cancel_requested; anything else is ErrStale and changes

@@ -147,7 +147,7 @@ func (s *Service) insertHandovers(ctx context.Context, now time.Time, batch []*h
 	if rows == 0 {
 		return nil
 	}
-	if _, err := s.db.ExecContext(ctx, s.rowsSQL(runInsertHead, runInsertRow, "", rows), args...); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.st.SQL(runInsertHead+strings.Repeat(runInsertRow+", ", rows-1)+runInsertRow), args...); err != nil {
 		return fmt.Errorf("dispatch: inserting %d runs: %w", rows, err)
 	}
 	s.mu.Lock()
@@ -158,33 +158,6 @@ func (s *Service) insertHandovers(ctx context.Context, now time.Time, batch []*h
 	}
 	s.mu.Unlock()
 	return nil
-}
-
-// rowsSQL returns the statement head, n rows and tail, rendered for the
-// store once for each head and n.
-func (s *Service) rowsSQL(head, row, tail string, n int) string {
-	key := rowsKey{head: head, n: n}
-	if q, ok := s.multiRow.Load(key); ok {
-		return q.(string)
-	}
-	var b strings.Builder
-	b.WriteString(head)
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(row)
-	}
-	b.WriteString(tail)
-	q := s.st.SQL(b.String())
-	s.multiRow.Store(key, q)
-	return q
-}
-
-// rowsKey names a statement of rowsSQL.
-type rowsKey struct {
-	head string
-	n    int
 }
 
 // usesPending are the uses of executors that round robin hand-overs made

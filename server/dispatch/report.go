@@ -107,15 +107,6 @@ func (s *Service) reportTx(ctx context.Context, batch []*report) error {
 	return nil
 }
 
-// clockArg is the time a statement that reads the clock itself takes as
-// now: the Service's clock, or NULL for the database's.
-func (s *Service) clockArg() any {
-	if s.opts.Clock == nil {
-		return nil
-	}
-	return nanos(s.opts.Clock())
-}
-
 // recordReport records one result with q, setting its err to ErrStale
 // when its run's fence refused it. It returns the statement's failure.
 func (s *Service) recordReport(ctx context.Context, q querier, rep *report) error {
