@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -157,6 +158,9 @@ type Service struct {
 	// handovers the round robin hand-overs (see commitHandovers).
 	reports   combiner[*report]
 	handovers combiner[*handover]
+
+	// handedOver counts the runs this node handed over (see sawHandover).
+	handedOver atomic.Int64
 }
 
 // New migrates the package's tables on st's database and returns a

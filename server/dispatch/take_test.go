@@ -2,6 +2,7 @@ package dispatch_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,4 +105,53 @@ func TestTakeLimit(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestFencesFindTheRunByKey plans the statements that fence a result
+// and a log line, as PostgreSQL plans them once for every call (a
+// generic plan), on a runs table it never analyzed: each reads its run
+// by the primary key. Both also name the run's executor, and the
+// executor's index looked as cheap to the planner: it took it, and every
+// result walked every run the executor had had since the last vacuum.
+func TestFencesFindTheRunByKey(t *testing.T) {
+	t.Parallel()
+	s, st := newServiceOn(t, dbtest.PostgresURL(t), nil)
+	ctx := t.Context()
+	conn, err := st.DB().Conn(ctx)
+	if err != nil {
+		t.Fatalf("Conn: %v", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
+		t.Fatalf("SET: %v", err)
+	}
+	for _, c := range []struct {
+		name, sql, execute string
+	}{
+		{"report", dispatch.ReportSQL(s), "EXECUTE report('succeeded', '', '', NULL, NULL, 's', 'r', 'e', 1)"},
+		{"fence", dispatch.FenceSQL(s), "EXECUTE fence('s', 'r', 'e', 1)"},
+	} {
+		if _, err := conn.ExecContext(ctx, "PREPARE "+c.name+" AS "+c.sql); err != nil {
+			t.Fatalf("PREPARE %s: %v", c.name, err)
+		}
+		rows, err := conn.QueryContext(ctx, "EXPLAIN "+c.execute)
+		if err != nil {
+			t.Fatalf("EXPLAIN %s: %v", c.name, err)
+		}
+		var plan strings.Builder
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatalf("reading the plan of %s: %v", c.name, err)
+			}
+			plan.WriteString(line + "\n")
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("reading the plan of %s: %v", c.name, err)
+		}
+		rows.Close()
+		if !strings.Contains(plan.String(), "dispatch_runs_pkey") {
+			t.Errorf("the %s statement does not read its run by the primary key:\n%s", c.name, plan.String())
+		}
+	}
 }

@@ -42,6 +42,40 @@ type statsCheck struct {
 	mu                   sync.Mutex
 	seen                 int
 	tablesDone, execDone bool
+	// components are the components' tables AnalyzeOnce was asked for.
+	components map[string]bool
+}
+
+// AnalyzeOnce makes sure, once per store and table, that PostgreSQL has
+// statistics for a component's tables, named without the prefix: a
+// component calls it once the tables hold work, for the reason statsCheck
+// tells. A queue-like table (rows that live seconds) is where it matters
+// most: until it is analyzed, PostgreSQL plans a read by primary key as a
+// read of every row of the scheduler, or by any secondary index whose
+// columns the statement also names. It returns at once: the ANALYZE runs
+// on a goroutine that Close stops and waits for, and only for a table
+// PostgreSQL never analyzed; a failure is only logged. It does nothing on
+// the other databases, which plan by key without statistics.
+func (s *Store) AnalyzeOnce(names ...string) {
+	if s.d.name != Postgres {
+		return
+	}
+	c := &s.stats
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var todo []string
+	for _, name := range names {
+		if !c.components[name] {
+			if c.components == nil {
+				c.components = make(map[string]bool)
+			}
+			c.components[name] = true
+			todo = append(todo, name)
+		}
+	}
+	if len(todo) > 0 {
+		s.analyzeLater(todo)
+	}
 }
 
 // sawClaims notes that the store claimed or fired n triggers, and analyzes
@@ -52,13 +86,10 @@ func (s *Store) sawClaims(n int) {
 	}
 	c := &s.stats
 	c.mu.Lock()
-	first := !c.tablesDone
-	c.tablesDone = true
-	c.mu.Unlock()
-	if first {
-		// On its own goroutine, so that the claim is not held up; Close
-		// cancels it and waits for it.
-		s.background.Go(func() { s.analyzeNeverAnalyzed(s.stop, []string{"jobs", "triggers"}) })
+	defer c.mu.Unlock()
+	if !c.tablesDone {
+		c.tablesDone = true
+		s.analyzeLater([]string{"jobs", "triggers"})
 	}
 }
 
@@ -71,18 +102,23 @@ func (s *Store) sawFirings(n int) {
 	s.sawClaims(n)
 	c := &s.stats
 	c.mu.Lock()
-	var tables []string
+	defer c.mu.Unlock()
 	c.seen += n
 	if !c.execDone && c.seen >= analyzeExecutionsAfter {
 		c.execDone = true
-		tables = append(tables, "executions")
+		s.analyzeLater([]string{"executions"})
 	}
-	c.mu.Unlock()
-	if len(tables) > 0 {
-		// On its own goroutine, so that the batch that fired is not held
-		// up; Close cancels it and waits for it.
-		s.background.Go(func() { s.analyzeNeverAnalyzed(s.stop, tables) })
+}
+
+// analyzeLater analyzes those of tables that PostgreSQL never analyzed on
+// a goroutine of its own, so that the caller is not held up; Close cancels
+// it and waits for it. The caller holds s.stats.mu, which Close takes
+// before it waits: a store closed by then starts nothing.
+func (s *Store) analyzeLater(tables []string) {
+	if s.closed.Load() {
+		return
 	}
+	s.background.Go(func() { s.analyzeNeverAnalyzed(s.stop, tables) })
 }
 
 // analyzeNeverAnalyzed runs ANALYZE on those of the store's tables named

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/store/sqlstore"
@@ -337,4 +338,56 @@ func TestComponentDialectHelpers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAnalyzeOnce checks that AnalyzeOnce has PostgreSQL analyze a
+// component's table it never analyzed, once, on the store's own
+// goroutine, and that a call after Close is harmless.
+func TestAnalyzeOnce(t *testing.T) {
+	t.Parallel()
+	s := open(t, dbtest.PostgresURL(t), nil)
+	ctx := t.Context()
+	if err := s.MigrateComponent(ctx, "notes", []sqlstore.Migration{notesV1}); err != nil {
+		t.Fatalf("MigrateComponent: %v", err)
+	}
+	table := s.SQL("{p}notes_items")
+	// Autovacuum, which may analyze it too, would make the test pass
+	// without the store.
+	if _, err := s.DB().ExecContext(ctx, "ALTER TABLE "+table+" SET (autovacuum_enabled = false)"); err != nil {
+		t.Fatalf("turning autovacuum off: %v", err)
+	}
+	analyzes := func() int64 {
+		t.Helper()
+		var n int64
+		err := s.DB().QueryRowContext(ctx, `SELECT analyze_count FROM pg_stat_user_tables WHERE relid = $1::regclass`, table).Scan(&n)
+		if err != nil {
+			t.Fatalf("reading the statistics of %s: %v", table, err)
+		}
+		return n
+	}
+	if n := analyzes(); n != 0 {
+		t.Fatalf("the new table was analyzed %d times before AnalyzeOnce", n)
+	}
+	s.AnalyzeOnce("notes_items")
+	deadline := time.Now().Add(30 * time.Second)
+	for analyzes() == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := analyzes(); n != 1 {
+		t.Fatalf("the table was analyzed %d times after AnalyzeOnce, want 1", n)
+	}
+	// Once per store: a second call analyzes nothing more. The counters
+	// of other sessions show late, so give them a while.
+	s.AnalyzeOnce("notes_items")
+	time.Sleep(time.Second)
+	if n := analyzes(); n != 1 {
+		t.Errorf("the table was analyzed %d times after a second AnalyzeOnce, want 1", n)
+	}
+	// A closed store starts nothing: Close has waited for its goroutines,
+	// and one started now would outlive it (and the race detector, or
+	// the WaitGroup, would tell).
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	s.AnalyzeOnce("notes_other")
 }

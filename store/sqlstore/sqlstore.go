@@ -260,6 +260,9 @@ func (s *Store) Close() error {
 	// writer: the wait below waits for every one started.
 	s.inserts.mu.Lock()
 	s.inserts.mu.Unlock() //nolint:staticcheck // an empty critical section orders Close after every start of a writer
+	// The same for the ANALYZEs that analyzeLater starts.
+	s.stats.mu.Lock()
+	s.stats.mu.Unlock() //nolint:staticcheck // as above, for analyzeLater
 	s.watchers.Wait()
 	s.background.Wait()
 	if s.ownsDB {

@@ -1,0 +1,8 @@
+package dispatch
+
+// ReportSQL and FenceSQL are the statements that fence what an executor
+// sends by the run's key, as s sends them.
+func ReportSQL(s *Service) string { return s.q.runReport }
+
+// FenceSQL: see ReportSQL.
+func FenceSQL(s *Service) string { return s.q.runFence }
