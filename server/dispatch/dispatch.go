@@ -153,6 +153,9 @@ type Service struct {
 	// uses are the round robin's uses of executors that Watch has not
 	// recorded yet, guarded by mu.
 	uses usesPending
+	// turns are the executors this node's round robin picked last, by
+	// group (see nextTurn), guarded by mu.
+	turns map[string]string
 
 	// reports batches the results reported to this node (see Report),
 	// handovers the round robin hand-overs (see commitHandovers).
@@ -200,6 +203,7 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Service, erro
 		polls:   make(map[string]chan struct{}),
 		handed:  make(map[string]bool),
 		groups:  make(map[string]string),
+		turns:   make(map[string]string),
 		nudge:   make(chan struct{}, 1),
 	}
 	if st.SingleWriter() {

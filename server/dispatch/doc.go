@@ -5,9 +5,10 @@
 //   - {p}dispatch_executors: one row per registered executor, with its
 //     group, labels, handlers and lease (lease_until, on the database's
 //     clock), and what the routing strategies read (last_used, use_count);
-//   - {p}dispatch_groups: one row per group, locked by every hand-over to
-//     the group so that hand-overs to one group are serialized (the round
-//     robin cursor lives there);
+//   - {p}dispatch_groups: one row per group, locked by the lru, lfu and
+//     busy_over hand-overs to the group so that they are serialized (its
+//     rr_last, the round robin's turn until each node kept its own, is no
+//     longer read);
 //   - {p}dispatch_runs: one row per run: the execution it stands for, the
 //     executor it is leased to, its fencing token, the node that handed
 //     it over and waits for it, its state and its result.

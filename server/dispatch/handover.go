@@ -25,16 +25,9 @@ type handover struct {
 	err error
 }
 
-// commitHandovers hands over a batch of round robin runs. Alone, a
-// round robin hand-over costs two transactions, the turn (which holds
-// the lock of the group's row until it commits) and the run's insert,
-// so that the group's hand-overs are serialized on that lock. A batch
-// reads each group's live executors once, takes the turns of all its
-// runs of the group in one short transaction (one lock, the cursor
-// advanced to the last pick, committed without waiting for the WAL flush
-// on PostgreSQL, as turn does), and inserts all its runs in one
-// transaction. Each run gets the executor its turn picks among those
-// that serve it, in the batch's order, as one after the other would.
+// commitHandovers hands over a batch of round robin runs: it reads each
+// group's live executors once, takes the turns of all its runs of the
+// group (see takeTurns), and inserts all its runs in one statement.
 // When the insert fails, each run of the batch is handed over alone, so
 // that one's error is not the others'.
 func (s *Service) commitHandovers(ctx context.Context, batch []*handover) {
@@ -82,47 +75,25 @@ func (s *Service) commitHandovers(ctx context.Context, batch []*handover) {
 }
 
 // takeTurns picks the executors of hos, the batch's hand-overs to group,
-// by round robin, and advances the group's cursor past them, in one
-// transaction holding the lock of the group's row. A hand-over no
-// executor serves gets its *NoExecutorError; when the database fails,
-// every one gets the error.
+// by round robin (see nextTurn), each among the live executors that
+// serve it, in the batch's order, as one after the other would. A
+// hand-over no executor serves gets its *NoExecutorError; when the
+// database fails, every one gets the error.
 func (s *Service) takeTurns(ctx context.Context, now time.Time, group string, hos []*handover) {
-	fail := func(err error) {
+	live, err := s.liveExecutors(ctx, s.db, now, group)
+	if err != nil {
 		for _, ho := range hos {
 			ho.e, ho.err = nil, err
 		}
-	}
-	live, err := s.liveExecutors(ctx, s.db, now, group)
-	if err != nil {
-		fail(err)
 		return
 	}
-	tx, rrLast, err := s.lockGroup(ctx, group, true)
-	if err != nil {
-		fail(fmt.Errorf("dispatch: locking group %q: %w", group, err))
-		return
-	}
-	defer func() { _ = tx.Rollback() }()
-	picked := false
 	for _, ho := range hos {
-		t := ho.h.Target
-		cands, byID, err := fit(live, t)
+		cands, byID, err := fit(live, ho.h.Target)
 		if err != nil {
 			ho.err = err
 			continue
 		}
-		c := pick(cands, pickInput{routing: t.Routing, rrLast: rrLast, now: now, heartbeat: s.HeartbeatInterval()})
-		ho.e, rrLast, picked = byID[c.id], c.id, true
-	}
-	if !picked {
-		return
-	}
-	if _, err := tx.ExecContext(ctx, s.q.groupSetRR, rrLast, s.sched, group); err != nil {
-		fail(fmt.Errorf("dispatch: recording the round robin of group %q: %w", group, err))
-		return
-	}
-	if err := tx.Commit(); err != nil {
-		fail(fmt.Errorf("dispatch: recording the round robin of group %q: %w", group, err))
+		ho.e = byID[s.nextTurn(group, cands, now).id]
 	}
 }
 

@@ -37,7 +37,7 @@ type queries struct {
 	now                                           string
 	executorInsert, executorGet, executorList     string
 	executorHeartbeat, executorsLive, executorUse string
-	groupInsert, groupLock, groupSetRR            string
+	groupInsert, groupLock                        string
 	runningGroup, runningAll, runsActive          string
 	runInsert, runRehandover, runToken            string
 	runTake, runsStart, cancelsUntold, cancelTold string
@@ -68,7 +68,6 @@ func renderQueries(render func(string) string) queries {
 
 		groupInsert: render(`INSERT INTO {p}dispatch_groups (sched_name, grp, rr_last) VALUES (?, ?, '')`),
 		groupLock:   render(`SELECT rr_last FROM {p}dispatch_groups WHERE sched_name = ? AND grp = ? {update}`),
-		groupSetRR:  render(`UPDATE {p}dispatch_groups SET rr_last = ? WHERE sched_name = ? AND grp = ?`),
 
 		runningGroup: render(`SELECT executor_id, COUNT(*) FROM {p}dispatch_runs
 			WHERE sched_name = ? AND grp = ? AND state IN ` + active + ` GROUP BY executor_id`),

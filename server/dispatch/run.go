@@ -143,11 +143,8 @@ func (s *Service) Rehandover(ctx context.Context, h Handover) (*Assignment, erro
 //     recorded (last use, use count, runs in progress): the whole
 //     transaction holds the lock of the group's row, so that each sees
 //     the one before it;
-//   - round_robin reads only the group's cursor: a short transaction of
-//     its own locks the group's row, advances the cursor and commits
-//     (without waiting for the WAL flush on PostgreSQL: a cursor lost in
-//     a crash only restarts the turn), and the run is written after it,
-//     in parallel with the next hand-overs' cursors;
+//   - round_robin reads only this node's turn (see nextTurn), in
+//     memory: nothing is locked;
 //   - first, last, random, consistent_hash and failover read only the
 //     executors: nothing is locked.
 func (s *Service) assign(ctx context.Context, h Handover, write func(tx *sql.Tx, e *Executor, now time.Time) error) (*Executor, error) {
@@ -164,8 +161,6 @@ func (s *Service) assign(ctx context.Context, h Handover, write func(tx *sql.Tx,
 	)
 	switch h.Target.Routing {
 	case "", api.RoutingRoundRobin:
-		// The turn first, in a transaction of its own: on SQLite, a
-		// transaction that read before it could not write after it.
 		if in.now, err = s.now(ctx, s.db); err != nil {
 			return nil, err
 		}
@@ -173,12 +168,10 @@ func (s *Service) assign(ctx context.Context, h Handover, write func(tx *sql.Tx,
 		if cands, byID, err = s.candidates(ctx, s.db, in.now, h); err != nil {
 			return nil, err
 		}
-		if c, err = s.turn(ctx, group, cands, in); err != nil {
-			return nil, err
-		}
+		c = s.nextTurn(group, cands, in.now)
 		tx, err = s.st.BeginTx(ctx)
 	case api.RoutingLRU, api.RoutingLFU, api.RoutingBusyOver:
-		tx, in.rrLast, err = s.lockGroup(ctx, group, false)
+		tx, err = s.lockGroup(ctx, group)
 	default:
 		tx, err = s.st.BeginTx(ctx)
 	}
@@ -214,60 +207,56 @@ func (s *Service) assign(ctx context.Context, h Handover, write func(tx *sql.Tx,
 	return e, nil
 }
 
-// turn picks the next executor of the round robin among cands and
-// advances the group's cursor to it, in a short transaction of its own
-// that holds the lock of the group's row.
-func (s *Service) turn(ctx context.Context, group string, cands []candidate, in pickInput) (candidate, error) {
-	tx, rrLast, err := s.lockGroup(ctx, group, true)
-	if err != nil {
-		return candidate{}, fmt.Errorf("dispatch: locking group %q: %w", group, err)
+// nextTurn picks the next executor of group's round robin among cands:
+// the first by ID after the one this node picked last for the group, or
+// a random one at the group's first turn on this node. Each node keeps
+// its own turn, in memory: every node spreads its runs evenly over the
+// group, so the cluster does, and no hand-over waits for another node's.
+// A turn shared by the nodes, a row of the group locked and updated at
+// every batch of hand-overs, made the nodes' batches wait for each
+// other (the statement with the most time in E1 with two nodes) for
+// an order no executor can tell.
+func (s *Service) nextTurn(group string, cands []candidate, now time.Time) candidate {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	last, ok := s.turns[group]
+	in := pickInput{routing: api.RoutingRoundRobin, rrLast: last, now: now}
+	if !ok {
+		in.routing = api.RoutingRandom
 	}
-	defer func() { _ = tx.Rollback() }()
-	in.rrLast = rrLast
 	c := pick(cands, in)
-	if _, err := tx.ExecContext(ctx, s.q.groupSetRR, c.id, s.sched, group); err != nil {
-		return candidate{}, fmt.Errorf("dispatch: recording the round robin of group %q: %w", group, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return candidate{}, fmt.Errorf("dispatch: recording the round robin of group %q: %w", group, err)
-	}
-	return c, nil
+	s.turns[group] = c.id
+	return c
 }
 
-// lockGroup begins a transaction and locks the group's row in it,
-// returning its round robin cursor. The group's first hand-over creates
-// the row. async commits the transaction without waiting for the WAL
-// flush on PostgreSQL.
-func (s *Service) lockGroup(ctx context.Context, group string, async bool) (*sql.Tx, string, error) {
-	tx, rrLast, err := s.tryLockGroup(ctx, group, async)
+// lockGroup begins a transaction and locks the group's row in it. The
+// group's first hand-over creates the row.
+func (s *Service) lockGroup(ctx context.Context, group string) (*sql.Tx, error) {
+	tx, err := s.tryLockGroup(ctx, group)
 	if errors.Is(err, sql.ErrNoRows) {
 		// Outside the transaction: on PostgreSQL, a unique violation
 		// (another node created the row first) would abort it.
 		if _, err := s.db.ExecContext(ctx, s.q.groupInsert, s.sched, group); err != nil && !s.st.IsUniqueViolation(err) {
-			return nil, "", fmt.Errorf("creating the group's row: %w", err)
+			return nil, fmt.Errorf("creating the group's row: %w", err)
 		}
-		tx, rrLast, err = s.tryLockGroup(ctx, group, async)
+		tx, err = s.tryLockGroup(ctx, group)
 	}
-	return tx, rrLast, err
+	return tx, err
 }
 
 // tryLockGroup is lockGroup without creating the row: sql.ErrNoRows when
 // there is none, and then no transaction.
-func (s *Service) tryLockGroup(ctx context.Context, group string, async bool) (*sql.Tx, string, error) {
-	begin := s.st.BeginTx
-	if async {
-		begin = s.st.BeginAsyncCommitTx
-	}
-	tx, err := begin(ctx)
+func (s *Service) tryLockGroup(ctx context.Context, group string) (*sql.Tx, error) {
+	tx, err := s.st.BeginTx(ctx)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	var rrLast string
 	if err := tx.QueryRowContext(ctx, s.q.groupLock, s.sched, group).Scan(&rrLast); err != nil {
 		_ = tx.Rollback()
-		return nil, "", err
+		return nil, err
 	}
-	return tx, rrLast, nil
+	return tx, nil
 }
 
 // candidates reads, with q, the group's live executors that advertise the

@@ -149,23 +149,6 @@ func (s *Store) SQL(q string) string { return s.d.render(s.prefix, q) }
 // writes its statements without asking which database it talks to.
 func (s *Store) InsertIgnore(keyCols, anyCol string) string { return s.d.insertIgnore(keyCols, anyCol) }
 
-// BeginAsyncCommitTx starts a transaction as BeginTx does, whose commit
-// returns before it is durable where the database allows it (PostgreSQL's
-// synchronous_commit off; elsewhere it is BeginTx): for writes that a
-// crash of the database server may lose without harm, such as a cursor
-// that only spreads work. A commit is never reordered or half-applied.
-func (s *Store) BeginAsyncCommitTx(ctx context.Context) (*sql.Tx, error) {
-	tx, err := s.BeginTx(ctx)
-	if err != nil || s.d.name != Postgres {
-		return tx, err
-	}
-	if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit TO OFF"); err != nil {
-		_ = tx.Rollback()
-		return nil, err
-	}
-	return tx, nil
-}
-
 // SingleWriter reports whether the database takes one writing transaction
 // at a time (SQLite, whose write lock is the database's), so that a
 // component sends its writes one after the other rather than at once.

@@ -313,29 +313,6 @@ func TestComponentDialectHelpers(t *testing.T) {
 			if err := s.DB().QueryRowContext(ctx, s.SQL("SELECT title FROM {p}notes_items WHERE id = ?"), "n1").Scan(&title); err != nil || title != "first" {
 				t.Errorf("title after the ignored insert = %q (%v), want first", title, err)
 			}
-
-			// BeginAsyncCommitTx commits like BeginTx; on PostgreSQL without
-			// waiting for the WAL's flush.
-			tx, err := s.BeginAsyncCommitTx(ctx)
-			if err != nil {
-				t.Fatalf("BeginAsyncCommitTx: %v", err)
-			}
-			if s.Dialect() == sqlstore.Postgres {
-				var sync string
-				if err := tx.QueryRowContext(ctx, "SHOW synchronous_commit").Scan(&sync); err != nil || sync != "off" {
-					t.Errorf("synchronous_commit in the transaction = %q (%v), want off", sync, err)
-				}
-			}
-			if _, err := tx.ExecContext(ctx, s.SQL("UPDATE {p}notes_items SET done = TRUE WHERE id = ?"), "n1"); err != nil {
-				t.Fatal(err)
-			}
-			if err := tx.Commit(); err != nil {
-				t.Fatalf("commit: %v", err)
-			}
-			var done bool
-			if err := s.DB().QueryRowContext(ctx, s.SQL("SELECT done FROM {p}notes_items WHERE id = ?"), "n1").Scan(&done); err != nil || !done {
-				t.Errorf("done after the commit = %v (%v), want true", done, err)
-			}
 		})
 	}
 }
