@@ -164,6 +164,12 @@ type Service struct {
 
 	// handedOver counts the runs this node handed over (see sawHandover).
 	handedOver atomic.Int64
+	// deleted counts the runs this node deleted since it last had the
+	// runs' table vacuumed, vacuuming is set while it does, and
+	// vacuumAfter is vacuumRunsAfter but in tests (see vacuumRuns).
+	deleted     atomic.Int64
+	vacuuming   atomic.Bool
+	vacuumAfter int64
 }
 
 // New migrates the package's tables on st's database and returns a
@@ -205,6 +211,8 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Service, erro
 		groups:  make(map[string]string),
 		turns:   make(map[string]string),
 		nudge:   make(chan struct{}, 1),
+
+		vacuumAfter: vacuumRunsAfter,
 	}
 	if st.SingleWriter() {
 		s.reports.parallel, s.handovers.parallel = 1, 1

@@ -6,3 +6,7 @@ func ReportSQL(s *Service) string { return s.q.runReport }
 
 // FenceSQL: see ReportSQL.
 func FenceSQL(s *Service) string { return s.q.runFence }
+
+// SetVacuumAfter sets how many runs s deletes before it has the runs'
+// table vacuumed.
+func SetVacuumAfter(s *Service, n int64) { s.vacuumAfter = n }

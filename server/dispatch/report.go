@@ -151,6 +151,7 @@ func (s *Service) deleteReleased(ctx context.Context) error {
 			s.mu.Unlock()
 			return fmt.Errorf("dispatch: deleting the runs that ended: %w", err)
 		}
+		s.deleted.Add(int64(n))
 		ids = ids[n:]
 	}
 	return nil

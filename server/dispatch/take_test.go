@@ -1,6 +1,7 @@
 package dispatch_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -153,5 +154,64 @@ func TestFencesFindTheRunByKey(t *testing.T) {
 		if !strings.Contains(plan.String(), "dispatch_runs_pkey") {
 			t.Errorf("the %s statement does not read its run by the primary key:\n%s", c.name, plan.String())
 		}
+	}
+}
+
+// TestWatchVacuumsTheRuns checks that a node has PostgreSQL vacuum the
+// runs' table once it deleted enough runs (here 10 instead of
+// thousands), so that a busy queue does not wait for autovacuum's next
+// visit, up to a minute away, while its dead rows pile up.
+func TestWatchVacuumsTheRuns(t *testing.T) {
+	t.Parallel()
+	s, st := newServiceOn(t, dbtest.PostgresURL(t), &dispatch.Options{PollInterval: 20 * time.Millisecond})
+	dispatch.SetVacuumAfter(s, 10)
+	ctx, cancel := context.WithCancel(t.Context())
+	watched := make(chan struct{})
+	defer func() { cancel(); <-watched }()
+	// Autovacuum would make the test pass without the node (it counts
+	// apart, but may leave nothing to do).
+	if _, err := st.DB().ExecContext(ctx, st.SQL("ALTER TABLE {p}dispatch_runs SET (autovacuum_enabled = false)")); err != nil {
+		t.Fatalf("turning autovacuum off: %v", err)
+	}
+	vacuums := func() int64 {
+		t.Helper()
+		var n int64
+		err := st.DB().QueryRowContext(ctx, `SELECT vacuum_count FROM pg_stat_user_tables WHERE relid = $1::regclass`,
+			st.SQL("{p}dispatch_runs")).Scan(&n)
+		if err != nil {
+			t.Fatalf("reading the statistics of the runs: %v", err)
+		}
+		return n
+	}
+	register(t, s, "vac", nil, "h")
+	target := api.ExecutorTarget{Group: "vac", Routing: api.RoutingFirst, Handler: "h"}
+	release := func(n int) {
+		t.Helper()
+		for range n {
+			a, err := handover(t, s, target, nil)
+			if err != nil {
+				t.Fatalf("Handover: %v", err)
+			}
+			s.Release(a.RunID)
+		}
+	}
+	go func() {
+		defer close(watched)
+		s.Watch(ctx, "node-a")
+	}()
+	release(9)
+	// Nine deleted: no vacuum. Give Watch passes to delete them, and the
+	// counters time to show.
+	time.Sleep(time.Second)
+	if n := vacuums(); n != 0 {
+		t.Fatalf("the runs' table was vacuumed %d times after 9 runs deleted, want 0", n)
+	}
+	release(2)
+	deadline := time.Now().Add(30 * time.Second)
+	for vacuums() == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := vacuums(); n != 1 {
+		t.Fatalf("the runs' table was vacuumed %d times after 11 runs deleted, want 1", n)
 	}
 }

@@ -282,11 +282,8 @@ func TestComponentDialectHelpers(t *testing.T) {
 	for _, db := range dbtest.Databases() {
 		t.Run(db.Name, func(t *testing.T) {
 			t.Parallel()
-			s := open(t, db.URL(t), nil)
+			s := openNotes(t, db.URL(t))
 			ctx := t.Context()
-			if err := s.MigrateComponent(ctx, "notes", []sqlstore.Migration{notesV1}); err != nil {
-				t.Fatalf("MigrateComponent: %v", err)
-			}
 			if got, want := s.SingleWriter(), s.Dialect() == sqlstore.SQLite; got != want {
 				t.Errorf("SingleWriter() = %v on %s, want %v", got, db.Name, want)
 			}
@@ -322,11 +319,8 @@ func TestComponentDialectHelpers(t *testing.T) {
 // goroutine, and that a call after Close is harmless.
 func TestAnalyzeOnce(t *testing.T) {
 	t.Parallel()
-	s := open(t, dbtest.PostgresURL(t), nil)
+	s := openNotes(t, dbtest.PostgresURL(t))
 	ctx := t.Context()
-	if err := s.MigrateComponent(ctx, "notes", []sqlstore.Migration{notesV1}); err != nil {
-		t.Fatalf("MigrateComponent: %v", err)
-	}
 	table := s.SQL("{p}notes_items")
 	// Autovacuum, which may analyze it too, would make the test pass
 	// without the store.
@@ -367,4 +361,50 @@ func TestAnalyzeOnce(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	s.AnalyzeOnce("notes_other")
+}
+
+// TestVacuum checks that Vacuum has PostgreSQL vacuum a component's
+// table, does nothing on the other databases, and refuses a name that is
+// not a table's.
+func TestVacuum(t *testing.T) {
+	t.Parallel()
+	for _, db := range dbtest.Databases() {
+		t.Run(db.Name, func(t *testing.T) {
+			t.Parallel()
+			s := openNotes(t, db.URL(t))
+			ctx := t.Context()
+			if err := s.Vacuum(ctx, "notes_items"); err != nil {
+				t.Fatalf("Vacuum: %v", err)
+			}
+			if err := s.Vacuum(ctx, "notes_items; DROP TABLE x"); err == nil {
+				t.Errorf("Vacuum of a bad name: no error")
+			}
+			if s.Dialect() != sqlstore.Postgres {
+				return
+			}
+			table := s.SQL("{p}notes_items")
+			var n int64
+			deadline := time.Now().Add(30 * time.Second)
+			for n == 0 && time.Now().Before(deadline) {
+				err := s.DB().QueryRowContext(ctx, `SELECT vacuum_count FROM pg_stat_user_tables WHERE relid = $1::regclass`, table).Scan(&n)
+				if err != nil {
+					t.Fatalf("reading the statistics of %s: %v", table, err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if n != 1 {
+				t.Errorf("the table was vacuumed %d times, want 1", n)
+			}
+		})
+	}
+}
+
+// openNotes opens a store on url with the notes component's tables.
+func openNotes(t *testing.T, url string) *sqlstore.Store {
+	t.Helper()
+	s := open(t, url, nil)
+	if err := s.MigrateComponent(t.Context(), "notes", []sqlstore.Migration{notesV1}); err != nil {
+		t.Fatalf("MigrateComponent: %v", err)
+	}
+	return s
 }
