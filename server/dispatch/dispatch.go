@@ -162,8 +162,9 @@ type Service struct {
 	reports   combiner[*report]
 	handovers combiner[*handover]
 
-	// handedOver counts the runs this node handed over (see sawHandover).
-	handedOver atomic.Int64
+	// analyzeExecutors has the executors' table analyzed at the first
+	// hand-over (see sawHandover).
+	analyzeExecutors sync.Once
 	// deleted counts the runs this node deleted since it last had the
 	// runs' table vacuumed, vacuuming is set while it does, and
 	// vacuumAfter is vacuumRunsAfter but in tests (see vacuumRuns).

@@ -67,7 +67,7 @@ func renderQueries(render func(string) string) queries {
 		executorUse: render(`UPDATE {p}dispatch_executors SET last_used = ?, use_count = use_count + ? WHERE sched_name = ? AND id = ?`),
 
 		groupInsert: render(`INSERT INTO {p}dispatch_groups (sched_name, grp, rr_last) VALUES (?, ?, '')`),
-		groupLock:   render(`SELECT rr_last FROM {p}dispatch_groups WHERE sched_name = ? AND grp = ? {update}`),
+		groupLock:   render(`SELECT 1 FROM {p}dispatch_groups WHERE sched_name = ? AND grp = ? {update}`),
 
 		runningGroup: render(`SELECT executor_id, COUNT(*) FROM {p}dispatch_runs
 			WHERE sched_name = ? AND grp = ? AND state IN ` + active + ` GROUP BY executor_id`),

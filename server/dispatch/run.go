@@ -80,7 +80,7 @@ func (s *Service) Handover(ctx context.Context, h Handover) (*Assignment, error)
 	return asg, err
 }
 
-// sawHandover counts a run handed over, and at the first makes sure that
+// sawHandover notes a run handed over, and at the first makes sure that
 // PostgreSQL has statistics of the executors' table (see
 // [sqlstore.Store.AnalyzeOnce]): until then it plans Watch's join of a
 // node's runs with their executors as a read of every executor per run
@@ -88,9 +88,7 @@ func (s *Service) Handover(ctx context.Context, h Handover) (*Assignment, error)
 // autovacuum: it is a queue, and the statements that read it do not
 // depend on its statistics (see executorIs and takeAll).
 func (s *Service) sawHandover() {
-	if s.handedOver.Add(1) == 1 {
-		s.st.AnalyzeOnce("dispatch_executors")
-	}
+	s.analyzeExecutors.Do(func() { s.st.AnalyzeOnce("dispatch_executors") })
 }
 
 // handoverOne is Handover of one run, in transactions of its own.
@@ -252,8 +250,8 @@ func (s *Service) tryLockGroup(ctx context.Context, group string) (*sql.Tx, erro
 	if err != nil {
 		return nil, err
 	}
-	var rrLast string
-	if err := tx.QueryRowContext(ctx, s.q.groupLock, s.sched, group).Scan(&rrLast); err != nil {
+	var locked int
+	if err := tx.QueryRowContext(ctx, s.q.groupLock, s.sched, group).Scan(&locked); err != nil {
 		_ = tx.Rollback()
 		return nil, err
 	}
