@@ -83,13 +83,16 @@ func (s *Service) commitReports(ctx context.Context, batch []*report) {
 // err of a result its run's fence refused to ErrStale. It returns the
 // transaction's failure, and then nothing was recorded. A lone result is
 // one statement, which is a transaction of its own: no BEGIN and COMMIT
-// to send.
+// to send; so is a batch on PostgreSQL (see recordReports).
 func (s *Service) reportTx(ctx context.Context, batch []*report) error {
 	for _, rep := range batch {
 		rep.err = nil
 	}
 	if len(batch) == 1 {
 		return s.recordReport(ctx, s.db, batch[0])
+	}
+	if s.st.WritableCTEs() {
+		return s.recordReports(ctx, batch)
 	}
 	tx, err := s.st.BeginTx(ctx)
 	if err != nil {
@@ -117,6 +120,121 @@ func (s *Service) recordReport(ctx context.Context, q querier, rep *report) erro
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		rep.err = fmt.Errorf("%w: run %s, token %d", ErrStale, rep.runID, rep.r.Token)
+	}
+	return nil
+}
+
+// reportKey is what a result's fence compares with its run's row: two
+// results of a batch with the same key are the same result sent twice.
+type reportKey struct {
+	runID, executor string
+	token           int64
+}
+
+// reportsParams is the number of arguments of a result in reportsSQL's
+// statement.
+const reportsParams = 7
+
+// reportsSQL is the UPDATE of recordReports for n results (n > 1), on
+// PostgreSQL, before rendering: its arguments are reportsParams for each
+// result (run, executor, token, outcome, error, output, log lines), the
+// clock's (NULL for the database's, as runReport's), then the
+// scheduler's name. Each row of VALUES starts with its result's index in
+// the batch, a literal that RETURNING gives back, so that the text
+// depends only on n. PostgreSQL types the columns of VALUES by their
+// first row, whose parameters are cast: the log lines to JSON, the
+// schema's {json} there.
+//
+// The runs are found by their key: r.id = ANY (…) repeats the join's
+// run IDs as a condition of the runs alone, which PostgreSQL reads with
+// the primary key whatever the batch's size, once it has statistics of
+// the runs' table (recordReports makes sure it has). Joined to VALUES
+// only, a batch of 64 results on a table of 2,000 runs was planned as a
+// hash join with a sequential scan of the table (see
+// TestReportsFindTheRunsByKey).
+func reportsSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`WITH v (n, id, executor, token, outcome, err, output, logs) AS (VALUES
+		(0, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS JSON))`)
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, ", (%d, ?, ?, ?, ?, ?, ?, ?)", i)
+	}
+	b.WriteString(`)
+		UPDATE {p}dispatch_runs AS r SET state = 'done', outcome = v.outcome, error_message = v.err,
+		output = v.output, logs = v.logs, finished = COALESCE(CAST(? AS BIGINT), {now})
+		FROM v WHERE r.sched_name = ? AND r.id = ANY (ARRAY (SELECT id FROM v)) AND r.id = v.id
+		AND COALESCE(r.executor_id, '') = v.executor AND r.token = v.token AND r.state IN ` + active + ` RETURNING v.n`)
+	return b.String()
+}
+
+// recordReports records the results of batch, on PostgreSQL, with one
+// UPDATE … FROM (VALUES …) (see reportsSQL) that returns the results it
+// recorded: one statement and one round trip whatever the batch's size,
+// instead of one a result in a transaction. Each result is fenced as
+// runReport fences it, by the run's key (COALESCE keeps the executor's
+// index out of the plan, see executorIs); a result not returned is
+// ErrStale.
+//
+// Unlike runReport, which names the whole key of one run, the statement
+// is planned by the statistics of the runs' table: until PostgreSQL has
+// some, it estimates the runs of a scheduler at a handful, and reads
+// every one of them for each batch (see [sqlstore.Store.AnalyzeOnce]).
+// So the first batch has the table analyzed, if PostgreSQL never did:
+// whatever the queue holds then, the statistics say that sched_name is
+// one value for all rows, which is all the plan needs.
+//
+// A result sent twice (an executor retrying its request, see
+// TestResultSentManyTimesAtOnce) may meet its copy in a batch, and an
+// UPDATE … FROM joined to both would change the run once, with either.
+// Only the first copy is sent: the others are ErrStale, as they are when
+// recorded one after the other, the first having ended the run or been
+// refused for the same reason. Results of one run under different
+// executors or tokens are all sent: the run's row matches one of them at
+// most, the one the fence would accept in any order.
+func (s *Service) recordReports(ctx context.Context, batch []*report) error {
+	sent := make([]*report, 0, len(batch))
+	seen := make(map[reportKey]bool, len(batch))
+	for _, rep := range batch {
+		k := reportKey{rep.runID, rep.executor, rep.r.Token}
+		if seen[k] {
+			rep.err = fmt.Errorf("%w: run %s, token %d", ErrStale, rep.runID, rep.r.Token)
+			continue
+		}
+		seen[k] = true
+		sent = append(sent, rep)
+	}
+	if len(sent) == 1 {
+		return s.recordReport(ctx, s.db, sent[0])
+	}
+	s.st.AnalyzeOnce("dispatch_runs")
+	args := make([]any, 0, len(sent)*reportsParams+2)
+	for _, rep := range sent {
+		args = append(args, rep.runID, rep.executor, rep.r.Token, rep.r.Outcome, rep.r.Error, rep.r.Output, rep.logs)
+	}
+	args = append(args, s.clockArg(), s.sched)
+	rows, err := s.db.QueryContext(ctx, s.st.SQL(reportsSQL(len(sent))), args...)
+	if err != nil {
+		return fmt.Errorf("dispatch: recording %d results: %w", len(sent), err)
+	}
+	defer rows.Close()
+	recorded := make([]bool, len(sent))
+	for rows.Next() {
+		var n int
+		if err := rows.Scan(&n); err != nil {
+			return fmt.Errorf("dispatch: recording %d results: %w", len(sent), err)
+		}
+		if n < 0 || n >= len(sent) {
+			return fmt.Errorf("dispatch: recording %d results: the database returned result %d", len(sent), n)
+		}
+		recorded[n] = true
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("dispatch: recording %d results: %w", len(sent), err)
+	}
+	for i, rep := range sent {
+		if !recorded[i] {
+			rep.err = fmt.Errorf("%w: run %s, token %d", ErrStale, rep.runID, rep.r.Token)
+		}
 	}
 	return nil
 }
