@@ -136,12 +136,9 @@ type Service struct {
 	mu sync.Mutex
 	// waiters are this node's runners waiting for a run's end, by run ID.
 	waiters map[string]chan Update
-	// polls are closed to wake the Takes waiting for an executor's work.
-	polls map[string]chan struct{}
-	// handed are the executors this node handed a run (or a cancel
-	// request) since their Take last looked, so that it takes without
-	// reading first; guarded by mu.
-	handed map[string]bool
+	// takes are what this node knows of each executor's work between
+	// its Takes (see takeState), by executor ID.
+	takes map[string]*takeState
 	// nudge wakes Watch for a result reported to this node.
 	nudge chan struct{}
 	// released are the runs released and not deleted yet (see Release),
@@ -161,6 +158,12 @@ type Service struct {
 	// handovers the round robin hand-overs (see commitHandovers).
 	reports   combiner[*report]
 	handovers combiner[*handover]
+
+	// channel is the PostgreSQL channel on which the nodes tell each
+	// other of the runs they hand over and the cancels they request ("" on
+	// other databases), origin this Service's name in what it sends (see
+	// announce).
+	channel, origin string
 
 	// analyzeExecutors has the executors' table analyzed at the first
 	// hand-over (see sawHandover).
@@ -207,8 +210,7 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Service, erro
 		st: st, db: st.DB(), sched: st.SchedulerName(), q: renderQueries(st.SQL), cq: renderCatalogQueries(st.SQL),
 		opts: o, log: o.Logger,
 		waiters: make(map[string]chan Update),
-		polls:   make(map[string]chan struct{}),
-		handed:  make(map[string]bool),
+		takes:   make(map[string]*takeState),
 		groups:  make(map[string]string),
 		turns:   make(map[string]string),
 		nudge:   make(chan struct{}, 1),
@@ -217,6 +219,13 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Service, erro
 	}
 	if st.SingleWriter() {
 		s.reports.parallel, s.handovers.parallel = 1, 1
+	}
+	if st.WritableCTEs() {
+		channel, err := st.NotifyChannel(notifyTopic)
+		if err != nil {
+			return nil, fmt.Errorf("dispatch: %w", err)
+		}
+		s.channel, s.origin = channel, newID()
 	}
 	if err := s.fillCatalog(ctx); err != nil {
 		return nil, err

@@ -118,7 +118,15 @@ func (s *Service) insertHandovers(ctx context.Context, now time.Time, batch []*h
 	if rows == 0 {
 		return nil
 	}
-	if _, err := s.db.ExecContext(ctx, s.st.SQL(runInsertHead+strings.Repeat(runInsertRow+", ", rows-1)+runInsertRow), args...); err != nil {
+	insert := runInsertHead + strings.Repeat(runInsertRow+", ", rows-1) + runInsertRow
+	if s.channel != "" {
+		// The other nodes hear of the runs in the same statement (see
+		// announce): one notification per executor.
+		insert = `WITH ins AS (` + insert + ` RETURNING executor_id, id)
+			SELECT pg_notify(?, ? || '|' || executor_id || '|' || string_agg(id, ',')) FROM ins GROUP BY executor_id`
+		args = append(args, s.channel, s.origin)
+	}
+	if _, err := s.db.ExecContext(ctx, s.st.SQL(insert), args...); err != nil {
 		return fmt.Errorf("dispatch: inserting %d runs: %w", rows, err)
 	}
 	s.mu.Lock()

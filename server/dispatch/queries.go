@@ -44,6 +44,7 @@ type queries struct {
 	runReport, runCancel, runLose, runDelete      string
 	runsForgetNode, watch, pending, runFence      string
 	executorsPrune, takeAll                       string
+	handedStart, handedStartTail, handedSelect    string
 }
 
 func renderQueries(render func(string) string) queries {
@@ -150,6 +151,18 @@ func renderQueries(render func(string) string) queries {
 		)
 		SELECT * FROM taken UNION ALL SELECT * FROM told
 		UNION ALL SELECT 'live', '', '', 0, '', '', '', '', 0, NULL, FALSE, 0, '', 0, '', '', 0, 0 FROM live`),
+		// The runs a node handed an executor, by their keys (takeHanded):
+		// the IDs' list follows the head, rendered with it. On
+		// PostgreSQL one statement starts them while the lease holds;
+		// elsewhere a transaction reads them, locking them, then starts
+		// them (see startRuns).
+		handedStart: `UPDATE {p}dispatch_runs SET state = 'running', started = COALESCE(CAST(? AS BIGINT), {now})
+			WHERE sched_name = ? AND ` + executorIs + ` AND state = 'assigned'`,
+		handedStartTail: ` AND EXISTS (SELECT 1 FROM {p}dispatch_executors
+			WHERE sched_name = ? AND id = ? AND lease_until > COALESCE(CAST(? AS BIGINT), {now}))
+			RETURNING ` + runCols,
+		handedSelect: `SELECT ` + runCols + ` FROM {p}dispatch_runs
+			WHERE sched_name = ? AND ` + executorIs + ` AND state = 'assigned'`,
 		runsForgetNode: render(`DELETE FROM {p}dispatch_runs WHERE sched_name = ? AND node_id = ? AND assigned < ?`),
 		// The runs of this node that ended or whose executor's lease
 		// lapsed (before the bound), with that lease: the results and

@@ -69,7 +69,7 @@ func (s *Service) Handover(ctx context.Context, h Handover) (*Assignment, error)
 		if ho.err != nil {
 			return nil, ho.err
 		}
-		s.wakePolls(ho.asg.ExecutorID)
+		s.wakePolls(ho.asg.ExecutorID, h.RunID)
 		s.sawHandover()
 		return ho.asg, nil
 	}
@@ -84,9 +84,11 @@ func (s *Service) Handover(ctx context.Context, h Handover) (*Assignment, error)
 // PostgreSQL has statistics of the executors' table (see
 // [sqlstore.Store.AnalyzeOnce]): until then it plans Watch's join of a
 // node's runs with their executors as a read of every executor per run
-// (2,163 buffers for 323 runs in E1). The runs' table is left to
-// autovacuum: it is a queue, and the statements that read it do not
-// depend on its statistics (see executorIs and takeAll).
+// (2,163 buffers for 323 runs in E1). The runs' table is analyzed once
+// too, by the first batch of results (see recordReports); after that it
+// is left to autovacuum: it is a queue, and the statements that read one
+// run, or an executor's, do not depend on its statistics (see executorIs
+// and takeAll).
 func (s *Service) sawHandover() {
 	s.analyzeExecutors.Do(func() { s.st.AnalyzeOnce("dispatch_executors") })
 }
@@ -104,7 +106,8 @@ func (s *Service) handoverOne(ctx context.Context, h Handover, params any) (*Ass
 	if err != nil {
 		return nil, err
 	}
-	s.wakePolls(e.ID)
+	s.wakePolls(e.ID, h.RunID)
+	s.announce(ctx, e.ID, h.RunID)
 	return &Assignment{RunID: h.RunID, Token: 1, ExecutorID: e.ID, Instance: e.Instance}, nil
 }
 
@@ -130,7 +133,8 @@ func (s *Service) Rehandover(ctx context.Context, h Handover) (*Assignment, erro
 	if err != nil {
 		return nil, err
 	}
-	s.wakePolls(e.ID)
+	s.wakePolls(e.ID, h.RunID)
+	s.announce(ctx, e.ID, h.RunID)
 	return &Assignment{RunID: h.RunID, Token: token, ExecutorID: e.ID, Instance: e.Instance}, nil
 }
 
@@ -314,7 +318,10 @@ func (s *Service) liveExecutors(ctx context.Context, q querier, now time.Time, g
 // A transaction runs only when a read that locks nothing finds something
 // to take (or the lease lapsed), or when this node handed the executor
 // something since its last Take began: an executor asks again as soon
-// as it has its runs, mostly before its next run is there.
+// as it has its runs, mostly before its next run is there. The runs this
+// node handed it are taken by their keys (see takeHanded), without
+// reading the executor's runs, as long as its cancel requests were read
+// within two PollIntervals.
 func (s *Service) Take(ctx context.Context, executor string, max int, wait time.Duration) (*api.ExecutorWork, error) {
 	wait = min(max0(wait), MaxWait)
 	deadline := time.NewTimer(wait)
@@ -322,9 +329,19 @@ func (s *Service) Take(ctx context.Context, executor string, max int, wait time.
 	tick := time.NewTicker(s.opts.PollInterval)
 	defer tick.Stop()
 	for {
-		woken, handed := s.pollChan(executor)
-		if handed || s.pending(ctx, executor, max) {
+		woken, runs, other := s.pollChan(executor, max, 2*s.opts.PollInterval)
+		if len(runs) > 0 {
+			work, err := s.takeHanded(ctx, executor, runs)
+			if err != nil || len(work.Runs) > 0 {
+				return work, err
+			}
+			other = true // taken already, or the lease lapsed: the read tells
+		}
+		if other || s.pending(ctx, executor, max) {
 			work, err := s.take(ctx, executor, max)
+			if err == nil {
+				s.toldAt(executor)
+			}
 			if err != nil || len(work.Runs) > 0 || len(work.Cancel) > 0 {
 				return work, err
 			}
@@ -358,6 +375,9 @@ func (s *Service) pending(ctx context.Context, executor string, limit int) bool 
 	)
 	if err := s.db.QueryRowContext(ctx, s.q.pending, s.clockArg(), limit, false, s.sched, executor).Scan(&holds, &n); err != nil {
 		return true
+	}
+	if n == 0 {
+		s.toldAt(executor) // no cancel request untold
 	}
 	return n > 0 || !holds
 }
@@ -422,25 +442,38 @@ func (p prefixed) Scan(dest ...any) error { return p.r.Scan(append([]any{p.first
 
 func max0(d time.Duration) time.Duration { return max(d, 0) }
 
-// takeOnce is one read of Take.
-func (s *Service) takeOnce(ctx context.Context, executor string, limit int) (*api.ExecutorWork, error) {
+// leasedTx begins a transaction, reads the time and the executor in it,
+// and returns them while its lease holds: ErrNotFound for an unknown
+// executor, ErrLeaseLost for a lapsed lease. The caller rolls tx back.
+func (s *Service) leasedTx(ctx context.Context, executor string) (*sql.Tx, time.Time, error) {
 	tx, err := s.st.BeginTx(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("dispatch: %w", err)
+		return nil, time.Time{}, fmt.Errorf("dispatch: %w", err)
 	}
-	defer func() { _ = tx.Rollback() }()
 	now, err := s.now(ctx, tx)
 	if err != nil {
-		return nil, err
+		return tx, now, err
 	}
 	e, err := scanExecutor(tx.QueryRowContext(ctx, s.q.executorGet, s.sched, executor))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return nil, fmt.Errorf("%w: %q", ErrNotFound, executor)
+		return tx, now, fmt.Errorf("%w: %q", ErrNotFound, executor)
 	case err != nil:
-		return nil, fmt.Errorf("dispatch: reading executor %s: %w", executor, err)
+		return tx, now, fmt.Errorf("dispatch: reading executor %s: %w", executor, err)
 	case !e.LeaseUntil.After(now):
-		return nil, ErrLeaseLost
+		return tx, now, ErrLeaseLost
+	}
+	return tx, now, nil
+}
+
+// takeOnce is one read of Take.
+func (s *Service) takeOnce(ctx context.Context, executor string, limit int) (*api.ExecutorWork, error) {
+	tx, now, err := s.leasedTx(ctx, executor)
+	if tx != nil {
+		defer func() { _ = tx.Rollback() }()
+	}
+	if err != nil {
+		return nil, err
 	}
 	work := emptyWork()
 	if err := s.takeRuns(ctx, tx, now, executor, limit, work); err != nil {
@@ -481,10 +514,17 @@ func (s *Service) takeRuns(ctx context.Context, tx *sql.Tx, now time.Time, execu
 	if limit <= 0 {
 		return nil
 	}
-	rows, err := tx.QueryContext(ctx, s.q.runTake, s.sched, executor, limit)
+	return s.startRuns(ctx, tx, now, executor, s.q.runTake, []any{s.sched, executor, limit}, work)
+}
+
+// startRuns reads the assigned runs of executor that query finds with
+// args, locking them, into work, and starts them, in tx.
+func (s *Service) startRuns(ctx context.Context, tx *sql.Tx, now time.Time, executor, query string, args []any, work *api.ExecutorWork) error {
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
 	}
+	first := len(work.Runs)
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
@@ -497,21 +537,82 @@ func (s *Service) takeRuns(ctx context.Context, tx *sql.Tx, now time.Time, execu
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
 	}
-	if len(work.Runs) == 0 {
+	taken := work.Runs[first:]
+	if len(taken) == 0 {
 		return nil
 	}
 	// One statement starts them all: the rows are locked (or, on
 	// SQLite, the database is) since they were read as assigned.
-	args := make([]any, 0, 3+len(work.Runs))
-	args = append(args, nanos(now), s.sched, executor)
-	for _, r := range work.Runs {
-		args = append(args, r.ID)
+	startArgs := make([]any, 0, 3+len(taken))
+	startArgs = append(startArgs, nanos(now), s.sched, executor)
+	for _, r := range taken {
+		startArgs = append(startArgs, r.ID)
 	}
-	start := s.st.SQL(s.q.runsStart + " AND id IN (" + strings.Repeat(", ?", len(work.Runs))[2:] + ")")
-	if _, err := tx.ExecContext(ctx, start, args...); err != nil {
+	start := s.st.SQL(s.q.runsStart + " AND id IN (" + strings.Repeat(", ?", len(taken))[2:] + ")")
+	if _, err := tx.ExecContext(ctx, start, startArgs...); err != nil {
 		return fmt.Errorf("dispatch: starting the runs of executor %s: %w", executor, err)
 	}
 	return nil
+}
+
+// takeHanded takes the runs of ids (runs this node handed the executor)
+// that are still assigned to it, while its lease holds, and starts them:
+// the runs are found by their keys, so that the take reads none of the
+// executor's other rows, nor the dead ones its index still points at
+// until the next vacuum. It tells no cancel request (the caller reads
+// them every two PollIntervals), and an answer without runs means only
+// that none was taken: already taken, or a lapsed lease, which the
+// caller's read then tells.
+func (s *Service) takeHanded(ctx context.Context, executor string, ids []string) (*api.ExecutorWork, error) {
+	in := " AND id IN (" + strings.Repeat(", ?", len(ids))[2:] + ")"
+	work := emptyWork()
+	if s.st.WritableCTEs() {
+		args := make([]any, 0, 6+len(ids))
+		args = append(args, s.clockArg(), s.sched, executor)
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		args = append(args, s.sched, executor, s.clockArg())
+		rows, err := s.db.QueryContext(ctx, s.st.SQL(s.q.handedStart+in+s.q.handedStartTail), args...)
+		if err != nil {
+			return nil, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanRun(rows)
+			if err != nil {
+				return nil, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+			}
+			work.Runs = append(work.Runs, r)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+		}
+		slices.SortStableFunc(work.Runs, func(a, b api.ExecutorRun) int { return a.ScheduledTime.Compare(b.ScheduledTime) })
+		return work, nil
+	}
+	tx, now, err := s.leasedTx(ctx, executor)
+	if tx != nil {
+		defer func() { _ = tx.Rollback() }()
+	}
+	switch {
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrLeaseLost):
+		return work, nil // the caller's read tells which
+	case err != nil:
+		return nil, err
+	}
+	args := make([]any, 0, 2+len(ids))
+	args = append(args, s.sched, executor)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	if err := s.startRuns(ctx, tx, now, executor, s.st.SQL(s.q.handedSelect+in+" {update}"), args, work); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("dispatch: committing the runs of executor %s: %w", executor, err)
+	}
+	return work, nil
 }
 
 func scanRun(r scanner) (api.ExecutorRun, error) {
@@ -596,6 +697,7 @@ func (s *Service) RequestCancel(ctx context.Context, a *Assignment) error {
 		return fmt.Errorf("dispatch: asking to cancel run %s: %w", a.RunID, err)
 	}
 	s.wakePolls(a.ExecutorID)
+	s.announce(ctx, a.ExecutorID)
 	return nil
 }
 
@@ -671,32 +773,84 @@ func (s *Service) Await(runID string) (updates <-chan Update, stop func()) {
 	}
 }
 
+// takeState is what this node knows of an executor's work between its
+// Takes.
+type takeState struct {
+	// woken is closed when this node hands the executor something.
+	woken chan struct{}
+	// runs are the runs this node handed it since its Take last looked,
+	// at most maxHandedRuns; other is set when it handed more, or asked
+	// it to cancel a run: its Take then reads its runs.
+	runs  []string
+	other bool
+	// told is when a Take last read its cancel requests.
+	told time.Time
+}
+
+// maxHandedRuns bounds the runs a takeState keeps: an executor that polls
+// another node takes its runs there, and this node's list of them is
+// never emptied but by the next hand-over past the bound.
+const maxHandedRuns = 256
+
+// state returns the executor's takeState, made when it has none; mu is
+// held. Past maxGroupsKept executors, it forgets them all at once (a
+// waiting Take keeps its channel, and reads the database by its ticks).
+func (s *Service) state(executor string) *takeState {
+	ts, ok := s.takes[executor]
+	if !ok {
+		if len(s.takes) >= maxGroupsKept {
+			clear(s.takes)
+		}
+		ts = &takeState{woken: make(chan struct{})}
+		s.takes[executor] = ts
+	}
+	return ts
+}
+
 // pollChan returns the channel closed when this node hands a run to the
-// executor or asks it to cancel one, and whether it did since the last
-// call (during a Take's wait or between two Takes).
-func (s *Service) pollChan(executor string) (woken <-chan struct{}, handed bool) {
+// executor or asks it to cancel one, and what it handed since the last
+// call (during a Take's wait or between two Takes): the runs to take by
+// their keys, at most limit, when the executor's cancel requests were
+// read within fresh (the others stay for the next call); other when the
+// Take must read the executor's runs.
+func (s *Service) pollChan(executor string, limit int, fresh time.Duration) (woken <-chan struct{}, runs []string, other bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ch, ok := s.polls[executor]
-	if !ok {
-		ch = make(chan struct{})
-		s.polls[executor] = ch
+	ts := s.state(executor)
+	other, ts.other = ts.other, false
+	if limit > 0 && len(ts.runs) > 0 {
+		if other || time.Since(ts.told) > fresh {
+			ts.runs, other = nil, true
+		} else {
+			n := min(limit, len(ts.runs))
+			runs = slices.Clone(ts.runs[:n])
+			ts.runs = slices.Delete(ts.runs, 0, n)
+		}
 	}
-	handed = s.handed[executor]
-	delete(s.handed, executor)
-	return ch, handed
+	return ts.woken, runs, other
+}
+
+// toldAt notes that a Take read the executor's cancel requests now.
+func (s *Service) toldAt(executor string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state(executor).told = time.Now()
 }
 
 // wakePolls wakes the Take waiting for the executor's work, if any, and
-// marks the executor handed, so that its next read of Take takes at once.
-func (s *Service) wakePolls(executor string) {
+// notes what was handed it: runs, or something else when there is none
+// (a cancel request), so that its next Take takes at once.
+func (s *Service) wakePolls(executor string, runs ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ch, ok := s.polls[executor]; ok {
-		close(ch)
-		delete(s.polls, executor)
+	ts := s.state(executor)
+	close(ts.woken)
+	ts.woken = make(chan struct{})
+	if len(runs) == 0 || len(ts.runs)+len(runs) > maxHandedRuns {
+		ts.runs, ts.other = nil, true
+		return
 	}
-	s.handed[executor] = true
+	ts.runs = append(ts.runs, runs...)
 }
 
 // vacuumRunsAfter is how many runs a node deletes before it has the
@@ -739,12 +893,15 @@ func (s *Service) vacuumRuns(ctx context.Context, vacuums *sync.WaitGroup) {
 // reported to this node for a run it awaits is delivered by Report.)
 // Each pass, and the last when ctx ends, first deletes the runs released
 // since the one before (see Release), and has the runs' table vacuumed
-// now and then (see vacuumRuns).
+// now and then (see vacuumRuns). On PostgreSQL it also hears, meanwhile,
+// what the other nodes hand the executors whose Takes wait here (see
+// announce).
 func (s *Service) Watch(ctx context.Context, node string) {
 	tick := time.NewTicker(s.opts.PollInterval)
 	defer tick.Stop()
-	var vacuums sync.WaitGroup
-	defer vacuums.Wait()
+	var background sync.WaitGroup
+	defer background.Wait()
+	s.listen(ctx, &background)
 	for {
 		select {
 		case <-ctx.Done():
@@ -763,7 +920,7 @@ func (s *Service) Watch(ctx context.Context, node string) {
 		if err := s.deleteReleased(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("cannot delete the runs that ended", "error", err)
 		}
-		s.vacuumRuns(ctx, &vacuums)
+		s.vacuumRuns(ctx, &background)
 		if err := s.recordUses(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("cannot record the uses of executors", "error", err)
 		}

@@ -2,14 +2,19 @@ package dispatch_test
 
 import (
 	"context"
+	"errors"
+	"io"
+	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/server/dispatch"
+	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
 // TestRunChangesAreHOTUpdates takes and reports runs on PostgreSQL and
@@ -213,5 +218,201 @@ func TestWatchVacuumsTheRuns(t *testing.T) {
 	}
 	if n := vacuums(); n != 1 {
 		t.Fatalf("the runs' table was vacuumed %d times after 11 runs deleted, want 1", n)
+	}
+}
+
+// TestTakeHanded takes runs by their keys, as a Take does with the runs
+// its node handed the executor, on every database: it starts only runs
+// still assigned to that executor, each once, and none once the lease
+// lapsed.
+func TestTakeHanded(t *testing.T) {
+	t.Parallel()
+	forEachURL(t, func(t *testing.T, url string) {
+		ctx := t.Context()
+		var now atomic.Int64
+		now.Store(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+		clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
+		s := newService(t, url, &dispatch.Options{Lease: 10 * time.Second, Clock: clock})
+		e1 := register(t, s, "handed", nil, "h")
+		now.Add(int64(time.Millisecond)) // registered after e1: RoutingFirst picks e1
+		e2 := register(t, s, "handed", nil, "h")
+		target := api.ExecutorTarget{Group: "handed", Routing: api.RoutingFirst, Handler: "h"}
+		var ids []string
+		for range 3 {
+			a, err := handover(t, s, target, map[string]any{"n": len(ids)})
+			if err != nil {
+				t.Fatalf("Handover: %v", err)
+			}
+			if a.ExecutorID != e1.ID {
+				t.Fatalf("handed to %s, want the first executor %s", a.ExecutorID, e1.ID)
+			}
+			ids = append(ids, a.RunID)
+		}
+		took := func(who *dispatch.Executor, ids ...string) []string {
+			t.Helper()
+			work, err := dispatch.TakeHanded(ctx, s, who.ID, ids...)
+			if err != nil {
+				t.Fatalf("TakeHanded: %v", err)
+			}
+			var got []string
+			for _, r := range work.Runs {
+				if r.Token != 1 || r.Handler != "h" || r.Params["n"] == nil {
+					t.Errorf("run %+v: want token 1, handler h and its parameters", r)
+				}
+				got = append(got, r.ID)
+			}
+			slices.Sort(got)
+			return got
+		}
+		if got := took(e2, ids[0]); len(got) != 0 {
+			t.Errorf("another executor took %v of the first's runs", got)
+		}
+		if got, want := took(e1, ids[0], ids[1], "unknown"), slices.Sorted(slices.Values(ids[:2])); !slices.Equal(got, want) {
+			t.Errorf("took %v, want %v", got, want)
+		}
+		if got := took(e1, ids[0], ids[1]); len(got) != 0 {
+			t.Errorf("took %v again", got)
+		}
+		// The third is left assigned: a Take reads it.
+		if work, err := s.Take(ctx, e1.ID, 10, 0); err != nil || len(work.Runs) != 1 || work.Runs[0].ID != ids[2] {
+			t.Errorf("Take: %+v, %v; want run %s alone", work, err, ids[2])
+		}
+		a, err := handover(t, s, target, map[string]any{"n": 3})
+		if err != nil {
+			t.Fatalf("Handover: %v", err)
+		}
+		now.Add(int64(11 * time.Second))
+		if got := took(e1, a.RunID); len(got) != 0 {
+			t.Errorf("took %v after the lease lapsed", got)
+		}
+		if _, err := s.Take(ctx, e1.ID, 10, 0); !errors.Is(err, dispatch.ErrLeaseLost) {
+			t.Errorf("Take after the lease lapsed: %v, want ErrLeaseLost", err)
+		}
+	})
+}
+
+// TestBusyTakeHearsOtherNodesCancels: a Take takes the runs its node
+// handed by their keys, which tells no cancel request, so a cancel
+// request made on another node must still reach an executor kept busy
+// with new runs, within a few PollIntervals.
+func TestBusyTakeHearsOtherNodesCancels(t *testing.T) {
+	t.Parallel()
+	forEachURL(t, func(t *testing.T, url string) {
+		ctx := t.Context()
+		opts := &dispatch.Options{PollInterval: 20 * time.Millisecond}
+		a, st := newServiceOn(t, url, opts)
+		b := newPeer(t, url, st, opts)
+		e := register(t, a, "busy", nil, "h")
+		target := api.ExecutorTarget{Group: "busy", Routing: api.RoutingFirst, Handler: "h"}
+		first, err := handover(t, a, target, nil)
+		if err != nil {
+			t.Fatalf("Handover: %v", err)
+		}
+		if w, err := a.Take(ctx, e.ID, 10, 0); err != nil || len(w.Runs) != 1 {
+			t.Fatalf("Take: %+v, %v; want the first run", w, err)
+		}
+		if err := b.RequestCancel(ctx, first); err != nil {
+			t.Fatalf("RequestCancel on the other node: %v", err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for takes := 0; ; takes++ {
+			if _, err := handover(t, a, target, nil); err != nil {
+				t.Fatalf("Handover: %v", err)
+			}
+			w, err := a.Take(ctx, e.ID, 10, 0)
+			if err != nil {
+				t.Fatalf("Take: %v", err)
+			}
+			if len(w.Cancel) == 1 && w.Cancel[0].ID == first.RunID {
+				t.Logf("told after %d takes", takes)
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("a busy executor was not told of a cancel request made on another node in %d takes", takes)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+}
+
+// newPeer is another node's Service on st's database and scheduler.
+func newPeer(t *testing.T, url string, st *sqlstore.Store, opts *dispatch.Options) *dispatch.Service {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	peer, err := sqlstore.Open(t.Context(), url, &sqlstore.Options{SchedulerName: st.SchedulerName(), Logger: log})
+	if err != nil {
+		t.Fatalf("sqlstore.Open: %v", err)
+	}
+	t.Cleanup(func() { _ = peer.Close() })
+	o := *opts
+	o.Logger = log
+	s, err := dispatch.New(t.Context(), peer, &o)
+	if err != nil {
+		t.Fatalf("dispatch.New: %v", err)
+	}
+	return s
+}
+
+// TestOtherNodesHandoverWakesTake: on PostgreSQL a node tells the others
+// of the runs it hands over and the cancels it requests, so that a Take
+// waiting on another node returns them at once rather than at its next
+// read (here a minute away).
+func TestOtherNodesHandoverWakesTake(t *testing.T) {
+	t.Parallel()
+	url := dbtest.PostgresURL(t)
+	ctx := t.Context()
+	opts := &dispatch.Options{PollInterval: time.Minute}
+	a, st := newServiceOn(t, url, opts)
+	b := newPeer(t, url, st, opts)
+	watchCtx, stop := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { defer close(watched); b.Watch(watchCtx, "node-b") }()
+	t.Cleanup(func() { stop(); <-watched })
+	e := register(t, a, "woken", nil, "h")
+	target := api.ExecutorTarget{Group: "woken", Routing: api.RoutingRoundRobin, Handler: "h"}
+	// wait starts a Take on b, and gives it time to find nothing.
+	wait := func() <-chan *api.ExecutorWork {
+		got := make(chan *api.ExecutorWork, 1)
+		go func() {
+			w, err := b.Take(ctx, e.ID, 10, 30*time.Second)
+			if err != nil {
+				t.Errorf("Take: %v", err)
+			}
+			got <- w
+		}()
+		time.Sleep(200 * time.Millisecond)
+		return got
+	}
+	// b's listener may not be listening yet: hand over until its Take
+	// hears of a run.
+	got := wait()
+	var w *api.ExecutorWork
+	for deadline := time.Now().Add(10 * time.Second); w == nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("a Take on another node did not hear of a hand-over in 10s")
+		}
+		if _, err := handover(t, a, target, nil); err != nil {
+			t.Fatalf("Handover: %v", err)
+		}
+		select {
+		case w = <-got:
+		case <-time.After(time.Second):
+		}
+	}
+	if len(w.Runs) == 0 {
+		t.Fatalf("the Take on the other node returned %+v, want a run", w)
+	}
+	run := w.Runs[0]
+	got = wait()
+	if err := a.RequestCancel(ctx, &dispatch.Assignment{RunID: run.ID, Token: run.Token, ExecutorID: e.ID}); err != nil {
+		t.Fatalf("RequestCancel: %v", err)
+	}
+	select {
+	case w := <-got:
+		if len(w.Cancel) != 1 || w.Cancel[0].ID != run.ID {
+			t.Errorf("the Take on the other node returned %+v, want the cancel of %s", w, run.ID)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a Take on another node did not hear of the cancel request")
 	}
 }

@@ -130,14 +130,15 @@ func TestInstants(t *testing.T) {
 
 func TestNotifyChannel(t *testing.T) {
 	t.Parallel()
-	long := notifyChannel(strings.Repeat("p", 32), "some_schema", strings.Repeat("s", 200))
+	long := notifyChannel(strings.Repeat("p", 32), "triggers", "some_schema", strings.Repeat("s", 200))
 	if len(long) > 63 {
 		t.Errorf("channel %q is %d bytes, want at most 63", long, len(long))
 	}
-	a, b := notifyChannel("chime_", "public", "a"), notifyChannel("chime_", "public", "b")
-	c := notifyChannel("chime_", "other", "a")
-	if a == b || a == c {
-		t.Errorf("channels %q, %q, %q are not distinct", a, b, c)
+	a, b := notifyChannel("chime_", "triggers", "public", "a"), notifyChannel("chime_", "triggers", "public", "b")
+	c := notifyChannel("chime_", "triggers", "other", "a")
+	d := notifyChannel("chime_", "dispatch", "public", "a")
+	if a == b || a == c || a == d {
+		t.Errorf("channels %q, %q, %q, %q are not distinct", a, b, c, d)
 	}
 }
 

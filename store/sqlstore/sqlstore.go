@@ -111,8 +111,9 @@ type Store struct {
 	txOpts *sql.TxOptions
 	// pgConfig connects the dedicated LISTEN connection; nil for OpenDB.
 	pgConfig *pgx.ConnConfig
-	// channel is the PostgreSQL notification channel of this scheduler.
-	channel string
+	// channel is the PostgreSQL notification channel of this scheduler's
+	// triggers, schema the schema its tables are in (PostgreSQL only).
+	channel, schema string
 	// keyCollation is the collation of a MySQL store's tables: binary and
 	// NO PAD where the server has one.
 	keyCollation string
@@ -237,7 +238,8 @@ func newStore(ctx context.Context, db *sql.DB, name Dialect, o Options, owns boo
 			s.stopFn()
 			return nil, fmt.Errorf("reading the PostgreSQL schema: %w", err)
 		}
-		s.channel = notifyChannel(o.TablePrefix, schema, o.SchedulerName)
+		s.schema = schema
+		s.channel = notifyChannel(o.TablePrefix, "triggers", schema, o.SchedulerName)
 	}
 	return s, nil
 }

@@ -9,21 +9,26 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// notifyChannel is the PostgreSQL channel of a scheduler's trigger
-// notifications: the table prefix, "triggers_", and a hash of the schema
-// and scheduler name, so that schedulers sharing a database (notifications
-// are database-wide) do not wake each other. At most 57 bytes of a-z, 0-9
+// notifyChannel is the PostgreSQL channel of a scheduler's notifications
+// of a topic ("triggers" for the triggers'): the table prefix, the topic,
+// "_", and a hash of the schema and scheduler name, so that schedulers
+// sharing a database (notifications are database-wide) do not wake each
+// other. With a topic of at most 8 bytes, at most 57 bytes of a-z, 0-9
 // and _, under PostgreSQL's 63-byte identifier limit.
-func notifyChannel(prefix, schema, sched string) string {
+func notifyChannel(prefix, topic, schema, sched string) string {
 	h := sha256.Sum256([]byte(schema + "\x00" + sched))
-	return prefix + "triggers_" + hex.EncodeToString(h[:8])
+	return prefix + topic + "_" + hex.EncodeToString(h[:8])
 }
+
+// maxTopicBytes bounds a topic of Listen.
+const maxTopicBytes = 8
 
 // sqlNotify sends the earliest next fire time (Unix milliseconds) of the
 // triggers a transaction left WAITING. PostgreSQL delivers it at commit,
@@ -67,38 +72,95 @@ const (
 // it is back; notifications sent meanwhile are lost, which only costs
 // latency while the engine polls.
 func (s *Store) WatchTriggers(ctx context.Context) (<-chan time.Time, error) {
-	if err := s.enter(ctx); err != nil {
+	ch := make(chan time.Time, watchBuffer)
+	err := s.watchChannel(ctx, s.channel, func(payload string) {
+		ms, err := strconv.ParseInt(payload, 10, 64)
+		if err != nil {
+			return // not ours
+		}
+		select {
+		case ch <- time.UnixMilli(ms).UTC():
+		default: // the receiver is behind; it polls anyway
+		}
+	}, func() { close(ch) })
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: watching triggers: %w", err)
+	}
+	return ch, nil
+}
+
+// Listen delivers the payloads of the notifications of topic (a-z, at
+// most 8 bytes) that any node of this scheduler sends, as
+// [Store.NotifyChannel] names it, until ctx ends or the store closes;
+// then the channel is closed. Payloads are dropped while the channel is
+// full: a listener must also poll. It listens as WatchTriggers does, on a
+// connection of its own. On SQLite and MySQL it returns a nil channel and
+// an error wrapping [errors.ErrUnsupported].
+func (s *Store) Listen(ctx context.Context, topic string, buffer int) (<-chan string, error) {
+	channel, err := s.NotifyChannel(topic)
+	if err != nil {
 		return nil, err
 	}
-	if s.d.name != Postgres {
-		return nil, fmt.Errorf("sqlstore: watching triggers on %s: %w", s.d.name, errors.ErrUnsupported)
+	ch := make(chan string, buffer)
+	err = s.watchChannel(ctx, channel, func(payload string) {
+		select {
+		case ch <- payload:
+		default:
+		}
+	}, func() { close(ch) })
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: listening to %s: %w", topic, err)
 	}
-	ch := make(chan time.Time, watchBuffer)
+	return ch, nil
+}
+
+// NotifyChannel returns the PostgreSQL channel of this scheduler's
+// notifications of topic, for a statement's pg_notify. On SQLite and
+// MySQL it returns an error wrapping [errors.ErrUnsupported].
+func (s *Store) NotifyChannel(topic string) (string, error) {
+	if s.d.name != Postgres {
+		return "", fmt.Errorf("sqlstore: notifications on %s: %w", s.d.name, errors.ErrUnsupported)
+	}
+	if topic == "" || len(topic) > maxTopicBytes || strings.Trim(topic, "abcdefghijklmnopqrstuvwxyz") != "" {
+		return "", fmt.Errorf("sqlstore: topic %q: want 1 to %d letters a-z", topic, maxTopicBytes)
+	}
+	return notifyChannel(s.prefix, topic, s.schema, s.sched), nil
+}
+
+// watchChannel listens to channel on a goroutine until ctx ends or the
+// store closes, handing each payload to deliver, then calls done.
+func (s *Store) watchChannel(ctx context.Context, channel string, deliver func(string), done func()) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	if s.d.name != Postgres {
+		return fmt.Errorf("%s: %w", s.d.name, errors.ErrUnsupported)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.stop, cancel)
 	s.watchers.Add(1)
 	go func() {
 		defer s.watchers.Done()
-		defer close(ch)
+		defer done()
 		defer stop()
 		defer cancel()
-		s.watch(ctx, ch)
+		s.watch(ctx, channel, deliver)
 	}()
-	return ch, nil
+	return nil
 }
 
 // watch listens until ctx ends, reconnecting after failures.
-func (s *Store) watch(ctx context.Context, ch chan<- time.Time) {
+func (s *Store) watch(ctx context.Context, channel string, deliver func(string)) {
 	backoff := watchMinBackoff
 	outage := false
 	for ctx.Err() == nil {
 		listening := false
-		err := s.listen(ctx, ch, func() {
+		err := s.listen(ctx, channel, deliver, func() {
 			listening = true
 			backoff = watchMinBackoff
 			if outage {
 				outage = false
-				s.log.Info("trigger watch reconnected", "channel", s.channel)
+				s.log.Info("notification watch reconnected", "channel", channel)
 			}
 		})
 		if ctx.Err() != nil {
@@ -106,8 +168,8 @@ func (s *Store) watch(ctx context.Context, ch chan<- time.Time) {
 		}
 		if !outage {
 			outage = true
-			s.log.Warn("trigger watch lost its connection; polling only until it is back",
-				"channel", s.channel, "error", err)
+			s.log.Warn("notification watch lost its connection; polling only until it is back",
+				"channel", channel, "error", err)
 		}
 		if listening {
 			backoff = watchMinBackoff
@@ -123,16 +185,16 @@ func (s *Store) watch(ctx context.Context, ch chan<- time.Time) {
 	}
 }
 
-// listen runs LISTEN on one connection and forwards notifications until
+// listen runs LISTEN on one connection and delivers notifications until
 // the connection fails or ctx ends. It calls up once listening.
-func (s *Store) listen(ctx context.Context, ch chan<- time.Time, up func()) error {
+func (s *Store) listen(ctx context.Context, channel string, deliver func(string), up func()) error {
 	if s.pgConfig != nil {
 		conn, err := pgx.ConnectConfig(ctx, s.pgConfig.Copy())
 		if err != nil {
 			return err
 		}
 		defer conn.Close(context.WithoutCancel(ctx))
-		return s.listenOn(ctx, conn, ch, up)
+		return listenOn(ctx, conn, channel, deliver, up)
 	}
 	// OpenDB: borrow a connection of the caller's pool for the whole watch.
 	sc, err := s.db.Conn(ctx)
@@ -145,7 +207,7 @@ func (s *Store) listen(ctx context.Context, ch chan<- time.Time, up func()) erro
 		if !ok {
 			return fmt.Errorf("pool connection is a %T, not a pgx stdlib connection", dc)
 		}
-		err := s.listenOn(ctx, c.Conn(), ch, up)
+		err := listenOn(ctx, c.Conn(), channel, deliver, up)
 		// Stop listening before the connection goes back to the pool;
 		// when that fails, have the pool discard it.
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -157,8 +219,8 @@ func (s *Store) listen(ctx context.Context, ch chan<- time.Time, up func()) erro
 	})
 }
 
-func (s *Store) listenOn(ctx context.Context, conn *pgx.Conn, ch chan<- time.Time, up func()) error {
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()); err != nil {
+func listenOn(ctx context.Context, conn *pgx.Conn, channel string, deliver func(string), up func()) error {
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		return err
 	}
 	up()
@@ -167,13 +229,6 @@ func (s *Store) listenOn(ctx context.Context, conn *pgx.Conn, ch chan<- time.Tim
 		if err != nil {
 			return err
 		}
-		ms, err := strconv.ParseInt(n.Payload, 10, 64)
-		if err != nil {
-			continue // not ours
-		}
-		select {
-		case ch <- time.UnixMilli(ms).UTC():
-		default: // the receiver is behind; it polls anyway
-		}
+		deliver(n.Payload)
 	}
 }
