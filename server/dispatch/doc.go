@@ -26,8 +26,11 @@
 //     requests not yet told are returned too, in one transaction (on
 //     PostgreSQL one statement while the executor's lease holds). While
 //     there is none, Take reads the database every PollInterval, with a
-//     read that locks nothing, and takes at once when this node handed a
-//     run to the executor.
+//     read that locks nothing, and takes at once when it knows the
+//     executor was handed a run: by this node, or, on PostgreSQL, by
+//     another, which notifies the nodes. The runs it knows of it takes by
+//     their keys, as long as the executor's cancel requests were read
+//     within two PollIntervals.
 //  3. Result (Service.Report): accepted only from the executor the run is
 //     leased to, under its current token, while the run is assigned,
 //     running or cancel_requested; anything else is ErrStale and changes
