@@ -164,6 +164,8 @@ type Service struct {
 	// other databases), origin this Service's name in what it sends (see
 	// announce).
 	channel, origin string
+	// listening is set while this node hears the others (see gap).
+	listening atomic.Bool
 
 	// analyzeExecutors has the executors' table analyzed at the first
 	// hand-over (see sawHandover).

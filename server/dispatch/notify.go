@@ -13,6 +13,13 @@ const (
 	notifyBuffer = 1024
 )
 
+// listenedFresh is how many PollIntervals a Take goes without reading
+// the executor's runs while its node hears the other nodes (see gap):
+// every run handed to the executor and every cancel request is then
+// announced, and the reads only make up for an announcement lost
+// without a gap, which none should be.
+const listenedFresh = 10
+
 // announce tells the other nodes, on PostgreSQL, that this node handed
 // executor the runs (or, with none, asked it to cancel one), so that the
 // node its Take waits on takes them at once, by their keys, instead of
@@ -38,7 +45,7 @@ func (s *Service) listen(ctx context.Context, wg *sync.WaitGroup) {
 	if s.channel == "" {
 		return
 	}
-	notes, err := s.st.Listen(ctx, notifyTopic, notifyBuffer)
+	notes, err := s.st.Listen(ctx, notifyTopic, notifyBuffer, s.gap)
 	if err != nil {
 		s.log.Warn("cannot hear the other nodes' hand-overs; Takes find them by reading", "error", err)
 		return
@@ -48,6 +55,21 @@ func (s *Service) listen(ctx context.Context, wg *sync.WaitGroup) {
 			s.heard(payload)
 		}
 	})
+}
+
+// gap notes whether this node hears the others' announcements (see
+// listenedFresh), after a time it may have missed some: every Take
+// waiting here, and the next of every executor, reads the executor's
+// runs.
+func (s *Service) gap(listening bool) {
+	s.listening.Store(listening)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ts := range s.takes {
+		ts.runs, ts.other = nil, true
+		close(ts.woken)
+		ts.woken = make(chan struct{})
+	}
 }
 
 // heard wakes the Take of the executor an announcement names, unless this

@@ -312,16 +312,19 @@ func (s *Service) liveExecutors(ctx context.Context, q querier, now time.Time, g
 // Take returns the runs assigned to an executor (at most max; none when
 // max is 0), now running, and the cancel requests it was not told yet. While there is
 // neither, it waits up to wait: it reads the database every PollInterval,
-// and at once when this node hands the executor a run. An executor whose
-// lease lapsed gets ErrLeaseLost.
+// and at once when it learns that the executor was handed a run or asked
+// to cancel one. An executor whose lease lapsed gets ErrLeaseLost.
 //
 // A transaction runs only when a read that locks nothing finds something
-// to take (or the lease lapsed), or when this node handed the executor
+// to take (or the lease lapsed), or when the executor was handed
 // something since its last Take began: an executor asks again as soon
 // as it has its runs, mostly before its next run is there. The runs this
-// node handed it are taken by their keys (see takeHanded), without
-// reading the executor's runs, as long as its cancel requests were read
-// within two PollIntervals.
+// node knows were handed to it (its own hand-overs, and the others'
+// that it hears of on PostgreSQL, see announce) are taken by their keys
+// (see takeHanded), without reading the executor's runs, as long as they
+// were read within two PollIntervals. While this node hears the others,
+// it knows of every run and cancel request, and reads the executor's
+// runs only every listenedFresh PollIntervals.
 func (s *Service) Take(ctx context.Context, executor string, max int, wait time.Duration) (*api.ExecutorWork, error) {
 	wait = min(max0(wait), MaxWait)
 	deadline := time.NewTimer(wait)
@@ -329,7 +332,14 @@ func (s *Service) Take(ctx context.Context, executor string, max int, wait time.
 	tick := time.NewTicker(s.opts.PollInterval)
 	defer tick.Stop()
 	for {
-		woken, runs, other := s.pollChan(executor, max, 2*s.opts.PollInterval)
+		// The executor's runs are read at least every two PollIntervals;
+		// while this node hears the others, every listenedFresh.
+		listening := s.listening.Load()
+		fresh := 2 * s.opts.PollInterval
+		if listening {
+			fresh = listenedFresh * s.opts.PollInterval
+		}
+		woken, runs, other, stale := s.pollChan(executor, max, fresh)
 		if len(runs) > 0 {
 			work, err := s.takeHanded(ctx, executor, runs)
 			if err != nil || len(work.Runs) > 0 {
@@ -337,7 +347,7 @@ func (s *Service) Take(ctx context.Context, executor string, max int, wait time.
 			}
 			other = true // taken already, or the lease lapsed: the read tells
 		}
-		if other || s.pending(ctx, executor, max) {
+		if other || ((!listening || stale) && s.pending(ctx, executor, max)) {
 			work, err := s.take(ctx, executor, max)
 			if err == nil {
 				s.toldAt(executor)
@@ -812,14 +822,16 @@ func (s *Service) state(executor string) *takeState {
 // call (during a Take's wait or between two Takes): the runs to take by
 // their keys, at most limit, when the executor's cancel requests were
 // read within fresh (the others stay for the next call); other when the
-// Take must read the executor's runs.
-func (s *Service) pollChan(executor string, limit int, fresh time.Duration) (woken <-chan struct{}, runs []string, other bool) {
+// Take must read the executor's runs; stale when they were last read
+// longer than fresh ago.
+func (s *Service) pollChan(executor string, limit int, fresh time.Duration) (woken <-chan struct{}, runs []string, other, stale bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ts := s.state(executor)
 	other, ts.other = ts.other, false
+	stale = time.Since(ts.told) > fresh
 	if limit > 0 && len(ts.runs) > 0 {
-		if other || time.Since(ts.told) > fresh {
+		if other || stale {
 			ts.runs, other = nil, true
 		} else {
 			n := min(limit, len(ts.runs))
@@ -827,7 +839,7 @@ func (s *Service) pollChan(executor string, limit int, fresh time.Duration) (wok
 			ts.runs = slices.Delete(ts.runs, 0, n)
 		}
 	}
-	return ts.woken, runs, other
+	return ts.woken, runs, other, stale
 }
 
 // toldAt notes that a Take read the executor's cancel requests now.

@@ -82,7 +82,7 @@ func (s *Store) WatchTriggers(ctx context.Context) (<-chan time.Time, error) {
 		case ch <- time.UnixMilli(ms).UTC():
 		default: // the receiver is behind; it polls anyway
 		}
-	}, func() { close(ch) })
+	}, nil, func() { close(ch) })
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: watching triggers: %w", err)
 	}
@@ -92,22 +92,30 @@ func (s *Store) WatchTriggers(ctx context.Context) (<-chan time.Time, error) {
 // Listen delivers the payloads of the notifications of topic (a-z, at
 // most 8 bytes) that any node of this scheduler sends, as
 // [Store.NotifyChannel] names it, until ctx ends or the store closes;
-// then the channel is closed. Payloads are dropped while the channel is
-// full: a listener must also poll. It listens as WatchTriggers does, on a
-// connection of its own. On SQLite and MySQL it returns a nil channel and
-// an error wrapping [errors.ErrUnsupported].
-func (s *Store) Listen(ctx context.Context, topic string, buffer int) (<-chan string, error) {
+// then the channel is closed. It listens as WatchTriggers does, on a
+// connection of its own. gap, when not nil, is called on the listener's
+// goroutine whenever notifications may have been missed or may be
+// missed from then on: with true once listening (at first, and again
+// after a reconnection), with false when the connection is lost, and
+// with true after a payload was dropped because the channel was full.
+// On SQLite and MySQL it returns a nil channel and an error wrapping
+// [errors.ErrUnsupported].
+func (s *Store) Listen(ctx context.Context, topic string, buffer int, gap func(listening bool)) (<-chan string, error) {
 	channel, err := s.NotifyChannel(topic)
 	if err != nil {
 		return nil, err
+	}
+	if gap == nil {
+		gap = func(bool) {}
 	}
 	ch := make(chan string, buffer)
 	err = s.watchChannel(ctx, channel, func(payload string) {
 		select {
 		case ch <- payload:
 		default:
+			gap(true)
 		}
-	}, func() { close(ch) })
+	}, gap, func() { close(ch) })
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: listening to %s: %w", topic, err)
 	}
@@ -128,8 +136,10 @@ func (s *Store) NotifyChannel(topic string) (string, error) {
 }
 
 // watchChannel listens to channel on a goroutine until ctx ends or the
-// store closes, handing each payload to deliver, then calls done.
-func (s *Store) watchChannel(ctx context.Context, channel string, deliver func(string), done func()) error {
+// store closes, handing each payload to deliver, and calling state (when
+// not nil) with true once listening and with false once the connection
+// is lost; then it calls done.
+func (s *Store) watchChannel(ctx context.Context, channel string, deliver func(string), state func(bool), done func()) error {
 	if err := s.enter(ctx); err != nil {
 		return err
 	}
@@ -144,13 +154,16 @@ func (s *Store) watchChannel(ctx context.Context, channel string, deliver func(s
 		defer done()
 		defer stop()
 		defer cancel()
-		s.watch(ctx, channel, deliver)
+		s.watch(ctx, channel, deliver, state)
 	}()
 	return nil
 }
 
 // watch listens until ctx ends, reconnecting after failures.
-func (s *Store) watch(ctx context.Context, channel string, deliver func(string)) {
+func (s *Store) watch(ctx context.Context, channel string, deliver func(string), state func(bool)) {
+	if state == nil {
+		state = func(bool) {}
+	}
 	backoff := watchMinBackoff
 	outage := false
 	for ctx.Err() == nil {
@@ -162,7 +175,11 @@ func (s *Store) watch(ctx context.Context, channel string, deliver func(string))
 				outage = false
 				s.log.Info("notification watch reconnected", "channel", channel)
 			}
+			state(true)
 		})
+		if listening {
+			state(false)
+		}
 		if ctx.Err() != nil {
 			return
 		}
