@@ -67,8 +67,7 @@ func (s *Service) gap(listening bool) {
 	defer s.mu.Unlock()
 	for _, ts := range s.takes {
 		ts.runs, ts.other = nil, true
-		close(ts.woken)
-		ts.woken = make(chan struct{})
+		ts.wake()
 	}
 }
 

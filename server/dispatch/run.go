@@ -436,8 +436,7 @@ func (s *Service) takeAll(ctx context.Context, executor string, limit int) (*api
 	if err := rows.Err(); err != nil {
 		return nil, false, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
 	}
-	// In the order of their scheduled times: RETURNING keeps none.
-	slices.SortStableFunc(work.Runs, func(a, b api.ExecutorRun) int { return a.ScheduledTime.Compare(b.ScheduledTime) })
+	sortByScheduled(work.Runs)
 	return work, live, nil
 }
 
@@ -535,17 +534,8 @@ func (s *Service) startRuns(ctx context.Context, tx *sql.Tx, now time.Time, exec
 		return fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
 	}
 	first := len(work.Runs)
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			rows.Close()
-			return fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
-		}
-		work.Runs = append(work.Runs, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+	if err := appendRuns(rows, executor, work); err != nil {
+		return err
 	}
 	taken := work.Runs[first:]
 	if len(taken) == 0 {
@@ -587,18 +577,10 @@ func (s *Service) takeHanded(ctx context.Context, executor string, ids []string)
 		if err != nil {
 			return nil, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			r, err := scanRun(rows)
-			if err != nil {
-				return nil, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
-			}
-			work.Runs = append(work.Runs, r)
+		if err := appendRuns(rows, executor, work); err != nil {
+			return nil, err
 		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
-		}
-		slices.SortStableFunc(work.Runs, func(a, b api.ExecutorRun) int { return a.ScheduledTime.Compare(b.ScheduledTime) })
+		sortByScheduled(work.Runs)
 		return work, nil
 	}
 	tx, now, err := s.leasedTx(ctx, executor)
@@ -623,6 +605,28 @@ func (s *Service) takeHanded(ctx context.Context, executor string, ids []string)
 		return nil, fmt.Errorf("dispatch: committing the runs of executor %s: %w", executor, err)
 	}
 	return work, nil
+}
+
+// appendRuns appends the runs rows holds to work, and closes rows.
+func appendRuns(rows *sql.Rows, executor string, work *api.ExecutorWork) error {
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+		}
+		work.Runs = append(work.Runs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("dispatch: taking the runs of executor %s: %w", executor, err)
+	}
+	return nil
+}
+
+// sortByScheduled puts runs in the order of their scheduled times, which
+// RETURNING does not keep.
+func sortByScheduled(runs []api.ExecutorRun) {
+	slices.SortStableFunc(runs, func(a, b api.ExecutorRun) int { return a.ScheduledTime.Compare(b.ScheduledTime) })
 }
 
 func scanRun(r scanner) (api.ExecutorRun, error) {
@@ -797,6 +801,12 @@ type takeState struct {
 	told time.Time
 }
 
+// wake wakes the Take waiting on ts, if any; mu is held.
+func (ts *takeState) wake() {
+	close(ts.woken)
+	ts.woken = make(chan struct{})
+}
+
 // maxHandedRuns bounds the runs a takeState keeps: an executor that polls
 // another node takes its runs there, and this node's list of them is
 // never emptied but by the next hand-over past the bound.
@@ -856,8 +866,7 @@ func (s *Service) wakePolls(executor string, runs ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ts := s.state(executor)
-	close(ts.woken)
-	ts.woken = make(chan struct{})
+	ts.wake()
 	if len(runs) == 0 || len(ts.runs)+len(runs) > maxHandedRuns {
 		ts.runs, ts.other = nil, true
 		return
