@@ -84,6 +84,13 @@ const (
 	// no listener). Exactly one node of the cluster recovers each dead
 	// node incarnation, so exactly one emits the event for it.
 	EventNodeRecovered EventType = "NODE_RECOVERED"
+	// EventNodeRegisteredAgain is chime's own: this node lost its lease
+	// (it was declared dead, or could not renew in time) and registered
+	// again under a new epoch. Registering recovered the executions fired
+	// under the lost lease that no other node had, as declaring the node
+	// dead does; a node that declared it dead first emitted
+	// EventNodeRecovered for them.
+	EventNodeRegisteredAgain EventType = "NODE_REGISTERED_AGAIN"
 )
 
 // SchedulerEvent is one scheduler event. Only the fields that apply to its

@@ -126,6 +126,12 @@ func (ev clusterEvents) Reconciled(r *store.Reconciliation) {
 // LeaseLost cancels the running jobs: another node may re-run them.
 func (ev clusterEvents) LeaseLost() { ev.s.engine.CancelAll(engine.ErrLeaseLost) }
 
+// RegisteredAgain tells the scheduler listeners that the node registered
+// again under a new lease.
+func (ev clusterEvents) RegisteredAgain() {
+	ev.s.emit(SchedulerEvent{Type: EventNodeRegisteredAgain})
+}
+
 // LeaseRestored makes the engine look at once: registering again
 // recovered the executions of the old lease, and jobs held while the lease
 // lapsed start or are dropped.

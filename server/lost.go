@@ -86,6 +86,12 @@ func (s *Server) recordLostFirings(ctx context.Context, node string) error {
 	if err != nil {
 		return err
 	}
+	return s.recordLostExecutions(ctx, node, execs)
+}
+
+// recordLostExecutions is recordLostFirings for the executions execs of
+// node.
+func (s *Server) recordLostExecutions(ctx context.Context, node string, execs []chime.Execution) error {
 	for i := range execs {
 		if !execs[i].LostWithNode {
 			continue

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -102,17 +103,31 @@ func TestFiringsLostBeforeTheirRecordAreInTheHistory(t *testing.T) {
 // the number of triggers it must find due.
 func fireAndDie(t *testing.T, url string, want int) map[string]string {
 	t.Helper()
-	ctx := t.Context()
-	st, err := sqlstore.Open(ctx, url, nil)
-	if err != nil {
-		t.Fatalf("opening the ghost's store: %v", err)
-	}
-	defer st.Close()
-	node, err := st.NodeRegister(ctx, "ghost")
+	st := openStore(t, url)
+	node, err := st.NodeRegister(t.Context(), "ghost")
 	if err != nil {
 		t.Fatalf("NodeRegister: %v", err)
 	}
-	lease := store.Lease{NodeID: node.ID, Epoch: node.Epoch}
+	return fireAll(t, st, store.Lease{NodeID: node.ID, Epoch: node.Epoch}, want)
+}
+
+// openStore opens the store at url for the test's own writes.
+func openStore(t *testing.T, url string) *sqlstore.Store {
+	t.Helper()
+	st, err := sqlstore.Open(t.Context(), url, nil)
+	if err != nil {
+		t.Fatalf("opening the store: %v", err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// fireAll claims and fires, under lease, every trigger due up to 2100, as
+// the scheduler does, and records nothing else. It returns the execution
+// IDs by job name; want is the number of triggers it must find due.
+func fireAll(t *testing.T, st store.Store, lease store.Lease, want int) map[string]string {
+	t.Helper()
+	ctx := t.Context()
 	acquired, err := st.TriggersAcquire(ctx, &store.TriggersAcquireParams{
 		Lease: lease, NoLaterThan: time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC), Limit: 10,
 	})
@@ -134,6 +149,119 @@ func fireAndDie(t *testing.T, url string, want int) map[string]string {
 		ids[tr.JobKey.Name] = id
 	}
 	return ids
+}
+
+// createFarJob creates the job g/name of type count, with a trigger that
+// fires in 2099 only, so that only the test fires it.
+func createFarJob(t *testing.T, s *Server, name string) {
+	t.Helper()
+	j := api.Job{Group: "g", Name: name, Type: "count",
+		Triggers: []api.Trigger{{Name: name + "-yearly", Schedule: cronSchedule("0 0 0 1 1 ? 2099")}}}
+	if _, err := s.CreateJob(t.Context(), "alice", j); err != nil {
+		t.Fatalf("CreateJob %s: %v", name, err)
+	}
+}
+
+// TestFiringLostWhenTheNodeRegistersAgainIsInTheHistory fires a job under
+// a running server's lease, as its engine does, then has the server's
+// node ID register again from elsewhere, as a node declared dead while it
+// was stopped (SIGSTOP) finds it: registering recovers the firing as lost
+// with the old lease, and the server, fenced, registers again. Its node
+// never looks dead in the cluster's view, so only its registering again
+// tells it to give the history the firing it never recorded.
+func TestFiringLostWhenTheNodeRegistersAgainIsInTheHistory(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, url string) {
+		ctx := t.Context()
+		s := newServer(t, url)
+		job := &counter{}
+		if err := s.RegisterJobType("count", job); err != nil {
+			t.Fatal(err)
+		}
+		start(t, s)
+		createFarJob(t, s, "lost")
+		st := openStore(t, url)
+		nodes, err := st.NodeList(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lease store.Lease
+		for _, n := range nodes {
+			if n.ID == s.NodeID() {
+				lease = store.Lease{NodeID: n.ID, Epoch: n.Epoch}
+			}
+		}
+		if lease.NodeID == "" {
+			t.Fatalf("node %s not in %+v", s.NodeID(), nodes)
+		}
+		id := fireAll(t, st, lease, 1)["lost"]
+		if _, err := st.NodeRegister(ctx, s.NodeID()); err != nil {
+			t.Fatalf("NodeRegister: %v", err)
+		}
+		waitFor(t, "the lost firing in the history", func() bool {
+			e, err := s.GetExecution(ctx, id)
+			return err == nil && e.Outcome == "node_lost"
+		})
+		if e, _ := s.GetExecution(ctx, id); e.NodeID != s.NodeID() || e.Attempt != 1 || e.Error == "" {
+			t.Errorf("lost firing = %+v; want attempt 1 on %s, with the reason", e, s.NodeID())
+		}
+		if n := job.runs.Load(); n != 0 {
+			t.Errorf("the job ran %d times, want never", n)
+		}
+	})
+}
+
+// TestFiringLostByANodeThatRegistersAgainAtOnceIsInTheHistory has a node
+// fire a job and die; as soon as a server declared it dead and recovered
+// the firing as lost, the node registers again and lives on, so that the
+// cluster's view no longer shows it dead. The server that recovered it
+// must still give the history the firing the node never recorded.
+func TestFiringLostByANodeThatRegistersAgainAtOnceIsInTheHistory(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, url string) {
+		ctx := t.Context()
+		s := newServer(t, url)
+		if err := s.RegisterJobType("count", &counter{}); err != nil {
+			t.Fatal(err)
+		}
+		start(t, s)
+		createFarJob(t, s, "lost")
+		st := openStore(t, url)
+		id := fireAndDie(t, url, 1)["lost"]
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			recs, err := st.ExecutionList(ctx, &store.ExecutionListParams{NodeID: "ghost"})
+			if err == nil && len(recs) == 1 && recs[0].State == store.ExecutionFailed {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the ghost's executions = %+v, %v; want its firing failed with it within 30s", recs, err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		node, err := st.NodeRegister(ctx, "ghost")
+		if err != nil {
+			t.Fatalf("NodeRegister: %v", err)
+		}
+		// The ghost lives on: no node declares this incarnation dead.
+		checkIns, stopCheckIns := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer stopCheckIns()
+		wg.Go(func() {
+			for checkIns.Err() == nil {
+				_, _ = st.NodeCheckIn(checkIns, store.Lease{NodeID: node.ID, Epoch: node.Epoch})
+				select {
+				case <-checkIns.Done():
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		})
+		waitFor(t, "the lost firing in the history", func() bool {
+			e, err := s.GetExecution(ctx, id)
+			return err == nil && e.Outcome == "node_lost"
+		})
+	})
 }
 
 // TestRecoveredSuccessIsNotRunAgain has a node fire a job that requests

@@ -112,7 +112,9 @@ func (s *Server) watchNodes(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-s.sweepNow:
 		}
+		s.runLostSweeps(ctx)
 		if err := s.checkNodes(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("cannot check the cluster's nodes", "error", err)
 		}
@@ -168,16 +170,79 @@ func (s *Server) checkNodes(ctx context.Context) error {
 // schedulerEvent alerts about a node this node declared dead and whose
 // work it recovered. The library tells exactly one node of the cluster
 // about each dead node incarnation, the one that recovered it.
+//
+// It also has the history given the firings that the recovery (or this
+// node's registering again) recorded as lost and their node never recorded
+// (see recordLostFirings). checkNodes finds them too, but only while the
+// view shows the dead incarnation: a node that registers again at once
+// hides it.
 func (s *Server) schedulerEvent(ctx context.Context, ev chime.SchedulerEvent) {
+	if ev.Type == chime.EventNodeRegisteredAgain {
+		s.queueLostSweep(lostSweep{node: s.NodeID()})
+		return
+	}
 	if ev.Type != chime.EventNodeRecovered || ev.Recovered == nil {
 		return
 	}
 	n := ev.Recovered.Node
+	if len(ev.Recovered.Failed) > 0 {
+		s.queueLostSweep(lostSweep{node: n.ID, execs: ev.Recovered.Failed})
+	}
 	s.alerts.notify(ctx, nil, alert.Event{
 		Kind: alert.KindNodeLost, NodeID: n.ID, At: s.now(),
 		Detail: fmt.Sprintf("Node %s (lease epoch %d) stopped checking in at %s and was declared dead; %d of its runs will be re-run, %d were lost.",
 			n.ID, n.Epoch, n.LastCheckIn.Format(time.RFC3339), len(ev.Recovered.Recoverable), len(ev.Recovered.Failed)),
 	})
+}
+
+// lostSweep is a look for the firings that node lost before it recorded
+// them: among execs, which a recovery reported, or, when execs is nil,
+// among the node's newest executions.
+type lostSweep struct {
+	node  string
+	execs []chime.Execution
+}
+
+// queueLostSweep has watchNodes make the sweep w at once, and again at
+// each of its passes until it succeeds. Listeners must not wait on the
+// database, so the event's listener does not make it.
+func (s *Server) queueLostSweep(w lostSweep) {
+	s.mu.Lock()
+	s.lostSweeps = append(s.lostSweeps, w)
+	s.mu.Unlock()
+	select {
+	case s.sweepNow <- struct{}{}:
+	default:
+	}
+}
+
+// runLostSweeps makes the queued sweeps; those that fail stay queued.
+func (s *Server) runLostSweeps(ctx context.Context) {
+	s.mu.Lock()
+	queued := s.lostSweeps
+	s.lostSweeps = nil
+	s.mu.Unlock()
+	var failed []lostSweep
+	for _, w := range queued {
+		var err error
+		if w.execs == nil {
+			err = s.recordLostFirings(ctx, w.node)
+		} else {
+			err = s.recordLostExecutions(ctx, w.node, w.execs)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			s.log.Warn("cannot look for the firings a lost node did not record; trying again", "lost_node", w.node, "error", err)
+			failed = append(failed, w)
+		}
+	}
+	if len(failed) > 0 {
+		s.mu.Lock()
+		s.lostSweeps = append(failed, s.lostSweeps...)
+		s.mu.Unlock()
+	}
 }
 
 // sweepLostFirings records the firings that the dead node n lost before

@@ -100,6 +100,11 @@ type Server struct {
 	// swept remembers the dead node incarnations (ID and epoch) whose
 	// unrecorded firings this node looked for, so that it looks once.
 	swept map[lostKey]bool
+	// lostSweeps are the looks for unrecorded lost firings that a
+	// recovery asked for and watchNodes has not yet made; sweepNow wakes
+	// it for them (see queueLostSweep).
+	lostSweeps []lostSweep
+	sweepNow   chan struct{}
 	// pools keeps the concurrency pools and their slots (see pools.go).
 	pools *pool.Service
 
@@ -131,15 +136,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.Alert.Egress = policy
 	}
 	s := &Server{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		goTypes: make(map[string]chime.Job),
-		local:   newLocalRuns(),
-		writes:  newWriteQueue(),
-		http:    &httpjob.Runner{Egress: policy},
-		egress:  policy,
-		shell:   &shelljob.Runner{},
-		swept:   make(map[lostKey]bool),
+		cfg:      cfg,
+		log:      cfg.Logger,
+		goTypes:  make(map[string]chime.Job),
+		local:    newLocalRuns(),
+		writes:   newWriteQueue(),
+		http:     &httpjob.Runner{Egress: policy},
+		egress:   policy,
+		shell:    &shelljob.Runner{},
+		swept:    make(map[lostKey]bool),
+		sweepNow: make(chan struct{}, 1),
 
 		stopping: make(chan struct{}),
 

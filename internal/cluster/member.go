@@ -64,6 +64,11 @@ type Observer interface {
 	// LeaseLost is called once when the node must assume it was declared
 	// dead, until it registered again.
 	LeaseLost()
+	// RegisteredAgain is called when the node registered again under a
+	// new epoch after it lost its lease, before LeaseRestored. Registering
+	// recovered the executions of the earlier epochs that no node had
+	// recovered (see store.NodeStore.NodeRegister).
+	RegisteredAgain()
 	// LeaseRestored is called when the lease is valid again: the node
 	// registered again, or renewed a lease that had lapsed.
 	LeaseRestored()
@@ -75,6 +80,7 @@ type noObserver struct{}
 func (noObserver) NodesRecovered([]store.NodeRecovery) {}
 func (noObserver) Reconciled(*store.Reconciliation)    {}
 func (noObserver) LeaseLost()                          {}
+func (noObserver) RegisteredAgain()                    {}
 func (noObserver) LeaseRestored()                      {}
 
 // Member is one node's membership of the cluster.
@@ -465,6 +471,7 @@ func (m *Member) registerAgain(ctx context.Context) bool {
 		return false
 	}
 	m.storeAnswered(m.cfg.Clock.Now())
+	m.cfg.Observer.RegisteredAgain()
 	m.cfg.Observer.LeaseRestored()
 	return true
 }

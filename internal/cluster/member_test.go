@@ -41,6 +41,8 @@ func (o *observerFuncs) LeaseLost() {
 	}
 }
 
+func (o *observerFuncs) RegisteredAgain() {}
+
 func (o *observerFuncs) LeaseRestored() {
 	if o.restored != nil {
 		o.restored()
