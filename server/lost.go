@@ -80,18 +80,22 @@ func (s *Server) alertPlan(ctx context.Context, key chime.JobKey) *plan {
 // A lost firing whose failure the node did record died after that and
 // before the store recorded the execution's end: in between, the node
 // schedules the retry or raises the alert, and it may not have got to.
-// afterLostFailure does it, once.
-func (s *Server) recordLostFirings(ctx context.Context, node string) error {
+// With follow set, afterLostFailure does it. Only one sweep of each lost
+// incarnation may follow its failures, since an alert delivered once is
+// sent again when raised again: the sweep of the cluster view's dead
+// incarnations (once each, see sweepLostFirings), and the sweep at start
+// of the incarnation before it.
+func (s *Server) recordLostFirings(ctx context.Context, node string, follow bool) error {
 	execs, err := s.sched.Executions(ctx, &chime.ExecutionFilter{NodeID: node, Limit: lostSweepLimit})
 	if err != nil {
 		return err
 	}
-	return s.recordLostExecutions(ctx, node, execs)
+	return s.recordLostExecutions(ctx, node, execs, follow)
 }
 
 // recordLostExecutions is recordLostFirings for the executions execs of
 // node.
-func (s *Server) recordLostExecutions(ctx context.Context, node string, execs []chime.Execution) error {
+func (s *Server) recordLostExecutions(ctx context.Context, node string, execs []chime.Execution, follow bool) error {
 	for i := range execs {
 		if !execs[i].LostWithNode {
 			continue
@@ -99,7 +103,7 @@ func (s *Server) recordLostExecutions(ctx context.Context, node string, execs []
 		a := s.lostAttempt(ctx, &execs[i])
 		switch row, err := s.history.Get(ctx, a.id); {
 		case err == nil:
-			if decides(row.Outcome) {
+			if follow && decides(row.Outcome) {
 				s.afterLostFailure(ctx, a, row)
 			}
 			continue

@@ -197,7 +197,10 @@ func (s *Server) schedulerEvent(ctx context.Context, ev chime.SchedulerEvent) {
 
 // lostSweep is a look for the firings that node lost before it recorded
 // them: among execs, which a recovery reported, or, when execs is nil,
-// among the node's newest executions.
+// among the node's newest executions. It records the firings the history
+// lacks, and leaves the failures the node did record to the sweep that
+// follows them (see recordLostFirings): this node, registered again, follows
+// its own, and a node that stays dead is swept again from the view.
 type lostSweep struct {
 	node  string
 	execs []chime.Execution
@@ -226,9 +229,9 @@ func (s *Server) runLostSweeps(ctx context.Context) {
 	for _, w := range queued {
 		var err error
 		if w.execs == nil {
-			err = s.recordLostFirings(ctx, w.node)
+			err = s.recordLostFirings(ctx, w.node, false)
 		} else {
-			err = s.recordLostExecutions(ctx, w.node, w.execs)
+			err = s.recordLostExecutions(ctx, w.node, w.execs, false)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -255,7 +258,7 @@ func (s *Server) sweepLostFirings(ctx context.Context, n chime.Node) {
 	if done {
 		return
 	}
-	if err := s.recordLostFirings(ctx, n.ID); err != nil {
+	if err := s.recordLostFirings(ctx, n.ID, true); err != nil {
 		if ctx.Err() == nil {
 			s.log.Warn("cannot look for the firings a lost node did not record", "lost_node", n.ID, "error", err)
 		}

@@ -557,7 +557,7 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	}
 	// Registering again recorded the executions that incarnation had
 	// fired as lost; those it had not recorded get their history.
-	if err := s.recordLostFirings(ctx, s.NodeID()); err != nil {
+	if err := s.recordLostFirings(ctx, s.NodeID(), true); err != nil {
 		s.log.Warn("cannot look for the firings this node's previous run did not record", "error", err)
 	}
 	if err := s.pruner.Start(); err != nil {
