@@ -121,12 +121,39 @@ type ExecutorPoll struct {
 	// NoRuns takes no run, only cancel requests: the executor is busy,
 	// and polls so as to learn of a kill at once.
 	NoRuns bool `json:"no_runs,omitempty"`
+	// Results are results of runs that ended, at most 100, each as the
+	// run's result request would send it. The server records them before
+	// it takes runs, so that an executor whose runs end quickly sends one
+	// request per batch of runs instead of a poll and a result per run. A
+	// malformed result refuses the whole poll (400, nothing recorded, no
+	// run taken); a result the run's lease refuses is named in the answer's
+	// Refused, and the others are recorded.
+	Results []ExecutorRunResult `json:"results,omitempty"`
+}
+
+// ExecutorRunResult is one run's result sent with a poll.
+type ExecutorRunResult struct {
+	// Run is the run's ID.
+	Run    string         `json:"run"`
+	Result ExecutorResult `json:"result"`
 }
 
 // ExecutorWork answers a poll: runs to start, and runs to cancel.
 type ExecutorWork struct {
 	Runs   []ExecutorRun    `json:"runs"`
 	Cancel []ExecutorRunRef `json:"cancel"`
+	// Refused lists the poll's results that were not recorded because the
+	// run is not leased to this executor under that token (it was handed
+	// to another, or it ended); the poll's other results were recorded.
+	Refused []ExecutorRefusedResult `json:"refused,omitempty"`
+}
+
+// ExecutorRefusedResult is a result of a poll that was not recorded.
+type ExecutorRefusedResult struct {
+	// Run is the run's ID.
+	Run string `json:"run"`
+	// Reason says why, as the run's result request would have.
+	Reason string `json:"reason"`
 }
 
 // ExecutorRun is one run handed to an executor.

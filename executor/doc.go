@@ -22,6 +22,10 @@
 // Run.Logger's lines and what it writes to Run.Output are sent with the
 // result and kept in the execution history.
 //
+// A run's result goes with the next poll when one is sent within a few
+// milliseconds of the run's end, and alone otherwise: an executor whose
+// runs end quickly sends about one request per batch of runs.
+//
 // # Leases and fencing
 //
 // Each run is leased to one executor under a fencing token that grows

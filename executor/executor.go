@@ -103,6 +103,9 @@ type Executor struct {
 	// cancel requests only, sent while every slot was taken, gives way
 	// to one that takes runs.
 	freed chan struct{}
+	// pending are the results of ended runs waiting for a poll to send
+	// them (see deliverQueued).
+	pending []*pendingResult
 }
 
 // active is a run in progress.
@@ -394,7 +397,12 @@ func (e *Executor) heartbeats(ctx context.Context, id string, lease, interval ti
 // runs and sessionRuns count.
 func (e *Executor) poll(ctx context.Context, id string, runs, sessionRuns *sync.WaitGroup) {
 	backoff := 200 * time.Millisecond
+	var last *batchEnd // the runs the last poll gave
 	for ctx.Err() == nil {
+		if last != nil && !e.lingerFor(ctx, last) {
+			return
+		}
+		last = nil
 		// A run that ends from here on signals freed anew.
 		select {
 		case <-e.freed:
@@ -402,7 +410,14 @@ func (e *Executor) poll(ctx context.Context, id string, runs, sessionRuns *sync.
 		}
 		free := e.cfg.Concurrency - e.runningCount()
 		req := api.ExecutorPoll{Wait: e.cfg.PollWait.String(), Max: max(min(free, 100), 1), NoRuns: free <= 0}
-		work, err := e.pollOnce(ctx, id, req)
+		var results []*pendingResult
+		if !req.NoRuns {
+			// A poll for cancel requests only is given up when a run
+			// ends, so it carries no result.
+			results = e.takeResults()
+			req.Results = pollResults(results)
+		}
+		work, err := e.pollWithResults(ctx, id, req, results)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -419,6 +434,11 @@ func (e *Executor) poll(ctx context.Context, id string, runs, sessionRuns *sync.
 		}
 		backoff = 200 * time.Millisecond
 		e.cancelRefs(work.Cancel)
+		var batch *batchEnd
+		if len(work.Runs) > 0 {
+			batch = newBatchEnd(len(work.Runs))
+			last = batch
+		}
 		for _, r := range work.Runs {
 			runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 			e.mu.Lock()
@@ -430,10 +450,44 @@ func (e *Executor) poll(ctx context.Context, id string, runs, sessionRuns *sync.
 				defer runs.Done()
 				defer sessionRuns.Done()
 				defer cancel(nil)
-				e.execute(runCtx, id, r)
+				e.execute(runCtx, id, r, batch)
 			}()
 		}
 	}
+}
+
+// lingerFor waits up to pollLinger for the runs of batch to end, so that
+// the next poll carries their results. It reports false when ctx ended.
+func (e *Executor) lingerFor(ctx context.Context, batch *batchEnd) bool {
+	t := time.NewTimer(pollLinger)
+	defer t.Stop()
+	select {
+	case <-batch.done:
+	case <-t.C:
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// pollWithResults sends req, which carries the results of taken, and
+// tells their runs whether the server answered. Such a poll waits at most
+// resultsPollWait on the server, and the graceful stop lets it end rather
+// than cancel it: the runs that sent their results with it wait for its
+// answer, and a cancelled poll's results would be sent again alone, and
+// refused when it had recorded them. Runs it takes during the stop are
+// run.
+func (e *Executor) pollWithResults(ctx context.Context, id string, req api.ExecutorPoll, taken []*pendingResult) (*api.ExecutorWork, error) {
+	if len(taken) == 0 {
+		return e.pollOnce(ctx, id, req)
+	}
+	wait := min(e.cfg.PollWait, resultsPollWait)
+	req.Wait = wait.String()
+	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait+15*time.Second)
+	defer cancel()
+	work, err := e.client.PollExecutor(callCtx, id, req)
+	e.resultsAnswered(taken, work)
+	return work, err
 }
 
 // errSlotFreed ends a poll for cancel requests only when a run ended.
@@ -499,9 +553,11 @@ func (e *Executor) cancelAll(cause error) {
 	}
 }
 
-// execute runs one run with its handler and reports its result.
-func (e *Executor) execute(ctx context.Context, executorID string, r api.ExecutorRun) {
-	defer func() {
+// execute runs one run of batch with its handler and reports its
+// result. The run's slot is free once the handler returned: its result
+// may then wait for the next poll.
+func (e *Executor) execute(ctx context.Context, executorID string, r api.ExecutorRun, batch *batchEnd) {
+	ended := sync.OnceFunc(func() {
 		e.mu.Lock()
 		delete(e.running, r.ID)
 		e.mu.Unlock()
@@ -509,7 +565,9 @@ func (e *Executor) execute(ctx context.Context, executorID string, r api.Executo
 		case e.freed <- struct{}{}:
 		default:
 		}
-	}()
+		batch.end()
+	})
+	defer ended()
 	logs := newLineRecorder(e.log.Handler(), maxLogLines)
 	out := &boundedBuffer{max: e.cfg.MaxOutputBytes}
 	run := &Run{
@@ -547,7 +605,13 @@ func (e *Executor) execute(ctx context.Context, executorID string, r api.Executo
 			}
 		}
 	}
-	e.report(executorID, r.ID, res)
+	p, queued := e.queueResult(r.ID, res)
+	ended()
+	if !queued {
+		e.report(executorID, r.ID, res)
+		return
+	}
+	e.deliverQueued(executorID, p)
 }
 
 // sendLogs sends the run's new log lines every LogInterval until stop

@@ -103,6 +103,13 @@ func TestAlertOfANodeThatDiesWhileSendingIsSentByAnother(t *testing.T) {
 		case <-time.After(waitTimeout):
 			t.Fatal("the webhook got no alert")
 		}
+		// The e-mail's delivery is settled first: a node that dies after
+		// sending a message and before recording it sent has it sent
+		// again, by design (the receiver de-duplicates by its key).
+		waitFor(t, "the e-mail's delivery to be settled", func() bool {
+			n, err := nodes[0].alerts.box.box.Len(ctx)
+			return err == nil && n == 1
+		})
 		// The node that holds the webhook's delivery dies mid-send.
 		var owner string
 		q := nodes[0].store.SQL("SELECT owner FROM {p}outbox_messages WHERE sched_name = ? AND owner <> ''")

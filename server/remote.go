@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/chime-scheduler/chime"
@@ -303,14 +304,80 @@ func (s *Server) PollExecutor(ctx context.Context, id string, p api.ExecutorPoll
 	if p.NoRuns {
 		limit = 0
 	}
+	if err := checkPollResults(p.Results); err != nil {
+		return nil, err
+	}
 	if err := s.checkExecutor(ctx, id); err != nil {
+		return nil, err
+	}
+	refused, err := s.recordPollResults(ctx, id, p.Results)
+	if err != nil {
 		return nil, err
 	}
 	work, err := s.dispatch.Take(ctx, id, limit, wait)
 	if err != nil {
+		if len(p.Results) > 0 && !errors.Is(err, dispatch.ErrLeaseLost) && ctx.Err() == nil {
+			// The results are recorded: the executor must not send them
+			// again, so it is told so with no run, and polls again.
+			s.log.Warn("cannot take an executor's runs after recording its results", "executor_id", id, "error", err)
+			return &api.ExecutorWork{Runs: []api.ExecutorRun{}, Cancel: []api.ExecutorRunRef{}, Refused: refused}, nil
+		}
 		return nil, dispatchErr(err)
 	}
+	work.Refused = refused
 	return work, nil
+}
+
+// maxPollResults bounds the results one poll carries.
+const maxPollResults = 100
+
+// checkPollResults refuses results that one of them would make a result
+// request refuse as malformed, naming it.
+func checkPollResults(results []api.ExecutorRunResult) error {
+	if len(results) > maxPollResults {
+		return invalidf("results", "has %d results; at most %d are allowed per poll", len(results), maxPollResults)
+	}
+	for i, r := range results {
+		if r.Run == "" {
+			return invalidf(fmt.Sprintf("results[%d].run", i), "is required: the run's ID")
+		}
+		if err := dispatch.CheckResult(r.Result); err != nil {
+			var fe *dispatch.FieldError
+			if errors.As(err, &fe) {
+				return invalidf(fmt.Sprintf("results[%d].result.%s", i, fe.Field), "%s", fe.Message)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// recordPollResults records a poll's results, all at once so that the
+// hand-over's batching records them in one statement, and returns those
+// their runs' leases refused. Any other failure is the poll's: the
+// executor sends the results again, and those recorded already are then
+// refused.
+func (s *Server) recordPollResults(ctx context.Context, id string, results []api.ExecutorRunResult) ([]api.ExecutorRefusedResult, error) {
+	if len(results) == 0 {
+		return nil, nil
+	}
+	errs := make([]error, len(results))
+	var wg sync.WaitGroup
+	for i, r := range results {
+		wg.Go(func() { errs[i] = s.dispatch.Report(ctx, id, r.Run, r.Result) })
+	}
+	wg.Wait()
+	var refused []api.ExecutorRefusedResult
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, dispatch.ErrStale), errors.Is(err, dispatch.ErrNotFound):
+			refused = append(refused, api.ExecutorRefusedResult{Run: results[i].Run, Reason: err.Error()})
+		default:
+			return nil, dispatchErr(err)
+		}
+	}
+	return refused, nil
 }
 
 // ReportExecutorResult records how a run ended, from the executor it is

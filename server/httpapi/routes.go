@@ -199,7 +199,9 @@ func (h *handler) table() []route {
 		{
 			method: http.MethodPost, path: v1 + "/executors/{id}/poll", role: executor, operationID: "pollExecutor",
 			summary: "Take the runs handed to the executor (they become running) and the cancel requests not yet told; " +
-				"with wait, the request is held up to that long (at most 30s) while there is neither.",
+				"with wait, the request is held up to that long (at most 30s) while there is neither. " +
+				"Results of runs that ended may come with it (results): they are recorded first, as the run's result " +
+				"request would record them, and those the runs' leases refuse are named in the answer's refused.",
 			body: api.ExecutorPoll{}, optionalBody: true, responses: ok(api.ExecutorWork{}),
 			errors: []int{http.StatusConflict},
 			handle: h.pollExecutor,
