@@ -17,8 +17,9 @@ const SessionCookie = "chime_session"
 
 // Options tune the API handler. A nil *Options means all defaults.
 type Options struct {
-	// Logger receives one record per request (Debug for probes and
-	// metrics, Info otherwise), panics and the errors behind 500 answers.
+	// Logger receives one record per request (Debug for probes, metrics
+	// and the executor protocol's requests unless they fail, Info
+	// otherwise), panics and the errors behind 500 answers.
 	// Defaults to slog.Default().
 	Logger *slog.Logger
 	// MaxBodyBytes bounds a request body; a larger one is refused with

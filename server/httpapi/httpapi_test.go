@@ -185,10 +185,13 @@ func TestRequestLog(t *testing.T) {
 	f.do(t, "DELETE", "/api/v1/jobs/g/n", "viewer-token", "")
 	f.do(t, "POST", "/api/v1/auth/login", "", `{"username":"ada","password":"ada-pw"}`)
 	f.do(t, "GET", "/healthz", "", "")
+	// The executor protocol's requests are quiet, unless they fail.
+	f.do(t, "POST", "/api/v1/executors/x1/poll", "executor-token", `{}`)
+	f.do(t, "POST", "/api/v1/executors/x1/poll", "executor-token", `{"max": "ten"}`)
 
 	recs := f.logs.Messages("http request")
-	if len(recs) != 4 {
-		t.Fatalf("%d request records, want 4: %+v", len(recs), recs)
+	if len(recs) != 6 {
+		t.Fatalf("%d request records, want 6: %+v", len(recs), recs)
 	}
 	want := []struct {
 		level  slog.Level
@@ -201,6 +204,8 @@ func TestRequestLog(t *testing.T) {
 		{slog.LevelInfo, "DELETE", "/api/v1/jobs/g/n", 403, "vera"},
 		{slog.LevelInfo, "POST", "/api/v1/auth/login", 200, "ada"},
 		{slog.LevelDebug, "GET", "/healthz", 200, ""},
+		{slog.LevelDebug, "POST", "/api/v1/executors/x1/poll", 200, "exa"},
+		{slog.LevelInfo, "POST", "/api/v1/executors/x1/poll", 400, "exa"},
 	}
 	for i, w := range want {
 		r := recs[i]

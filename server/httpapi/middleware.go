@@ -48,7 +48,7 @@ func (h *handler) logged(w http.ResponseWriter, r *http.Request, next http.Handl
 			}
 		}
 		level := slog.LevelInfo
-		if info.quiet {
+		if info.quiet && sw.statusCode() < http.StatusBadRequest {
 			level = slog.LevelDebug
 		}
 		h.log.Log(r.Context(), level, "http request",

@@ -46,7 +46,9 @@ type route struct {
 	// for a route that belongs to no job group, which such callers may
 	// not use.
 	groups groupsFunc
-	// quiet routes (probes, metrics) are logged at Debug level.
+	// quiet routes (probes, metrics, the executor protocol's requests,
+	// thousands a second on a busy cluster) are logged at Debug level,
+	// unless they fail (4xx, 5xx).
 	quiet  bool
 	handle handlerFunc
 }

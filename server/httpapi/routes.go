@@ -195,6 +195,7 @@ func (h *handler) table() []route {
 			body: api.ExecutorHeartbeat{}, optionalBody: true, responses: ok(api.ExecutorHeartbeatReply{}),
 			errors: []int{http.StatusConflict},
 			handle: h.executorHeartbeat,
+			quiet:  true,
 		},
 		{
 			method: http.MethodPost, path: v1 + "/executors/{id}/poll", role: executor, operationID: "pollExecutor",
@@ -205,6 +206,7 @@ func (h *handler) table() []route {
 			body: api.ExecutorPoll{}, optionalBody: true, responses: ok(api.ExecutorWork{}),
 			errors: []int{http.StatusConflict},
 			handle: h.pollExecutor,
+			quiet:  true,
 		},
 		{
 			method: http.MethodPost, path: v1 + "/executors/{id}/runs/{run}/log", role: executor, operationID: "appendExecutorLogs",
@@ -214,6 +216,7 @@ func (h *handler) table() []route {
 			body: api.ExecutorLogs{}, responses: noContent,
 			errors: []int{http.StatusConflict},
 			handle: h.appendExecutorLogs,
+			quiet:  true,
 		},
 		{
 			method: http.MethodPost, path: v1 + "/executors/{id}/runs/{run}/result", role: executor, operationID: "reportExecutorResult",
@@ -222,6 +225,7 @@ func (h *handler) table() []route {
 			body: api.ExecutorResult{}, responses: noContent,
 			errors: []int{http.StatusConflict},
 			handle: h.reportExecutorResult,
+			quiet:  true,
 		},
 
 		// Executions.
