@@ -414,7 +414,7 @@ func (e *Executor) poll(ctx context.Context, id string, runs, sessionRuns *sync.
 		if !req.NoRuns {
 			// A poll for cancel requests only is given up when a run
 			// ends, so it carries no result.
-			results = e.takeResults()
+			results = e.takeResults(id)
 			req.Results = pollResults(results)
 		}
 		work, err := e.pollWithResults(ctx, id, req, results)
@@ -605,13 +605,13 @@ func (e *Executor) execute(ctx context.Context, executorID string, r api.Executo
 			}
 		}
 	}
-	p, queued := e.queueResult(r.ID, res)
+	p, queued := e.queueResult(executorID, r.ID, res)
 	ended()
 	if !queued {
 		e.report(executorID, r.ID, res)
 		return
 	}
-	e.deliverQueued(executorID, p)
+	e.deliverQueued(p)
 }
 
 // sendLogs sends the run's new log lines every LogInterval until stop

@@ -32,8 +32,11 @@ const (
 
 // pendingResult is an ended run's result waiting for a poll to send it.
 type pendingResult struct {
-	result api.ExecutorRunResult
-	size   int
+	// executor is the executor ID the run was handed to: only its polls
+	// carry the result (after a lost lease, the next session's do not).
+	executor string
+	result   api.ExecutorRunResult
+	size     int
 	// sent gets one value from the poll that took the result: whether
 	// the server answered (recorded it, or refused it for its lease). On
 	// false, the run sends it alone.
@@ -51,12 +54,15 @@ func sizeEstimate(r *api.ExecutorResult) int {
 
 // queueResult makes res, run's result, wait for a poll. It reports false,
 // queueing nothing, when res is too large to ride on a poll.
-func (e *Executor) queueResult(run string, res api.ExecutorResult) (*pendingResult, bool) {
+func (e *Executor) queueResult(executorID, run string, res api.ExecutorResult) (*pendingResult, bool) {
 	size := sizeEstimate(&res)
 	if size > maxRidingResultSize {
 		return nil, false
 	}
-	p := &pendingResult{result: api.ExecutorRunResult{Run: run, Result: res}, size: size, sent: make(chan bool, 1)}
+	p := &pendingResult{
+		executor: executorID, result: api.ExecutorRunResult{Run: run, Result: res},
+		size: size, sent: make(chan bool, 1),
+	}
 	e.mu.Lock()
 	e.pending = append(e.pending, p)
 	e.mu.Unlock()
@@ -77,28 +83,31 @@ func (e *Executor) unqueueResult(p *pendingResult) bool {
 	return false
 }
 
-// takeResults takes the queued results one poll carries, oldest first.
-func (e *Executor) takeResults() []*pendingResult {
+// takeResults takes the queued results of executor executorID that one
+// of its polls carries, oldest first.
+func (e *Executor) takeResults(executorID string) []*pendingResult {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	n, size := 0, 0
-	for n < len(e.pending) && n < maxPollResults && size+e.pending[n].size <= maxPollResultsSize {
-		size += e.pending[n].size
-		n++
+	var taken []*pendingResult
+	size := 0
+	kept := e.pending[:0]
+	for _, p := range e.pending {
+		if p.executor != executorID || len(taken) == maxPollResults || size+p.size > maxPollResultsSize {
+			kept = append(kept, p)
+			continue
+		}
+		size += p.size
+		taken = append(taken, p)
 	}
-	if n == 0 {
-		return nil
-	}
-	taken := make([]*pendingResult, n)
-	copy(taken, e.pending)
-	e.pending = append(e.pending[:0], e.pending[n:]...)
+	clear(e.pending[len(kept):])
+	e.pending = kept
 	return taken
 }
 
 // deliverQueued sends p, an ended run's queued result: with a poll when
 // one takes it within resultLinger, alone otherwise, or when the poll that
 // took it failed.
-func (e *Executor) deliverQueued(executorID string, p *pendingResult) {
+func (e *Executor) deliverQueued(p *pendingResult) {
 	t := time.NewTimer(resultLinger)
 	defer t.Stop()
 	select {
@@ -111,7 +120,7 @@ func (e *Executor) deliverQueued(executorID string, p *pendingResult) {
 			return
 		}
 	}
-	e.report(executorID, p.result.Run, p.result.Result)
+	e.report(p.executor, p.result.Run, p.result.Result)
 }
 
 // pollResults returns the results of taken, for a poll.
