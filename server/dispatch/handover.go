@@ -34,13 +34,6 @@ func (s *Service) commitHandovers(ctx context.Context, batch []*handover) {
 	for _, ho := range batch {
 		ho.e, ho.asg, ho.err = nil, nil, nil
 	}
-	now, err := s.now(ctx, s.db)
-	if err != nil {
-		for _, ho := range batch {
-			ho.err = err
-		}
-		return
-	}
 	var groups []string
 	byGroup := make(map[string][]*handover)
 	for _, ho := range batch {
@@ -50,8 +43,13 @@ func (s *Service) commitHandovers(ctx context.Context, batch []*handover) {
 		}
 		byGroup[g] = append(byGroup[g], ho)
 	}
+	// The runs are assigned at the clock read with the first group's
+	// executors; a group without any takes no turn, and needs none.
+	var now time.Time
 	for _, g := range groups {
-		s.takeTurns(ctx, now, g, byGroup[g])
+		if at := s.takeTurns(ctx, g, byGroup[g]); now.IsZero() {
+			now = at
+		}
 	}
 	if err := s.insertHandovers(ctx, now, batch); err != nil {
 		for _, ho := range batch {
@@ -78,14 +76,16 @@ func (s *Service) commitHandovers(ctx context.Context, batch []*handover) {
 // by round robin (see nextTurn), each among the live executors that
 // serve it, in the batch's order, as one after the other would. A
 // hand-over no executor serves gets its *NoExecutorError; when the
-// database fails, every one gets the error.
-func (s *Service) takeTurns(ctx context.Context, now time.Time, group string, hos []*handover) {
-	live, err := s.liveExecutors(ctx, s.db, now, group)
+// database fails, every one gets the error. It returns the clock it
+// compared the executors' leases with, or the zero time when the group
+// has no live executor or the database failed.
+func (s *Service) takeTurns(ctx context.Context, group string, hos []*handover) time.Time {
+	live, now, err := s.liveExecutorsAt(ctx, group)
 	if err != nil {
 		for _, ho := range hos {
 			ho.e, ho.err = nil, err
 		}
-		return
+		return time.Time{}
 	}
 	for _, ho := range hos {
 		cands, byID, err := fit(live, ho.h.Target)
@@ -95,7 +95,46 @@ func (s *Service) takeTurns(ctx context.Context, now time.Time, group string, ho
 		}
 		ho.e = byID[s.nextTurn(group, cands, now).id]
 	}
+	return now
 }
+
+// liveExecutorsAt returns the live executors of group, and the clock it
+// compared their leases with (the zero time when there is none), in one
+// query.
+func (s *Service) liveExecutorsAt(ctx context.Context, group string) ([]*Executor, time.Time, error) {
+	clock := s.clockArg()
+	rows, err := s.db.QueryContext(ctx, s.q.executorsLiveAt, clock, s.sched, group, clock)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
+	}
+	defer rows.Close()
+	var (
+		live []*Executor
+		now  int64
+	)
+	for rows.Next() {
+		e, err := scanExecutor(withClock{rows, &now})
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
+		}
+		live = append(live, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, time.Time{}, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
+	}
+	if len(live) == 0 {
+		return nil, time.Time{}, nil
+	}
+	return live, instant(now), nil
+}
+
+// withClock scans a row of executor columns followed by a clock.
+type withClock struct {
+	r   scanner
+	now *int64
+}
+
+func (w withClock) Scan(dest ...any) error { return w.r.Scan(append(dest, w.now)...) }
 
 // insertHandovers inserts the runs of batch, assigned with token 1, in
 // one statement, and counts the uses of the executors picked, which

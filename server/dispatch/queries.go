@@ -34,17 +34,17 @@ const (
 
 // queries are the package's statements, rendered once per Service.
 type queries struct {
-	now                                           string
-	executorInsert, executorGet, executorList     string
-	executorHeartbeat, executorsLive, executorUse string
-	groupInsert, groupLock                        string
-	runningGroup, runningAll, runsActive          string
-	runInsert, runRehandover, runToken            string
-	runTake, runsStart, cancelsUntold, cancelTold string
-	runReport, runCancel, runLose, runDelete      string
-	runsForgetNode, watch, pending, runFence      string
-	executorsPrune, takeAll                       string
-	handedStart, handedStartTail, handedSelect    string
+	now                                                            string
+	executorInsert, executorGet, executorList                      string
+	executorHeartbeat, executorsLive, executorsLiveAt, executorUse string
+	groupInsert, groupLock                                         string
+	runningGroup, runningAll, runsActive                           string
+	runInsert, runRehandover, runToken                             string
+	runTake, runsStart, cancelsUntold, cancelTold                  string
+	runReport, runCancel, runLose, runDelete                       string
+	runsForgetNode, watch, pending, runFence                       string
+	executorsPrune, takeAll                                        string
+	handedStart, handedStartTail, handedSelect                     string
 }
 
 func renderQueries(render func(string) string) queries {
@@ -65,6 +65,10 @@ func renderQueries(render func(string) string) queries {
 			WHERE sched_name = ? AND id = ? AND lease_until > ?`),
 		executorsLive: render(`SELECT ` + executorCols + ` FROM {p}dispatch_executors
 			WHERE sched_name = ? AND grp = ? AND lease_until > ? ORDER BY registered, id`),
+		// The same, with the clock it compared the leases with, so that a
+		// round robin hand-over reads both in one round trip.
+		executorsLiveAt: render(`SELECT ` + executorCols + `, COALESCE(?, {now}) FROM {p}dispatch_executors
+			WHERE sched_name = ? AND grp = ? AND lease_until > COALESCE(?, {now}) ORDER BY registered, id`),
 		executorUse: render(`UPDATE {p}dispatch_executors SET last_used = ?, use_count = use_count + ? WHERE sched_name = ? AND id = ?`),
 
 		groupInsert: render(`INSERT INTO {p}dispatch_groups (sched_name, grp, rr_last) VALUES (?, ?, '')`),
