@@ -2,13 +2,10 @@ package history
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
@@ -189,9 +186,6 @@ func (h *History) recordBatchTx(ctx context.Context, inserts, ends []*batchRow, 
 	// rows take their locks in one order.
 	ends = append(slices.Clip(ends), conflicted...)
 	slices.SortFunc(ends, func(a, b *batchRow) int { return strings.Compare(a.id, b.id) })
-	if len(ends) > 1 && !hasDuplicateID(ends) && h.endsAtOnce(ctx) {
-		return h.finishEndsTx(ctx, tx, ends, errs)
-	}
 	for _, r := range ends {
 		res, err := tx.ExecContext(ctx, h.q.executionFinish, r.end.args(h.sched, r.id)...)
 		if err != nil {
@@ -244,131 +238,4 @@ func (h *History) prepareRecord(i int, rec *Record) (*batchRow, error) {
 		r.end = &end
 	}
 	return r, nil
-}
-
-// tableStats is what a History knows of the statistics of its
-// executions' table on PostgreSQL.
-type tableStats struct {
-	known  atomic.Bool
-	readAt atomic.Int64 // Unix nanoseconds of the last look, by this node's clock
-}
-
-// statsLookEvery is how often endsAtOnce looks again for the statistics
-// of a table that had none.
-const statsLookEvery = time.Second
-
-// endsAtOnce reports whether a batch's ends may be written with one
-// statement (endsSQL): on PostgreSQL, once the executions' table has
-// statistics. Without, PostgreSQL plans that statement as a read of
-// every execution of the scheduler (see TestEndsFindTheExecutionsByKey),
-// so the ends are written one by one, and the table is analyzed once
-// (see [sqlstore.Store.AnalyzeOnce]). Autovacuum analyzes it too.
-func (h *History) endsAtOnce(ctx context.Context) bool {
-	if !h.st.WritableCTEs() {
-		return false
-	}
-	if h.stats.known.Load() {
-		return true
-	}
-	now := time.Now().UnixNano()
-	last := h.stats.readAt.Load()
-	if now-last < int64(statsLookEvery) || !h.stats.readAt.CompareAndSwap(last, now) {
-		return false
-	}
-	var analyzed bool
-	err := h.db.QueryRowContext(ctx, `SELECT COALESCE(last_analyze, last_autoanalyze) IS NOT NULL
-		FROM pg_stat_user_tables WHERE relid = CAST($1 AS regclass)`, h.st.SQL("{p}server_executions")).Scan(&analyzed)
-	if err != nil || !analyzed {
-		h.st.AnalyzeOnce("server_executions")
-		return false
-	}
-	h.stats.known.Store(true)
-	return true
-}
-
-// hasDuplicateID reports whether two of rows, sorted by ID, are of one
-// execution: one statement would join that execution's row to both and
-// write either, where one after the other the second finds it ended.
-func hasDuplicateID(rows []*batchRow) bool {
-	for i := 1; i < len(rows); i++ {
-		if rows[i].id == rows[i-1].id {
-			return true
-		}
-	}
-	return false
-}
-
-// maxEndsPerStatement bounds the ends one statement of finishEndsTx
-// writes.
-const maxEndsPerStatement = 100
-
-// endsSQL is the UPDATE … FROM (VALUES …) that writes n ends, on
-// PostgreSQL, and returns the IDs of the rows it changed. The rows are
-// found by the primary key and the IDs as an array, as the executor
-// runs' results are (see dispatch.reportsSQL). PostgreSQL plans that as a
-// read by key only once it has statistics of the table: before, as a read
-// of every execution of the scheduler, so it is used only then (see
-// endsAtOnce). The index scan visits the rows in key order, so that two
-// batches lock their common rows in one order.
-func endsSQL(n int) string {
-	var b strings.Builder
-	b.WriteString(`WITH v (id, outcome, fin, err, output, truncated, logs) AS (VALUES
-		(CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BOOLEAN), CAST(? AS JSON))`)
-	for range n - 1 {
-		b.WriteString(", (?, ?, ?, ?, ?, ?, ?)")
-	}
-	b.WriteString(`)
-		UPDATE {p}server_executions AS e SET outcome = v.outcome, finished_time = v.fin, error_message = v.err,
-		output = v.output, output_truncated = v.truncated, logs = v.logs
-		FROM v WHERE e.sched_name = ? AND e.id = ANY (ARRAY (SELECT id FROM v)) AND e.id = v.id
-		AND e.outcome IN ('running', 'node_lost') RETURNING e.id`)
-	return b.String()
-}
-
-// finishEndsTx writes ends, sorted by ID and of distinct executions, in
-// tx with one statement per maxEndsPerStatement, commits, and sets errs
-// for the ends that applied to nothing, as recordBatchTx does one end at a
-// time.
-func (h *History) finishEndsTx(ctx context.Context, tx *sql.Tx, ends []*batchRow, errs []error) error {
-	for chunk := range slices.Chunk(ends, maxEndsPerStatement) {
-		args := make([]any, 0, 7*len(chunk)+1)
-		for _, r := range chunk {
-			e := r.end
-			args = append(args, r.id, string(e.outcome), e.finished, e.errText, e.output, e.truncated, e.logs)
-		}
-		args = append(args, h.sched)
-		rows, err := tx.QueryContext(ctx, h.st.SQL(endsSQL(len(chunk))), args...)
-		if err != nil {
-			return dbErr("recording the ends of a batch of executions", err)
-		}
-		changed := make(map[string]bool, len(chunk))
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				_ = rows.Close()
-				return dbErr("recording the ends of a batch of executions", err)
-			}
-			changed[id] = true
-		}
-		if err := rows.Close(); err != nil {
-			return dbErr("recording the ends of a batch of executions", err)
-		}
-		if err := rows.Err(); err != nil {
-			return dbErr("recording the ends of a batch of executions", err)
-		}
-		for _, r := range chunk {
-			if changed[r.id] || r.start != nil {
-				continue
-			}
-			err := h.whyUnchangedOn(ctx, tx, r.id)
-			if !errors.Is(err, ErrNotRunning) && !errors.Is(err, ErrNotFound) {
-				return err
-			}
-			errs[r.i] = err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return dbErr("committing a batch of executions", err)
-	}
-	return nil
 }

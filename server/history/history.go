@@ -88,9 +88,6 @@ type History struct {
 	q     queries
 	// pruneBatch bounds the rows one DELETE of Prune removes.
 	pruneBatch int
-	// stats records whether PostgreSQL has statistics of the executions'
-	// table, and when that was last read (see endsAtOnce).
-	stats tableStats
 }
 
 // New migrates the history's tables on the store's database (component
