@@ -121,7 +121,7 @@ type ExecutorPoll struct {
 	// NoRuns takes no run, only cancel requests: the executor is busy,
 	// and polls so as to learn of a kill at once.
 	NoRuns bool `json:"no_runs,omitempty"`
-	// Results are results of runs that ended, at most 100, each as the
+	// Results are results of runs that ended, at most MaxPollResults, each as the
 	// run's result request would send it. The server records them before
 	// it takes runs, so that an executor whose runs end quickly sends one
 	// request per batch of runs instead of a poll and a result per run. A
@@ -130,6 +130,9 @@ type ExecutorPoll struct {
 	// Refused, and the others are recorded.
 	Results []ExecutorRunResult `json:"results,omitempty"`
 }
+
+// MaxPollResults bounds the results one poll carries (ExecutorPoll.Results).
+const MaxPollResults = 100
 
 // ExecutorRunResult is one run's result sent with a poll.
 type ExecutorRunResult struct {

@@ -22,8 +22,6 @@ const (
 	// by default): a larger result is sent alone.
 	maxRidingResultSize = 16 << 10
 	maxPollResultsSize  = 128 << 10
-	// maxPollResults is the server's bound on the results of one poll.
-	maxPollResults = 100
 	// resultsPollWait bounds how long a poll that carries results waits
 	// on the server for work: the runs whose results it carries wait for
 	// its answer (see pollWithResults).
@@ -92,7 +90,7 @@ func (e *Executor) takeResults(executorID string) []*pendingResult {
 	size := 0
 	kept := e.pending[:0]
 	for _, p := range e.pending {
-		if p.executor != executorID || len(taken) == maxPollResults || size+p.size > maxPollResultsSize {
+		if p.executor != executorID || len(taken) == api.MaxPollResults || size+p.size > maxPollResultsSize {
 			kept = append(kept, p)
 			continue
 		}

@@ -9,7 +9,7 @@ import (
 )
 
 // TestTakeResults checks which queued results a poll carries: only its
-// executor's, oldest first, at most maxPollResults and about
+// executor's, oldest first, at most api.MaxPollResults and about
 // maxPollResultsSize bytes; a result too large to ride on a poll is not
 // queued.
 func TestTakeResults(t *testing.T) {
@@ -17,7 +17,7 @@ func TestTakeResults(t *testing.T) {
 	if _, ok := e.queueResult("x1", "big", api.ExecutorResult{Token: 1, Outcome: "succeeded", Output: strings.Repeat("o", maxRidingResultSize)}); ok {
 		t.Error("a result larger than maxRidingResultSize was queued")
 	}
-	for i := range maxPollResults + 10 {
+	for i := range api.MaxPollResults + 10 {
 		if _, ok := e.queueResult("x1", fmt.Sprintf("r%03d", i), api.ExecutorResult{Token: 1, Outcome: "succeeded"}); !ok {
 			t.Fatalf("result %d not queued", i)
 		}
@@ -26,11 +26,11 @@ func TestTakeResults(t *testing.T) {
 		t.Fatal("the old session's result not queued")
 	}
 	taken := e.takeResults("x1")
-	if len(taken) != maxPollResults || taken[0].result.Run != "r000" || taken[maxPollResults-1].result.Run != fmt.Sprintf("r%03d", maxPollResults-1) {
-		t.Fatalf("took %d results (%s … ); want the first %d of x1, in order", len(taken), taken[0].result.Run, maxPollResults)
+	if len(taken) != api.MaxPollResults || taken[0].result.Run != "r000" || taken[api.MaxPollResults-1].result.Run != fmt.Sprintf("r%03d", api.MaxPollResults-1) {
+		t.Fatalf("took %d results (%s … ); want the first %d of x1, in order", len(taken), taken[0].result.Run, api.MaxPollResults)
 	}
 	rest := e.takeResults("x1")
-	if len(rest) != 10 || rest[0].result.Run != fmt.Sprintf("r%03d", maxPollResults) {
+	if len(rest) != 10 || rest[0].result.Run != fmt.Sprintf("r%03d", api.MaxPollResults) {
 		t.Errorf("then took %d; want x1's 10 left", len(rest))
 	}
 	if left := e.takeResults("x1"); len(left) != 0 {

@@ -328,14 +328,11 @@ func (s *Server) PollExecutor(ctx context.Context, id string, p api.ExecutorPoll
 	return work, nil
 }
 
-// maxPollResults bounds the results one poll carries.
-const maxPollResults = 100
-
 // checkPollResults refuses results that one of them would make a result
 // request refuse as malformed, naming it.
 func checkPollResults(results []api.ExecutorRunResult) error {
-	if len(results) > maxPollResults {
-		return invalidf("results", "has %d results; at most %d are allowed per poll", len(results), maxPollResults)
+	if len(results) > api.MaxPollResults {
+		return invalidf("results", "has %d results; at most %d are allowed per poll", len(results), api.MaxPollResults)
 	}
 	for i, r := range results {
 		if r.Run == "" {
@@ -352,8 +349,8 @@ func checkPollResults(results []api.ExecutorRunResult) error {
 	return nil
 }
 
-// recordPollResults records a poll's results, all at once so that the
-// hand-over's batching records them in one statement, and returns those
+// recordPollResults records a poll's results, all at once so that
+// dispatch.Service.Report batches them into one statement, and returns those
 // their runs' leases refused. Any other failure is the poll's: the
 // executor sends the results again, and those recorded already are then
 // refused.

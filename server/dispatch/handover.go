@@ -98,44 +98,6 @@ func (s *Service) takeTurns(ctx context.Context, group string, hos []*handover) 
 	return now
 }
 
-// liveExecutorsAt returns the live executors of group, and the clock it
-// compared their leases with (the zero time when there is none), in one
-// query.
-func (s *Service) liveExecutorsAt(ctx context.Context, group string) ([]*Executor, time.Time, error) {
-	clock := s.clockArg()
-	rows, err := s.db.QueryContext(ctx, s.q.executorsLiveAt, clock, s.sched, group, clock)
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
-	}
-	defer rows.Close()
-	var (
-		live []*Executor
-		now  int64
-	)
-	for rows.Next() {
-		e, err := scanExecutor(withClock{rows, &now})
-		if err != nil {
-			return nil, time.Time{}, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
-		}
-		live = append(live, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, time.Time{}, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
-	}
-	if len(live) == 0 {
-		return nil, time.Time{}, nil
-	}
-	return live, instant(now), nil
-}
-
-// withClock scans a row of executor columns followed by a clock.
-type withClock struct {
-	r   scanner
-	now *int64
-}
-
-func (w withClock) Scan(dest ...any) error { return w.r.Scan(append(dest, w.now)...) }
-
 // insertHandovers inserts the runs of batch, assigned with token 1, in
 // one statement, and counts the uses of the executors picked, which
 // Watch records (see usesPending): no round robin pick reads them, and

@@ -294,10 +294,37 @@ func (s *Service) liveExecutors(ctx context.Context, q querier, now time.Time, g
 	if err != nil {
 		return nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
 	}
+	return collectExecutors(rows, group, nil)
+}
+
+// liveExecutorsAt reads the live executors of group in registration
+// order, and the clock it compared their leases with (the zero time when
+// there is none), in one query.
+func (s *Service) liveExecutorsAt(ctx context.Context, group string) ([]*Executor, time.Time, error) {
+	clock := s.clockArg()
+	rows, err := s.db.QueryContext(ctx, s.q.executorsLiveAt, clock, s.sched, group, clock)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
+	}
+	var now int64
+	live, err := collectExecutors(rows, group, &now)
+	if err != nil || len(live) == 0 {
+		return nil, time.Time{}, err
+	}
+	return live, instant(now), nil
+}
+
+// collectExecutors reads the executors of group that rows holds, each
+// followed by a clock when clock is not nil, and closes rows.
+func collectExecutors(rows *sql.Rows, group string, clock *int64) ([]*Executor, error) {
 	defer rows.Close()
+	var row scanner = rows
+	if clock != nil {
+		row = withClock{rows, clock}
+	}
 	var live []*Executor
 	for rows.Next() {
-		e, err := scanExecutor(rows)
+		e, err := scanExecutor(row)
 		if err != nil {
 			return nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", group, err)
 		}
@@ -308,6 +335,14 @@ func (s *Service) liveExecutors(ctx context.Context, q querier, now time.Time, g
 	}
 	return live, nil
 }
+
+// withClock scans a row of executor columns followed by a clock.
+type withClock struct {
+	r   scanner
+	now *int64
+}
+
+func (w withClock) Scan(dest ...any) error { return w.r.Scan(append(dest, w.now)...) }
 
 // Take returns the runs assigned to an executor (at most max; none when
 // max is 0), now running, and the cancel requests it was not told yet. While there is

@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/chime-scheduler/chime/api"
 )
@@ -12,32 +11,18 @@ import (
 // order (registered time, then ID): the executors of a sharding_broadcast
 // firing, item i going to the i-th. None is a *NoExecutorError.
 func (s *Service) LiveExecutors(ctx context.Context, t api.ExecutorTarget) ([]string, error) {
-	now, err := s.now(ctx, s.db)
+	live, _, err := s.liveExecutorsAt(ctx, t.Group)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, s.q.executorsLive, s.sched, t.Group, nanos(now))
-	if err != nil {
-		return nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", t.Group, err)
-	}
-	defer rows.Close()
 	var ids []string
-	live := 0
-	for rows.Next() {
-		e, err := scanExecutor(rows)
-		if err != nil {
-			return nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", t.Group, err)
-		}
-		live++
+	for _, e := range live {
 		if serves(e, t.Handler, t.Labels) {
 			ids = append(ids, e.ID)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("dispatch: reading the executors of group %q: %w", t.Group, err)
-	}
 	if len(ids) == 0 {
-		return nil, &NoExecutorError{Group: t.Group, Handler: t.Handler, Labels: t.Labels, Live: live}
+		return nil, &NoExecutorError{Group: t.Group, Handler: t.Handler, Labels: t.Labels, Live: len(live)}
 	}
 	return ids, nil
 }
