@@ -54,6 +54,12 @@ func TestPollCarriesResults(t *testing.T) {
 		wantAPIError(t, unwrapAPI(err), api.CodeInvalidArgument, "results[1].result.outcome")
 		_, err = poll(api.ExecutorPoll{Max: 10, Results: []api.ExecutorRunResult{{Result: api.ExecutorResult{Token: a.Token, Outcome: "succeeded"}}}})
 		wantAPIError(t, unwrapAPI(err), api.CodeInvalidArgument, "results[0].run")
+		tooMany := make([]api.ExecutorRunResult, api.MaxPollResults+1)
+		for i := range tooMany {
+			tooMany[i] = api.ExecutorRunResult{Run: a.ID, Result: api.ExecutorResult{Token: a.Token, Outcome: "succeeded"}}
+		}
+		_, err = poll(api.ExecutorPoll{Max: 10, Results: tooMany})
+		wantAPIError(t, unwrapAPI(err), api.CodeInvalidArgument, "results")
 		for _, name := range []string{"a", "b"} {
 			if e, err := f.s.GetExecution(ctx, ids[name]); err != nil || e.Outcome != "running" {
 				t.Errorf("%s after the refused polls: %+v, %v; want running", name, e, err)
