@@ -115,10 +115,29 @@ func (s *Server) execution(ctx context.Context, id string) (*history.Execution, 
 		return nil, err
 	}
 	e, err := s.history.Get(ctx, id)
+	if errors.Is(err, history.ErrNotFound) && s.writeHeldStart(ctx, id) {
+		e, err = s.history.Get(ctx, id)
+	}
 	if errors.Is(err, history.ErrNotFound) {
 		return nil, httpjson.Errorf(api.CodeNotFound, "", "execution %s not found", id)
 	}
 	return e, err
+}
+
+// writeHeldStart writes the start of execution id, which runs on this node,
+// when the history writer holds it back (see historyStartDelay), and
+// reports whether it did: the history may hold it now.
+func (s *Server) writeHeldStart(ctx context.Context, id string) bool {
+	written := s.recorder.flushStart(id)
+	if written == nil {
+		return false
+	}
+	select {
+	case <-written:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // GetExecution returns one execution with its output and log lines.
@@ -196,6 +215,9 @@ func (s *Server) KillExecution(ctx context.Context, actor, id string) (*api.Exec
 		return nil, err
 	}
 	first, err := s.history.RequestKill(ctx, id, actor)
+	if errors.Is(err, history.ErrNotFound) && s.writeHeldStart(ctx, id) {
+		first, err = s.history.RequestKill(ctx, id, actor)
+	}
 	switch {
 	case errors.Is(err, history.ErrNotFound):
 		return nil, httpjson.Errorf(api.CodeNotFound, "", "execution %s not found", id)

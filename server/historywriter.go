@@ -15,8 +15,17 @@ import (
 const maxHistoryBatch = 256
 
 // maxHistoryBacklog is the queued records beyond which the writer is
-// backlogged: attempts wait for their end to be recorded.
+// backlogged: attempts wait for their end to be recorded. Starts held
+// back (see historyStartDelay) do not count.
 const maxHistoryBacklog = 4 * maxHistoryBatch
+
+// historyStartDelay is how long the start of an execution waits in the
+// queue for its end: an execution that ends within it is written once,
+// in its final state, instead of an INSERT and an UPDATE (whose new row
+// version and index entries cost the database more than the insert). The
+// history shows a running execution up to this much later; a kill of one
+// this node runs writes its start at once (see flushStart).
+const historyStartDelay = time.Second
 
 // errWriterStopped is the error of a record given to a history writer
 // that no longer runs.
@@ -34,9 +43,11 @@ type batchRecorder interface {
 // busy node pays one commit for many executions and an idle one waits for
 // no timer.
 //
-// A start is queued and the run goes on without waiting for it. An end
-// that arrives while its execution's start is still queued joins it, and
-// the execution is written once, in its final state. Who records an end
+// A start is queued and the run goes on without waiting for it; it is
+// held back for historyStartDelay first. An end that arrives while its
+// execution's start is still queued or held back joins it, and the
+// execution is written once, in its final state: most runs cost the
+// history one row written once. Who records an end
 // gets a channel that tells when the database took it (see submit):
 // what follows a failed run, its retry or its alert, waits for it (see
 // Server.recordEnd). A record is tried until the database takes it or
@@ -54,6 +65,8 @@ type historyWriter struct {
 	writes *writeQueue
 	// maxBatch is maxHistoryBatch, which tests lower.
 	maxBatch int
+	// startDelay is historyStartDelay, which tests change.
+	startDelay time.Duration
 	// written hears of each transaction that committed, with its
 	// records; nil for none.
 	written func(records int)
@@ -61,8 +74,12 @@ type historyWriter struct {
 	mu sync.Mutex
 	// queue holds the records not yet written, oldest first.
 	queue []*histEntry
-	// starts are the entries of queue that start an execution, by its
-	// ID: where the execution's end joins it.
+	// held are the starts held back until their due time, oldest first
+	// (with the same delay, the first due first); an entry whose due
+	// time was cleared moved to queue and is skipped here.
+	held []*histEntry
+	// starts are the entries of queue and held that start an execution,
+	// by its ID: where the execution's end joins it.
 	starts  map[string]*histEntry
 	stopped bool
 	// wake has room for one signal: records are queued.
@@ -84,6 +101,10 @@ type histEntry struct {
 	// alone marks an entry of a batch that failed: it is written in a
 	// transaction of its own.
 	alone bool
+	// due, when not zero, holds a start back until then, for its end
+	// to join it (see historyStartDelay): the entry is in held, not in
+	// queue.
+	due time.Time
 }
 
 // newHistoryWriter returns a writer to h, whose records count among the
@@ -91,7 +112,7 @@ type histEntry struct {
 // that committed (nil for none).
 func newHistoryWriter(h batchRecorder, log *slog.Logger, writes *writeQueue, written func(records int)) *historyWriter {
 	return &historyWriter{
-		h: h, log: log, writes: writes, maxBatch: maxHistoryBatch, written: written,
+		h: h, log: log, writes: writes, maxBatch: maxHistoryBatch, startDelay: historyStartDelay, written: written,
 		starts: make(map[string]*histEntry),
 		wake:   make(chan struct{}, 1),
 	}
@@ -124,9 +145,32 @@ func (w *historyWriter) stop() {
 	w.abandonQueued()
 }
 
-// start queues the record of a's execution as running, and returns.
+// start queues the record of a's execution as running, and returns. The
+// record waits for the execution's end up to the writer's start delay.
 func (w *historyWriter) start(a *attempt, e *history.Execution) {
-	w.enqueue(&histEntry{rec: history.Record{Start: e}, log: a.log, holds: 1})
+	var due time.Time
+	if w.startDelay > 0 {
+		due = time.Now().Add(w.startDelay)
+	}
+	w.enqueue(&histEntry{rec: history.Record{Start: e}, log: a.log, holds: 1, due: due})
+}
+
+// flushStart has the start of execution id, when it is held back, written
+// with the next batch, and returns a channel closed once the database took
+// it or refused it; nil when no start of id is held.
+func (w *historyWriter) flushStart(id string) <-chan struct{} {
+	w.mu.Lock()
+	e := w.starts[id]
+	if e == nil || e.due.IsZero() {
+		w.mu.Unlock()
+		return nil
+	}
+	ch := make(chan struct{})
+	e.waiters = append(e.waiters, func(error) { close(ch) })
+	w.release(e)
+	w.mu.Unlock()
+	w.signal()
+	return ch
 }
 
 // record queues rec and waits until the database took it (nil) or
@@ -172,11 +216,44 @@ func (w *historyWriter) enqueue(e *histEntry) {
 		w.resolve(e, errWriterStopped)
 		return
 	}
-	w.queue = append(w.queue, e)
-	if e.rec.Start != nil && e.rec.End == nil {
+	switch st := w.starts[e.rec.ID]; {
+	case e.rec.Start == nil && st != nil:
+		// The end joins its start, which is no longer held back.
+		st.join(e)
+		delete(w.starts, e.rec.ID)
+		w.release(st)
+	case !e.due.IsZero():
+		w.held = append(w.held, e)
 		w.starts[e.rec.Start.ID] = e
+	default:
+		w.queue = append(w.queue, e)
+		if e.rec.Start != nil && e.rec.End == nil {
+			w.starts[e.rec.Start.ID] = e
+		}
 	}
 	w.mu.Unlock()
+	w.signal()
+}
+
+// join makes st, a start, carry end, its execution's end, and those who
+// wait for it.
+func (st *histEntry) join(end *histEntry) {
+	st.rec.End = end.rec.End
+	st.waiters = append(st.waiters, end.waiters...)
+	st.holds += end.holds
+	st.log = end.log
+}
+
+// release moves e, when it is held back, to the queue. w.mu is held.
+func (w *historyWriter) release(e *histEntry) {
+	if !e.due.IsZero() {
+		e.due = time.Time{}
+		w.queue = append(w.queue, e)
+	}
+}
+
+// signal wakes the loop.
+func (w *historyWriter) signal() {
 	select {
 	case w.wake <- struct{}{}:
 	default:
@@ -205,7 +282,12 @@ func (w *historyWriter) loop(ctx context.Context) {
 		// retry is set while the writer backs off after a failure.
 		retry     <-chan time.Time
 		abandoned = w.writes.abandoned.Done()
+		// due fires when the first start held back is due.
+		due    = time.NewTimer(time.Hour)
+		dueSet bool
 	)
+	due.Stop()
+	defer due.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -214,6 +296,8 @@ func (w *historyWriter) loop(ctx context.Context) {
 			abandoned = nil
 		case <-retry:
 			retry = nil
+		case <-due.C:
+			dueSet = false
 		case <-w.wake:
 		}
 		if w.writes.abandoned.Err() != nil {
@@ -224,8 +308,12 @@ func (w *historyWriter) loop(ctx context.Context) {
 			continue // backing off: new records wait for the retry
 		}
 		for ctx.Err() == nil {
-			batch := w.take()
+			batch, next := w.take(time.Now())
 			if len(batch) == 0 {
+				if !next.IsZero() && !dueSet {
+					due.Reset(time.Until(next))
+					dueSet = true
+				}
 				break
 			}
 			err := w.write(ctx, batch)
@@ -259,7 +347,12 @@ func (w *historyWriter) loop(ctx context.Context) {
 func (w *historyWriter) abandonQueued() {
 	w.mu.Lock()
 	queue := w.queue
-	w.queue, w.starts = nil, make(map[string]*histEntry)
+	for _, e := range w.held {
+		if !e.due.IsZero() {
+			queue = append(queue, e)
+		}
+	}
+	w.queue, w.held, w.starts = nil, nil, make(map[string]*histEntry)
 	w.mu.Unlock()
 	for _, e := range queue {
 		e.log.Error("the server stopped before it could record: "+what(e.rec), "error", errWriterStopped)
@@ -268,18 +361,18 @@ func (w *historyWriter) abandonQueued() {
 }
 
 // take removes the next batch from the queue: the first entry when it is
-// to be written alone, else up to maxBatch entries not to be. Before, each
-// queued end whose execution's start is still queued joins that start.
-func (w *historyWriter) take() []*histEntry {
+// to be written alone, else up to maxBatch entries not to be. Before, the
+// starts held back and due at now join the queue. It also returns when the
+// first start still held back is due, the zero time for none.
+func (w *historyWriter) take(now time.Time) ([]*histEntry, time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	// An end queued before its start went back to the queue (see
+	// requeue) joins it there.
 	kept := w.queue[:0]
 	for _, e := range w.queue {
-		if st := w.starts[e.rec.ID]; e.rec.Start == nil && st != nil {
-			st.rec.End = e.rec.End
-			st.waiters = append(st.waiters, e.waiters...)
-			st.holds += e.holds
-			st.log = e.log
+		if st := w.starts[e.rec.ID]; e.rec.Start == nil && st != nil && st.due.IsZero() {
+			st.join(e)
 			delete(w.starts, e.rec.ID)
 			continue
 		}
@@ -287,8 +380,23 @@ func (w *historyWriter) take() []*histEntry {
 	}
 	clear(w.queue[len(kept):])
 	w.queue = kept
+	var next time.Time
+	i := 0
+	for ; i < len(w.held); i++ {
+		e := w.held[i]
+		if e.due.IsZero() {
+			continue // released
+		}
+		if now.Before(e.due) {
+			next = e.due
+			break
+		}
+		w.release(e)
+	}
+	clear(w.held[:i])
+	w.held = w.held[i:]
 	if len(w.queue) == 0 {
-		return nil
+		return nil, next
 	}
 	n := 1
 	if !w.queue[0].alone {
@@ -304,7 +412,7 @@ func (w *historyWriter) take() []*histEntry {
 			delete(w.starts, e.rec.Start.ID)
 		}
 	}
-	return batch
+	return batch, next
 }
 
 // write writes batch in one transaction and resolves its entries. When

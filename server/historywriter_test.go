@@ -152,6 +152,7 @@ func TestHistoryWriterWritesAStartBeforeItsEnd(t *testing.T) {
 		t0 := time.Now().UTC().Truncate(time.Millisecond)
 		rec := &failingFirst{countingRecorder: countingRecorder{h: s.history}, entered: make(chan struct{}), release: make(chan struct{})}
 		w := newHistoryWriter(rec, quietLogger, newWriteQueue(), nil)
+		w.startDelay = 0 // the start is written at once
 		t.Cleanup(w.stop)
 		w.run()
 		a := testAttempt("e1", t0)
@@ -261,6 +262,109 @@ func TestServerRecordsExecutionsInBatches(t *testing.T) {
 			t.Errorf("%v of %v history transactions wrote a single record, want some to write several", single, calls)
 		}
 		t.Logf("%d executions recorded in %v records by %v transactions", triggers, records, calls)
+	})
+}
+
+// TestHistoryWriterHoldsStartsBack checks that a start waits in the
+// writer for its execution's end up to the start delay: an execution that
+// ends within it costs one record, one that does not is recorded running
+// once the delay passed, and flushStart writes a held start at once.
+func TestHistoryWriterHoldsStartsBack(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, url string) {
+		s := newServer(t, url)
+		ctx := t.Context()
+		t0 := time.Now().UTC().Truncate(time.Millisecond)
+		rec := &countingRecorder{h: s.history}
+		w := newHistoryWriter(rec, quietLogger, newWriteQueue(), nil)
+		w.startDelay = time.Hour
+		t.Cleanup(w.stop)
+		w.run()
+
+		// Ends within the delay: one record each, with the end.
+		for i := range 3 {
+			a := testAttempt(fmt.Sprintf("quick-%d", i), t0)
+			w.start(a, a.execution("n1"))
+			if err := w.record(a, history.Record{ID: a.id, End: &history.Finish{Outcome: history.OutcomeSucceeded, FinishedTime: t0}}); err != nil {
+				t.Fatalf("the end of %s: %v", a.id, err)
+			}
+			if e, err := s.history.Get(ctx, a.id); err != nil || e.Outcome != history.OutcomeSucceeded {
+				t.Fatalf("%s: %+v, %v; want it succeeded", a.id, e, err)
+			}
+		}
+		if got := rec.transactions(); fmt.Sprint(got) != "[1 1 1]" {
+			t.Errorf("3 executions that ended within the delay: transactions of %v records, want [1 1 1]", got)
+		}
+
+		// A start held back is not written until flushed.
+		held := testAttempt("held", t0)
+		w.start(held, held.execution("n1"))
+		if w.backlogged() {
+			t.Error("backlogged with only a start held back")
+		}
+		time.Sleep(50 * time.Millisecond)
+		if _, err := s.history.Get(ctx, held.id); !errors.Is(err, history.ErrNotFound) {
+			t.Fatalf("a start held back for an hour is in the history after 50 ms: %v", err)
+		}
+		if w.flushStart("no-such-execution") != nil {
+			t.Error("flushStart of an execution the writer does not hold returned a channel")
+		}
+		written := w.flushStart(held.id)
+		if written == nil {
+			t.Fatal("flushStart of a held start returned nil")
+		}
+		<-written
+		if e, err := s.history.Get(ctx, held.id); err != nil || e.Outcome != history.OutcomeRunning {
+			t.Fatalf("%s after flushStart: %+v, %v; want it running", held.id, e, err)
+		}
+		if w.flushStart(held.id) != nil {
+			t.Error("flushStart of a start already written returned a channel")
+		}
+		if err := w.record(held, history.Record{ID: held.id, End: &history.Finish{Outcome: history.OutcomeFailed, FinishedTime: t0, Error: "boom"}}); err != nil {
+			t.Fatalf("the end of %s: %v", held.id, err)
+		}
+		if e, err := s.history.Get(ctx, held.id); err != nil || e.Outcome != history.OutcomeFailed {
+			t.Fatalf("%s: %+v, %v; want it failed", held.id, e, err)
+		}
+
+		// A start whose end does not come within the delay is written
+		// once the delay passed, without another record to wake the
+		// writer.
+		w2 := newHistoryWriter(s.history, quietLogger, newWriteQueue(), nil)
+		w2.startDelay = 100 * time.Millisecond
+		t.Cleanup(w2.stop)
+		w2.run()
+		slow := testAttempt("slow", t0)
+		w2.start(slow, slow.execution("n1"))
+		waitFor(t, "the held start to be written after its delay", func() bool {
+			e, err := s.history.Get(ctx, slow.id)
+			return err == nil && e.Outcome == history.OutcomeRunning
+		})
+	})
+}
+
+// TestServerWritesAQuickRunOnce runs one firing of a job that ends at once
+// through a real server and checks, in its metrics, that the history wrote
+// it in one record: its start waited for its end.
+func TestServerWritesAQuickRunOnce(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, url string) {
+		s := newServer(t, url)
+		ok := newEndpoint(t, 200)
+		at := time.Now().Add(time.Second)
+		j := api.Job{Group: "once", Name: "quick", Type: "http", HTTP: httpSpec(t, map[string]any{"url": ok.URL}),
+			Triggers: []api.Trigger{{Name: "t", Schedule: json.RawMessage(`{"kind":"once"}`), StartTime: &at}}}
+		if _, err := s.CreateJob(t.Context(), "alice", j); err != nil {
+			t.Fatalf("CreateJob: %v", err)
+		}
+		start(t, s)
+		waitFor(t, "the execution to be recorded finished", func() bool {
+			st, err := s.history.Stats(t.Context(), "once", "quick", time.Time{})
+			return err == nil && st.Counts[history.OutcomeSucceeded] == 1
+		})
+		if records := metricValue(t, scrape(t, s), "chime_history_batch_size_sum"); records != 1 {
+			t.Errorf("the history wrote %v records for one quick execution, want 1 (its start and end at once)", records)
+		}
 	})
 }
 
