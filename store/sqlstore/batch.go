@@ -430,13 +430,20 @@ func (tx *txn) completeBatch(l store.Lease, completions []store.ExecutionComplet
 		return nil
 	}
 	finished := make([][]any, len(batch))
-	var deleted, jobsOf []store.Key
+	// deleted are the triggers the batch deletes, and ended the jobs
+	// that may be left without one: only a deleted trigger leaves its
+	// job an orphan (a trigger deleted otherwise takes its orphan job
+	// with it, see deleteJobIfOrphan).
+	var deleted, ended, jobsOf []store.Key
 	for n, i := range batch {
 		c := &completions[i]
 		e := execs[c.ID]
 		finished[n] = []any{c.ID, string(c.State), c.Error, nanos(c.FinishedTime)}
 		if c.Instruction == store.InstructionDeleteTrigger {
 			deleted = append(deleted, e.TriggerKey)
+			if !slices.Contains(ended, e.JobKey) {
+				ended = append(ended, e.JobKey)
+			}
 		}
 		if !slices.Contains(jobsOf, e.JobKey) {
 			jobsOf = append(jobsOf, e.JobKey)
@@ -461,7 +468,7 @@ func (tx *txn) completeBatch(l store.Lease, completions []store.ExecutionComplet
 			return err
 		}
 	}
-	return tx.deleteFinished(deleted, nonDurable(jobsOf, jobs))
+	return tx.deleteFinished(deleted, nonDurable(ended, jobs))
 }
 
 // nonDurable returns the keys among keys of the jobs that are not durable.
