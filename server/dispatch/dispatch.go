@@ -155,9 +155,12 @@ type Service struct {
 	turns map[string]string
 
 	// reports batches the results reported to this node (see Report),
-	// handovers the round robin hand-overs (see commitHandovers).
-	reports   combiner[*report]
-	handovers combiner[*handover]
+	// handovers the round robin hand-overs (see commitHandovers),
+	// handedTakes the takes by key of the executors' Takes (see
+	// commitTakes).
+	reports     combiner[*report]
+	handovers   combiner[*handover]
+	handedTakes combiner[*handedTake]
 
 	// channel is the PostgreSQL channel on which the nodes tell each
 	// other of the runs they hand over and the cancels they request ("" on

@@ -697,6 +697,16 @@ func TestResultSentManyTimesAtOnce(t *testing.T) {
 	})
 }
 
+// newClockedService returns a Service on url whose leases last 10s on
+// its own clock, which reads now (Unix nanoseconds, from 2030-01-01):
+// tests move it forward.
+func newClockedService(t *testing.T, url string) (s *dispatch.Service, now *atomic.Int64, clock func() time.Time) {
+	now = new(atomic.Int64)
+	now.Store(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	clock = func() time.Time { return time.Unix(0, now.Load()).UTC() }
+	return newService(t, url, &dispatch.Options{Lease: 10 * time.Second, Clock: clock}), now, clock
+}
+
 // TestClockGivesAndJudgesLeases: with Options.Clock, leases are given and
 // judged by it, not by the database's clock. An executor registered at
 // the clock's time, four years ahead of the database's, holds its lease
@@ -705,10 +715,7 @@ func TestClockGivesAndJudgesLeases(t *testing.T) {
 	t.Parallel()
 	forEachURL(t, func(t *testing.T, url string) {
 		ctx := t.Context()
-		var now atomic.Int64
-		now.Store(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-		clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
-		s := newService(t, url, &dispatch.Options{Lease: 10 * time.Second, Clock: clock})
+		s, now, clock := newClockedService(t, url)
 		e := register(t, s, "clock", nil, "h")
 		if !e.Registered.Equal(clock()) || !e.LeaseUntil.Equal(clock().Add(10*time.Second)) {
 			t.Errorf("registered %s, lease until %s; want %s and 10s later, the clock's", e.Registered, e.LeaseUntil, clock())

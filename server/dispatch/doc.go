@@ -30,7 +30,9 @@
 //     executor was handed a run: by this node, or, on PostgreSQL, by
 //     another, which notifies the nodes. The runs it knows of it takes by
 //     their keys, as long as the executor's cancel requests were read
-//     within two PollIntervals.
+//     within two PollIntervals; on PostgreSQL, the takes by key of the
+//     node's Takes that wait while others commit go together, in one
+//     statement (see commitTakes).
 //  3. Result (Service.Report): accepted only from the executor the run is
 //     leased to, under its current token, while the run is assigned,
 //     running or cancel_requested; anything else is ErrStale and changes

@@ -376,7 +376,7 @@ func (s *Service) Take(ctx context.Context, executor string, max int, wait time.
 		}
 		woken, runs, other, stale := s.pollChan(executor, max, fresh)
 		if len(runs) > 0 {
-			work, err := s.takeHanded(ctx, executor, runs)
+			work, err := s.takeHandedBatched(ctx, executor, runs)
 			if err != nil || len(work.Runs) > 0 {
 				return work, err
 			}

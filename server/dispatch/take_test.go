@@ -3,11 +3,11 @@ package dispatch_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -229,10 +229,7 @@ func TestTakeHanded(t *testing.T) {
 	t.Parallel()
 	forEachURL(t, func(t *testing.T, url string) {
 		ctx := t.Context()
-		var now atomic.Int64
-		now.Store(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-		clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
-		s := newService(t, url, &dispatch.Options{Lease: 10 * time.Second, Clock: clock})
+		s, now, _ := newClockedService(t, url)
 		e1 := register(t, s, "handed", nil, "h")
 		now.Add(int64(time.Millisecond)) // registered after e1: RoutingFirst picks e1
 		e2 := register(t, s, "handed", nil, "h")
@@ -415,4 +412,79 @@ func TestOtherNodesHandoverWakesTake(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("a Take on another node did not hear of the cancel request")
 	}
+}
+
+// TestTakesOfSeveralExecutorsTogether makes the takes by key of several
+// executors as one batch: each executor gets the runs handed to it that
+// are still assigned, and only those, while its lease holds; on
+// PostgreSQL one statement makes them all.
+func TestTakesOfSeveralExecutorsTogether(t *testing.T) {
+	t.Parallel()
+	forEachURL(t, func(t *testing.T, url string) {
+		ctx := t.Context()
+		s, now, _ := newClockedService(t, url)
+		var execs []*dispatch.Executor
+		runs := make(map[string][]string) // by executor ID
+		for i := range 4 {
+			e := register(t, s, fmt.Sprintf("together-%d", i), nil, "h")
+			execs = append(execs, e)
+			target := api.ExecutorTarget{Group: fmt.Sprintf("together-%d", i), Routing: api.RoutingFirst, Handler: "h"}
+			for range 2 {
+				a, err := handover(t, s, target, map[string]any{"n": i})
+				if err != nil {
+					t.Fatalf("Handover: %v", err)
+				}
+				runs[e.ID] = append(runs[e.ID], a.RunID)
+			}
+		}
+		// The last executor's lease lapses; the others heartbeat.
+		now.Add(int64(9 * time.Second))
+		for _, e := range execs[:3] {
+			if _, err := s.Heartbeat(ctx, e.ID, nil); err != nil {
+				t.Fatalf("Heartbeat: %v", err)
+			}
+		}
+		now.Add(int64(2 * time.Second))
+		// Executor 1's first run is taken already.
+		if w, err := dispatch.TakeHanded(ctx, s, execs[1].ID, runs[execs[1].ID][0]); err != nil || len(w.Runs) != 1 {
+			t.Fatalf("TakeHanded: %+v, %v", w, err)
+		}
+
+		works, errs, batched := dispatch.TakeTogether(ctx, s,
+			dispatch.HandedTake{Executor: execs[0].ID, IDs: runs[execs[0].ID]},
+			dispatch.HandedTake{Executor: execs[1].ID, IDs: runs[execs[1].ID]},
+			dispatch.HandedTake{Executor: execs[2].ID, IDs: append([]string{runs[execs[0].ID][0]}, runs[execs[2].ID][1])},
+			dispatch.HandedTake{Executor: execs[3].ID, IDs: runs[execs[3].ID]},
+		)
+		if pg := dispatch.WritableCTEs(s); pg != batched {
+			t.Errorf("the takes were made in one statement: %v, want %v (on PostgreSQL only)", batched, pg)
+		}
+		want := [][]string{
+			runs[execs[0].ID],      // both
+			runs[execs[1].ID][1:],  // the one not taken before
+			{runs[execs[2].ID][1]}, // its own run, not executor 0's
+			nil,                    // lease lapsed
+		}
+		for i := range want {
+			if errs[i] != nil {
+				t.Errorf("take %d: %v", i, errs[i])
+				continue
+			}
+			var got []string
+			for _, r := range works[i].Runs {
+				if r.Token != 1 || r.Handler != "h" || r.Params["n"] != float64(i) {
+					t.Errorf("take %d: run %+v, want token 1, handler h and n=%d", i, r, i)
+				}
+				got = append(got, r.ID)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, slices.Sorted(slices.Values(want[i]))) {
+				t.Errorf("take %d (executor %d): took %v, want %v", i, i, got, want[i])
+			}
+		}
+		// Runs not taken are still assigned to their executors.
+		if w, err := s.Take(ctx, execs[2].ID, 10, 0); err != nil || len(w.Runs) != 1 || w.Runs[0].ID != runs[execs[2].ID][0] {
+			t.Errorf("Take of executor 2: %+v, %v; want its first run, left assigned", w, err)
+		}
+	})
 }
