@@ -25,7 +25,7 @@ const maxHistoryBacklog = 4 * maxHistoryBatch
 // version and index entries cost the database more than the insert). The
 // history shows a running execution up to this much later; a kill of one
 // this node runs writes its start at once (see flushStart).
-const historyStartDelay = time.Second
+const historyStartDelay = 250 * time.Millisecond
 
 // errWriterStopped is the error of a record given to a history writer
 // that no longer runs.

@@ -69,9 +69,11 @@ func shardedKill9(t *testing.T, databaseURL string) {
 	if status := keep.call(t, http.MethodPut, "/api/v1/users/admin", token, map[string]any{"shell": true}, nil); status != http.StatusOK {
 		t.Fatalf("PUT /api/v1/users/admin shell = %d", status)
 	}
-	// An item takes 0.4s, so that a firing's 64 items keep the three
-	// nodes' 36 workers busy for a second or so.
-	script := `sleep 0.4 && echo "$CHIME_SCHEDULED_TIME $CHIME_SHARD_INDEX $CHIME_SHARD_TOTAL $CHIME_EXECUTION_ID" >> "` + done + `"`
+	// An item takes 0.8s, so that a firing's 64 items keep the three
+	// nodes' 36 workers busy for a second or two, each seen running in
+	// the history (a node writes a start after 250 ms, see
+	// server.historyStartDelay).
+	script := `sleep 0.8 && echo "$CHIME_SCHEDULED_TIME $CHIME_SHARD_INDEX $CHIME_SHARD_TOTAL $CHIME_EXECUTION_ID" >> "` + done + `"`
 	job := map[string]any{
 		"type": "shell", "shell": map[string]any{"shell": script},
 		"shards": items, "requests_recovery": true,
