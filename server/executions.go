@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
@@ -124,20 +125,29 @@ func (s *Server) execution(ctx context.Context, id string) (*history.Execution, 
 	return e, err
 }
 
+// heldStartWait bounds how long a request waits for the start of an
+// execution that the history writer held back to be written: while the
+// database is down the writer retries it for as long as it takes.
+const heldStartWait = 2 * time.Second
+
 // writeHeldStart writes the start of execution id, which runs on this node,
 // when the history writer holds it back (see historyStartDelay), and
-// reports whether it did: the history may hold it now.
+// reports whether it did, within heldStartWait: the history may hold it
+// now.
 func (s *Server) writeHeldStart(ctx context.Context, id string) bool {
 	written := s.recorder.flushStart(id)
 	if written == nil {
 		return false
 	}
+	wait := time.NewTimer(heldStartWait)
+	defer wait.Stop()
 	select {
 	case <-written:
 		return true
 	case <-ctx.Done():
-		return false
+	case <-wait.C:
 	}
+	return false
 }
 
 // GetExecution returns one execution with its output and log lines.

@@ -1,11 +1,14 @@
 package server
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/history"
 )
 
 // TestKillFromAnotherNode kills a shell job and a Go job running on one
@@ -118,5 +121,55 @@ func TestKillFromAnotherNode(t *testing.T) {
 			t.Errorf("alert %+v, want none for a killed execution", p)
 		default:
 		}
+	})
+}
+
+// TestExecutionNotYetInTheHistory asks the node running an execution,
+// whose start its history writer still holds back, for the execution and
+// then kills another: the node writes each start at once, so that the
+// execution is found running and the kill takes.
+func TestExecutionNotYetInTheHistory(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, url string) {
+		b := newBlocker()
+		s := newServer(t, url)
+		s.recorder.startDelay = time.Hour
+		if err := s.RegisterJobType("block", b); err != nil {
+			t.Fatalf("RegisterJobType: %v", err)
+		}
+		start(t, s)
+		ctx := t.Context()
+		if _, err := s.CreateJob(ctx, "admin", api.Job{Group: "ops", Name: "block", Type: "block"}); err != nil {
+			t.Fatalf("CreateJob: %v", err)
+		}
+		runBlocked := func() string {
+			t.Helper()
+			acc, err := s.RunJob(ctx, "admin", "ops", "block", api.RunRequest{})
+			if err != nil {
+				t.Fatalf("RunJob: %v", err)
+			}
+			b.waitStarted(t)
+			id := acc.ExecutionIDs[0]
+			if _, err := s.history.Get(ctx, id); !errors.Is(err, history.ErrNotFound) {
+				t.Fatalf("execution %s is in the history while its start is held back: %v", id, err)
+			}
+			return id
+		}
+
+		id := runBlocked()
+		e, err := s.GetExecution(ctx, id)
+		if err != nil || e.Outcome != "running" {
+			t.Fatalf("GetExecution(%s) = %+v, %v; want it running", id, e, err)
+		}
+
+		id = runBlocked()
+		got, err := s.KillExecution(ctx, "alice", id)
+		if err != nil || got.KilledBy != "alice" {
+			t.Fatalf("KillExecution(%s) = %+v, %v; want it killed by alice", id, got, err)
+		}
+		if e := waitExecution(t, s, id); e.Outcome != "killed" {
+			t.Errorf("execution %s after its kill: %s, want killed", id, e.Outcome)
+		}
+		close(b.release)
 	})
 }
