@@ -29,7 +29,7 @@ func startInstance(t *testing.T, c *apiclient.Client, name, url, state string) s
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		got, err := c.GetWorkflowInstance(ctx, in.ID)
-		if err == nil && got.State == state && (state != "running" || got.Tasks[0].State == "running") {
+		if err == nil && got.State == state && (state != "running" || got.Tasks[0].State == "running" && taskInHistory(t, c, name)) {
 			return in.ID
 		}
 		if time.Now().After(deadline) {
@@ -37,6 +37,18 @@ func startInstance(t *testing.T, c *apiclient.Client, name, url, state string) s
 		}
 		time.Sleep(20 * time.Millisecond) // the server runs it in the background
 	}
+}
+
+// taskInHistory reports whether the history shows the running execution
+// of workflow name's task, which its node writes up to a quarter of a
+// second after it starts.
+func taskInHistory(t *testing.T, c *apiclient.Client, name string) bool {
+	t.Helper()
+	page, err := c.ListExecutions(t.Context(), api.ExecutionQuery{JobGroup: "workflow." + name, JobName: "call", Outcomes: []string{"running"}})
+	if err != nil {
+		t.Fatalf("ListExecutions: %v", err)
+	}
+	return len(page.Executions) > 0
 }
 
 // TestWorkflowClient saves, reads, runs and kills a workflow through the
