@@ -115,10 +115,8 @@ func (s *Server) execution(ctx context.Context, id string) (*history.Execution, 
 	if err := checkName("id", id); err != nil {
 		return nil, err
 	}
+	s.writeHeldStart(ctx, id)
 	e, err := s.history.Get(ctx, id)
-	if errors.Is(err, history.ErrNotFound) && s.writeHeldStart(ctx, id) {
-		e, err = s.history.Get(ctx, id)
-	}
 	if errors.Is(err, history.ErrNotFound) {
 		return nil, httpjson.Errorf(api.CodeNotFound, "", "execution %s not found", id)
 	}
@@ -131,23 +129,20 @@ func (s *Server) execution(ctx context.Context, id string) (*history.Execution, 
 const heldStartWait = 2 * time.Second
 
 // writeHeldStart writes the start of execution id, which runs on this node,
-// when the history writer holds it back (see historyStartDelay), and
-// reports whether it did, within heldStartWait: the history may hold it
-// now.
-func (s *Server) writeHeldStart(ctx context.Context, id string) bool {
+// when the history writer holds it back (see historyStartDelay), waiting
+// at most heldStartWait for it; an execution not held back costs nothing.
+func (s *Server) writeHeldStart(ctx context.Context, id string) {
 	written := s.recorder.flushStart(id)
 	if written == nil {
-		return false
+		return
 	}
 	wait := time.NewTimer(heldStartWait)
 	defer wait.Stop()
 	select {
 	case <-written:
-		return true
 	case <-ctx.Done():
 	case <-wait.C:
 	}
-	return false
 }
 
 // GetExecution returns one execution with its output and log lines.
@@ -224,10 +219,8 @@ func (s *Server) KillExecution(ctx context.Context, actor, id string) (*api.Exec
 	if err := checkName("id", id); err != nil {
 		return nil, err
 	}
+	s.writeHeldStart(ctx, id)
 	first, err := s.history.RequestKill(ctx, id, actor)
-	if errors.Is(err, history.ErrNotFound) && s.writeHeldStart(ctx, id) {
-		first, err = s.history.RequestKill(ctx, id, actor)
-	}
 	switch {
 	case errors.Is(err, history.ErrNotFound):
 		return nil, httpjson.Errorf(api.CodeNotFound, "", "execution %s not found", id)

@@ -283,8 +283,7 @@ func (w *historyWriter) loop(ctx context.Context) {
 		retry     <-chan time.Time
 		abandoned = w.writes.abandoned.Done()
 		// due fires when the first start held back is due.
-		due    = time.NewTimer(time.Hour)
-		dueSet bool
+		due = time.NewTimer(time.Hour)
 	)
 	due.Stop()
 	defer due.Stop()
@@ -297,7 +296,6 @@ func (w *historyWriter) loop(ctx context.Context) {
 		case <-retry:
 			retry = nil
 		case <-due.C:
-			dueSet = false
 		case <-w.wake:
 		}
 		if w.writes.abandoned.Err() != nil {
@@ -310,9 +308,8 @@ func (w *historyWriter) loop(ctx context.Context) {
 		for ctx.Err() == nil {
 			batch, next := w.take(time.Now())
 			if len(batch) == 0 {
-				if !next.IsZero() && !dueSet {
+				if !next.IsZero() {
 					due.Reset(time.Until(next))
-					dueSet = true
 				}
 				break
 			}
@@ -367,19 +364,6 @@ func (w *historyWriter) abandonQueued() {
 func (w *historyWriter) take(now time.Time) ([]*histEntry, time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	// An end queued before its start went back to the queue (see
-	// requeue) joins it there.
-	kept := w.queue[:0]
-	for _, e := range w.queue {
-		if st := w.starts[e.rec.ID]; e.rec.Start == nil && st != nil && st.due.IsZero() {
-			st.join(e)
-			delete(w.starts, e.rec.ID)
-			continue
-		}
-		kept = append(kept, e)
-	}
-	clear(w.queue[len(kept):])
-	w.queue = kept
 	var next time.Time
 	i := 0
 	for ; i < len(w.held); i++ {
@@ -460,6 +444,18 @@ func (w *historyWriter) requeue(batch []*histEntry) {
 			w.starts[e.rec.Start.ID] = e
 		}
 	}
+	// An end queued while its start was being written joins it.
+	kept := w.queue[:0]
+	for _, e := range w.queue {
+		if st := w.starts[e.rec.ID]; e.rec.Start == nil && st != nil {
+			st.join(e)
+			delete(w.starts, e.rec.ID)
+			continue
+		}
+		kept = append(kept, e)
+	}
+	clear(w.queue[len(kept):])
+	w.queue = kept
 	if len(batch) == 1 {
 		w.queue = append(w.queue, batch[0])
 		return

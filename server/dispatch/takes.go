@@ -58,6 +58,8 @@ func (s *Service) commitTakes(ctx context.Context, batch []*handedTake) {
 //
 // As in reportsSQL, the runs are found by their key (r.id = ANY (…)),
 // and the executor is compared in a form no index serves (executorIs).
+// VALUES names its columns apart from the runs' (vid, vexec), so that
+// RETURNING's runCols name the run's.
 func takesSQL(takes []int) string {
 	var b strings.Builder
 	b.WriteString(`WITH v (vn, vid, vexec) AS (VALUES `)
@@ -74,18 +76,8 @@ func takesSQL(takes []int) string {
 		AND COALESCE(r.executor_id, '') = v.vexec AND r.state = 'assigned'
 		AND EXISTS (SELECT 1 FROM {p}dispatch_executors AS e
 			WHERE e.sched_name = ? AND e.id = v.vexec AND e.lease_until > COALESCE(CAST(? AS BIGINT), {now}))
-		RETURNING v.vn, ` + prefixCols("r.", runCols))
+		RETURNING v.vn, ` + runCols)
 	return b.String()
-}
-
-// prefixCols qualifies each column of cols, a list separated by commas,
-// with prefix.
-func prefixCols(prefix, cols string) string {
-	parts := strings.Split(cols, ",")
-	for i, c := range parts {
-		parts[i] = prefix + strings.TrimSpace(c)
-	}
-	return strings.Join(parts, ", ")
 }
 
 // takeBatch makes the takes of batch in one statement (see takesSQL).
