@@ -32,7 +32,7 @@ func newRootCmd() *cobra.Command {
 		verbose                    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "chime-bench --workload W1a|W1b|W1c|W2a|W2b|W3|E1|D1|S1 --nodes N --database-url URL",
+		Use:   "chime-bench --workload W1a|W1b|W1c|W2a|W2b|W3|E1|D1|S1|C1 --nodes N --database-url URL",
 		Short: "Run a benchmark workload on node processes and print one result line",
 		Long: `Run a benchmark workload: seed its triggers in tables of its own, start N node
 processes (each a chime scheduler), let them fire, stop them, merge what they
@@ -76,6 +76,12 @@ Workloads (--scale multiplies K or R):
        multiplies the firings). Its line reads items/s and split=NODE:N,…,
        the item runs each node made, then dup and miss (from the items' own
        records); the command waits at most 120 s for the items.
+  C1   5,000 one-shot jobs created through a server node's API by 8
+       clients, one a request (POST /api/v1/jobs), then 5,000 more 1,000 a
+       request (POST /api/v1/jobs/batch, as chime apply sends them); none
+       fires during the run (--scale multiplies the jobs). Its line reads,
+       for each path, jobs created a second, the requests' p50 and p99,
+       and createcpu, the database server's CPU per job created.
 
 --via library (the default) runs each node as a chime scheduler on the store,
 as a Go service embedding the library does. --via server runs each node as
@@ -97,6 +103,9 @@ docs/performance.md.`,
 			}
 			if strings.EqualFold(workload, "D1") {
 				return runD1(cmd, d1Flags{databaseURL: databaseURL, nodes: nodes, workers: workers, rate: rate, scale: scale, dir: dir, cpuProfile: cpuProfile, verbose: verbose})
+			}
+			if strings.EqualFold(workload, "C1") {
+				return runC1(cmd, d1Flags{databaseURL: databaseURL, nodes: nodes, scale: scale, dir: dir, cpuProfile: cpuProfile, verbose: verbose})
 			}
 			if strings.EqualFold(workload, "S1") {
 				return runS1(cmd, d1Flags{databaseURL: databaseURL, nodes: nodes, workers: workers, scale: scale, dir: dir, cpuProfile: cpuProfile, verbose: verbose})
@@ -161,7 +170,7 @@ docs/performance.md.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&workload, "workload", "", "workload: "+strings.Join(bench.Names, ", ")+", D1, S1 (required)")
+	f.StringVar(&workload, "workload", "", "workload: "+strings.Join(bench.Names, ", ")+", D1, S1, C1 (required)")
 	f.IntVar(&nodes, "nodes", 0, "node processes (default 1; W3 runs on 2)")
 	f.StringVar(&databaseURL, "database-url", "", "sqlite:PATH, postgres://… or mysql://… (required)")
 	f.StringVar(&via, "via", bench.ViaLibrary, "what the nodes are: library (chime schedulers) or server (chime server processes)")
