@@ -295,7 +295,17 @@ func (s *Store) TriggerList(ctx context.Context, p *store.TriggerListParams) ([]
 		q += ` AND state = 'ACQUIRED' AND claimed_by = ? AND claim_epoch = ?`
 		args = append(args, p.ClaimedUnder.NodeID, p.ClaimedUnder.Epoch)
 	}
-	if len(p.JobKeys) == 0 {
+	switch {
+	case p.JobKey != nil && len(p.JobKeys) == 0:
+		// Triggers of a job are sorted here, not by ORDER BY: PostgreSQL
+		// without statistics on the table (new rows, before autovacuum
+		// analyzes it) plans an ORDER BY on the key as a walk of the
+		// primary key that filters every trigger of the scheduler,
+		// rather than a lookup in triggers_job and a sort of its few rows.
+		triggers, err := s.listTriggers(ctx, q, args)
+		sortTriggers(triggers)
+		return triggers, err
+	case len(p.JobKeys) == 0:
 		return s.listTriggers(ctx, q+` ORDER BY trigger_group, trigger_name`, args)
 	}
 	// The jobs' keys become one term per job group, an index lookup of
@@ -320,18 +330,23 @@ func (s *Store) TriggerList(ctx context.Context, p *store.TriggerListParams) ([]
 			terms[i] = `(job_group = ? AND job_name IN (` + placeholders(len(names[g])) + `))`
 			cargs = append(append(cargs, g), names[g]...)
 		}
-		triggers, err := s.listTriggers(ctx, q+` AND (`+strings.Join(terms, ` OR `)+`) ORDER BY trigger_group, trigger_name`, cargs)
+		// Sorted below, as for one job.
+		triggers, err := s.listTriggers(ctx, q+` AND (`+strings.Join(terms, ` OR `)+`)`, cargs)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, triggers...)
 	}
-	if len(groups) > jobGroupsPerStatement {
-		slices.SortFunc(out, func(a, b store.TriggerRecord) int {
-			return cmp.Or(strings.Compare(a.Key.Group, b.Key.Group), strings.Compare(a.Key.Name, b.Key.Name))
-		})
-	}
+	sortTriggers(out)
 	return out, nil
+}
+
+// sortTriggers sorts triggers by key, in the byte order of the key
+// columns' collation on every database.
+func sortTriggers(triggers []store.TriggerRecord) {
+	slices.SortFunc(triggers, func(a, b store.TriggerRecord) int {
+		return cmp.Or(strings.Compare(a.Key.Group, b.Key.Group), strings.Compare(a.Key.Name, b.Key.Name))
+	})
 }
 
 // jobGroupsPerStatement bounds the job groups of one statement of
