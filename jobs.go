@@ -146,7 +146,13 @@ func (s *Scheduler) ScheduleJob(ctx context.Context, job JobDetail, triggers []T
 	case ResumeTriggers:
 		s.emit(SchedulerEvent{Type: EventJobResumed, JobKey: jk})
 	}
-	s.engine.Wake()
+	if o.Replace || o.IfVersion != 0 || o.Pause == ResumeTriggers {
+		// Triggers the write did not name may have changed: a resume,
+		// or a claim the replace dropped.
+		s.engine.Wake()
+		return nil
+	}
+	s.engine.WakeFor(earliestFire([]store.JobInsert{{Triggers: p.Triggers}}))
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/chime-scheduler/chime/store"
 )
@@ -97,8 +98,22 @@ func (s *Scheduler) ScheduleJobs(ctx context.Context, jobs []JobToSchedule) erro
 			s.emit(SchedulerEvent{Type: EventJobResumed, JobKey: jk})
 		}
 	}
-	s.engine.Wake()
+	s.engine.WakeFor(earliestFire(p.Jobs))
 	return nil
+}
+
+// earliestFire returns the earliest next fire time of the triggers of
+// jobs; zero when none will fire.
+func earliestFire(jobs []store.JobInsert) time.Time {
+	var first time.Time
+	for _, j := range jobs {
+		for _, t := range j.Triggers {
+			if !t.NextFireTime.IsZero() && (first.IsZero() || t.NextFireTime.Before(first)) {
+				first = t.NextFireTime
+			}
+		}
+	}
+	return first
 }
 
 // jobWithTriggers validates a job and its triggers as ScheduleJob does

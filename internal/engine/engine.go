@@ -388,6 +388,15 @@ func (e *Engine) Wake() {
 	}
 }
 
+// WakeFor tells the loop that new triggers fire first at the instant at,
+// as a notification of the store does (see noteDue): one due within the
+// look-ahead window wakes the loop at once; a later one wakes it when it
+// enters the window, so that a burst of jobs for the future costs no
+// look at the store each. The zero time does nothing.
+func (e *Engine) WakeFor(at time.Time) {
+	e.noteDue(at)
+}
+
 // Interrupt cancels the context of the running execution with the given ID.
 // It reports whether such an execution runs on this node.
 func (e *Engine) Interrupt(executionID string) bool {
