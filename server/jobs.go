@@ -307,24 +307,31 @@ func (s *Server) jobStatus(ctx context.Context, key chime.JobKey, triggers []chi
 
 // GetJob returns a job with its triggers and status.
 func (s *Server) GetJob(ctx context.Context, group, name string) (*api.Job, error) {
-	key := chime.NewJobKey(group, name)
+	j, _, err := s.readJob(ctx, chime.NewJobKey(group, name))
+	return j, err
+}
+
+// readJob reads job key as GetJob answers it, and its spec as
+// versionSpec reads it, with one read of the job and one of its triggers.
+func (s *Server) readJob(ctx context.Context, key chime.JobKey) (answer, spec *api.Job, err error) {
 	d, err := s.sched.Job(ctx, key)
 	if err != nil {
-		return nil, schedulerErr(key, err)
+		return nil, nil, schedulerErr(key, err)
 	}
 	triggers, err := s.jobTriggers(ctx, key)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	j, err := jobToAPI(d, triggers)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	spec = specForm(*j)
 	j.Paused = j.Paused || allPaused(triggers)
 	if j.Status, err = s.jobStatus(ctx, key, triggers); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return j, nil
+	return j, spec, nil
 }
 
 // CreateJob stores a new job; a job with its key is a conflict.
@@ -348,11 +355,15 @@ func (s *Server) CreateJob(ctx context.Context, actor string, job api.Job) (*api
 	if err := s.sched.ScheduleJob(ctx, w.detail, w.triggers, &chime.ScheduleJobOptions{Pause: w.pauseChange(false)}); err != nil {
 		return nil, jobWriteErr(key, err, nil)
 	}
-	stored, err := s.GetJob(ctx, key.Group, key.Name)
+	// The version is built from the job read back for the answer, rather
+	// than read again.
+	stored, spec, err := s.readJob(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	s.recordJobVersion(ctx, actor, jobversion.Created, key, 0)
+	rec, done := recordCtx(ctx)
+	s.recordVersion(rec, actor, jobversion.Created, key, spec, stored.Version, 0)
+	done()
 	s.audit(ctx, actor, auditJobCreate, jobTarget(key), map[string]any{"version": stored.Version, "type": stored.Type})
 	stored.Warnings = s.warn(ctx, actor, jobTarget(key), w.warnings)
 	return stored, nil
