@@ -7,6 +7,7 @@ import (
 
 	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/history"
 	"github.com/chime-scheduler/chime/server/internal/httpjson"
 )
 
@@ -51,9 +52,15 @@ func (s *Server) CreateJobs(ctx context.Context, actor string, jobs []api.Job) (
 	}
 	s.recordCreatedVersions(ctx, actor, writes)
 	res := &api.JobBatchResult{Created: make([]api.CreatedJob, len(jobs))}
+	entries := make([]*history.AuditEntry, len(writes))
 	for i, w := range writes {
 		key := w.detail.Key
-		s.audit(ctx, actor, auditJobCreate, jobTarget(key), map[string]any{"type": w.detail.Type, "batch": len(jobs)})
+		entries[i] = &history.AuditEntry{Time: s.now(), Actor: actor, Action: auditJobCreate, Target: jobTarget(key),
+			Detail: map[string]any{"type": w.detail.Type, "batch": len(jobs)}}
+	}
+	s.auditAll(ctx, entries)
+	for i, w := range writes {
+		key := w.detail.Key
 		res.Created[i] = api.CreatedJob{Group: key.Group, Name: key.Name, Warnings: s.warn(ctx, actor, jobTarget(key), w.warnings)}
 	}
 	return res, nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -30,39 +32,94 @@ type AuditEntry struct {
 // RecordAudit records e, filling in e.ID when it is empty. A second record
 // with one ID fails with [ErrExists].
 func (h *History) RecordAudit(ctx context.Context, e *AuditEntry) error {
-	if e == nil {
-		return invalid("", "nil audit entry")
-	}
-	for _, f := range []struct {
-		name, v  string
-		required bool
-	}{
-		{"ID", e.ID, false}, {"Actor", e.Actor, true}, {"Action", string(e.Action), true}, {"Target", e.Target, false},
-	} {
-		if err := checkKey("AuditEntry."+f.name, f.v, f.required); err != nil {
+	return h.RecordAudits(ctx, []*AuditEntry{e})
+}
+
+// auditsPerStatement bounds the entries of one INSERT of RecordAudits: 7
+// bind parameters each, under every dialect's limit.
+const auditsPerStatement = 500
+
+// RecordAudits records entries in one statement per auditsPerStatement of
+// them, all or none in one transaction, filling in the IDs left empty:
+// what RecordAudit does for each, with a round trip for many. An entry
+// whose ID is taken fails the call with [ErrExists] and records none.
+func (h *History) RecordAudits(ctx context.Context, entries []*AuditEntry) error {
+	ids := make([]string, len(entries))
+	args := make([]any, 0, 7*len(entries))
+	for i, e := range entries {
+		at := ""
+		if len(entries) > 1 {
+			at = fmt.Sprintf("[%d]", i)
+		}
+		if e == nil {
+			return invalid("", "nil audit entry%s", at)
+		}
+		for _, f := range []struct {
+			name, v  string
+			required bool
+		}{
+			{"ID", e.ID, false}, {"Actor", e.Actor, true}, {"Action", string(e.Action), true}, {"Target", e.Target, false},
+		} {
+			if err := checkKey("AuditEntry"+at+"."+f.name, f.v, f.required); err != nil {
+				return err
+			}
+		}
+		if err := checkTime("AuditEntry"+at+".Time", e.Time, true); err != nil {
 			return err
 		}
+		detail, err := encodeJSON("AuditEntry"+at+".Detail", e.Detail)
+		if err != nil {
+			return err
+		}
+		ids[i] = e.ID
+		if ids[i] == "" {
+			ids[i] = newID()
+		}
+		args = append(args, h.sched, ids[i], e.Time.UnixNano(), e.Actor, string(e.Action), e.Target, detail)
 	}
-	if err := checkTime("AuditEntry.Time", e.Time, true); err != nil {
+	if len(entries) == 0 {
+		return nil
+	}
+	what := "recording audit entry " + string(entries[0].Action) + " by " + entries[0].Actor
+	if len(entries) > 1 {
+		what = fmt.Sprintf("recording %d audit entries", len(entries))
+	}
+	err := h.insertAudits(ctx, args)
+	switch {
+	case h.st.IsUniqueViolation(err):
+		if len(entries) == 1 {
+			return fmt.Errorf("%w: audit entry %q", ErrExists, ids[0])
+		}
+		return fmt.Errorf("%w: an audit entry of the %d", ErrExists, len(entries))
+	case err != nil:
+		return dbErr(what, err)
+	}
+	for i, e := range entries {
+		e.ID = ids[i]
+	}
+	return nil
+}
+
+// insertAudits inserts the entries whose arguments (7 each) args holds:
+// one statement alone, several in one transaction.
+func (h *History) insertAudits(ctx context.Context, args []any) error {
+	const row = 7
+	if len(args) == row {
+		_, err := h.db.ExecContext(ctx, h.q.auditInsert, args...)
 		return err
 	}
-	detail, err := encodeJSON("AuditEntry.Detail", e.Detail)
+	tx, err := h.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	id := e.ID
-	if id == "" {
-		id = newID()
+	defer func() { _ = tx.Rollback() }()
+	for chunk := range slices.Chunk(args, row*auditsPerStatement) {
+		q := auditInsertHead + strings.Repeat(auditInsertRow+", ", len(chunk)/row-1) + auditInsertRow
+		if _, err := tx.ExecContext(ctx, h.st.SQL(q), chunk...); err != nil {
+			return err
+		}
 	}
-	_, err = h.db.ExecContext(ctx, h.q.auditInsert, h.sched, id, e.Time.UnixNano(), e.Actor, string(e.Action), e.Target, detail)
-	switch {
-	case h.st.IsUniqueViolation(err):
-		return fmt.Errorf("%w: audit entry %q", ErrExists, id)
-	case err != nil:
-		return dbErr("recording audit entry "+string(e.Action)+" by "+e.Actor, err)
-	}
-	e.ID = id
-	return nil
+	return tx.Commit()
 }
 
 // AuditQuery selects audit entries for [History.ListAudit]. Zero fields

@@ -114,3 +114,56 @@ func testAudit(t *testing.T, open opener) {
 		t.Errorf("ListAudit after refused records: %d entries, %v; want 12", len(p.Entries), err)
 	}
 }
+
+// testAuditMany records 1,201 entries in one RecordAudits (three
+// statements of at most 500 rows) and finds each listed with the ID it
+// got; then a batch with one taken ID records none of its entries, and
+// one with an invalid entry names it by its index.
+func testAuditMany(t *testing.T, open opener) {
+	h := open(nil)
+	ctx := t.Context()
+	entries := make([]*history.AuditEntry, 1201)
+	for i := range entries {
+		entries[i] = &history.AuditEntry{Time: t0.Add(time.Duration(i) * time.Second), Actor: "ann", Action: "job.create",
+			Target: fmt.Sprintf("jobs/g/job%d", i), Detail: map[string]any{"batch": 1201}}
+	}
+	if err := h.RecordAudits(ctx, entries); err != nil {
+		t.Fatalf("RecordAudits: %v", err)
+	}
+	byID := make(map[string]string)
+	q := &history.AuditQuery{Limit: 500}
+	for {
+		p, err := h.ListAudit(ctx, q)
+		if err != nil {
+			t.Fatalf("ListAudit: %v", err)
+		}
+		for _, e := range p.Entries {
+			byID[e.ID] = e.Target
+		}
+		if p.Next == "" {
+			break
+		}
+		q.Cursor = p.Next
+	}
+	if len(byID) != len(entries) {
+		t.Errorf("listed %d entries, want %d", len(byID), len(entries))
+	}
+	for i, e := range entries {
+		if e.ID == "" || byID[e.ID] != e.Target {
+			t.Fatalf("entry %d: ID %q lists target %q, want %q", i, e.ID, byID[e.ID], e.Target)
+		}
+	}
+
+	again := []*history.AuditEntry{
+		{Time: t0, Actor: "bob", Action: "x"},
+		{ID: entries[7].ID, Time: t0, Actor: "bob", Action: "x"},
+	}
+	if err := h.RecordAudits(ctx, again); !errors.Is(err, history.ErrExists) {
+		t.Errorf("RecordAudits with a taken ID: %v, want ErrExists", err)
+	}
+	if p, err := h.ListAudit(ctx, &history.AuditQuery{Actor: "bob"}); err != nil || len(p.Entries) != 0 {
+		t.Errorf("entries of the refused batch: %d, %v; want none", len(p.Entries), err)
+	}
+	err := h.RecordAudits(ctx, []*history.AuditEntry{{Time: t0, Actor: "bob", Action: "x"}, {Time: t0, Action: "x"}})
+	wantInvalid(t, "RecordAudits with an entry without actor", err, "AuditEntry[1].Actor")
+}

@@ -51,6 +51,7 @@ func TestHistory(t *testing.T) {
 		{"Stats", testStats},
 		{"Decisions", testDecisions},
 		{"Audit", testAudit},
+		{"AuditMany", testAuditMany},
 		{"PruneRule", testPruneRule},
 		{"PruneCap", testPruneCap},
 		{"PruneBatches", testPruneBatches},

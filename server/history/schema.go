@@ -134,6 +134,10 @@ const (
 	decisionCols = "id, job_group, job_name, trigger_group, trigger_name, scheduled_time, decided_time, " +
 		"kind, reason, node_id, execution_id"
 	auditCols = "id, audit_time, actor, action, target, detail"
+	// auditInsertHead and auditInsertRow make the INSERT of audit
+	// entries, a row each.
+	auditInsertHead = `INSERT INTO {p}server_audit (sched_name, ` + auditCols + `) VALUES `
+	auditInsertRow  = `(?, ?, ?, ?, ?, ?, ?)`
 )
 
 // queries are the history's fixed statements, rendered once for the
@@ -185,7 +189,7 @@ func renderQueries(st *sqlstore.Store) queries {
 			WHERE job_group = ? AND job_name = ? AND sched_name = ? AND outcome = 'succeeded'`),
 		decisionInsert: st.SQL(`INSERT INTO {p}server_decisions (sched_name, ` + decisionCols + `, sort_time)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		auditInsert: st.SQL(`INSERT INTO {p}server_audit (sched_name, ` + auditCols + `) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+		auditInsert: st.SQL(auditInsertHead + auditInsertRow),
 		pruneJobs: st.SQL(`SELECT DISTINCT job_group, job_name FROM {p}server_executions
 			WHERE started_time < ? AND sched_name = ?`),
 		pruneJobsCapped: st.SQL(`SELECT job_group, job_name FROM {p}server_executions
