@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/chime-scheduler/chime/store/sqlstore"
@@ -155,20 +157,29 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Versions, err
 		return nil, fmt.Errorf("jobversion: %w", err)
 	}
 	v := &Versions{db: st.DB(), st: st, sched: st.SchedulerName(), keep: keep}
-	const cols = `job_group, job_name, seq, id, job_version, kind, actor, recorded_time, rolled_back_from, spec, masked`
-	v.q.byID = st.SQL(`SELECT ` + cols + ` FROM {p}versions_jobs WHERE sched_name = ? AND id = ?`)
+	v.q.byID = st.SQL(`SELECT ` + versionCols + ` FROM {p}versions_jobs WHERE sched_name = ? AND id = ?`)
 	v.q.last = st.SQL(`SELECT seq, job_version, actor FROM {p}versions_jobs
 		WHERE sched_name = ? AND job_group = ? AND job_name = ? ORDER BY seq DESC LIMIT 1`)
 	v.q.replace = st.SQL(`UPDATE {p}versions_jobs SET id = ?, kind = ?, actor = ?, recorded_time = ?, rolled_back_from = ?, spec = ?, masked = ?
 		WHERE sched_name = ? AND job_group = ? AND job_name = ? AND seq = ?`)
-	v.q.insert = st.SQL(`INSERT INTO {p}versions_jobs (sched_name, ` + cols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	v.q.insert = st.SQL(versionInsertHead + versionInsertRow)
 	v.q.prune = st.SQL(`DELETE FROM {p}versions_jobs WHERE sched_name = ? AND job_group = ? AND job_name = ? AND seq <= ?`)
-	v.q.list = st.SQL(`SELECT ` + cols + ` FROM {p}versions_jobs
+	v.q.list = st.SQL(`SELECT ` + versionCols + ` FROM {p}versions_jobs
 		WHERE sched_name = ? AND job_group = ? AND job_name = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
-	v.q.get = st.SQL(`SELECT ` + cols + ` FROM {p}versions_jobs
+	v.q.get = st.SQL(`SELECT ` + versionCols + ` FROM {p}versions_jobs
 		WHERE sched_name = ? AND job_group = ? AND job_name = ? AND seq = ?`)
 	return v, nil
 }
+
+// versionCols are a version's columns, as scanVersion reads them.
+const versionCols = `job_group, job_name, seq, id, job_version, kind, actor, recorded_time, rolled_back_from, spec, masked`
+
+// versionInsertHead and versionInsertRow make the INSERT of versions, a
+// row each.
+const (
+	versionInsertHead = `INSERT INTO {p}versions_jobs (sched_name, ` + versionCols + `) VALUES `
+	versionInsertRow  = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+)
 
 // Keep returns how many versions of each job are kept.
 func (v *Versions) Keep() int { return v.keep }
@@ -266,12 +277,122 @@ func (v *Versions) recordOnce(ctx context.Context, recs []*Version, masked []str
 		}
 	}()
 	out = make([]*Version, len(recs))
+	first, err := v.firstVersions(ctx, tx, recs)
+	if err != nil {
+		return nil, err
+	}
+	var firstIdx []int
 	for i, rec := range recs {
+		if first[i] {
+			firstIdx = append(firstIdx, i)
+			continue
+		}
 		if out[i], err = v.recordTx(ctx, tx, rec, masked[i]); err != nil {
 			return nil, err
 		}
 	}
+	for chunk := range slices.Chunk(firstIdx, versionsPerStatement) {
+		args := make([]any, 0, 12*len(chunk))
+		for _, i := range chunk {
+			n := *recs[i]
+			n.Number = 1
+			out[i] = &n
+			args = append(args, v.sched, n.Group, n.Name, n.Number, n.ID, n.JobVersion, string(n.Kind),
+				n.Actor, n.Time.UnixNano(), n.RolledBackFrom, string(n.Spec), masked[i])
+		}
+		q := versionInsertHead + strings.Repeat(versionInsertRow+", ", len(chunk)-1) + versionInsertRow
+		if _, err := tx.ExecContext(ctx, v.st.SQL(q), args...); err != nil {
+			return nil, err
+		}
+	}
 	return out, tx.Commit()
+}
+
+// versionsPerStatement bounds the rows of one statement of a batch: 12
+// bind parameters a version, under every dialect's limit.
+const versionsPerStatement = 200
+
+// firstVersions reports, for a batch of more than one version, which of
+// recs are the first version of their job: no version of the job is
+// stored, no other element of the batch is of the same job, and no
+// version has the element's ID. Those are numbered 1 and inserted
+// together, with a read of the IDs and one of the jobs for the whole
+// batch (a batch of new jobs, CreateJobs, is all of them), instead of two
+// reads and an insert each; the others take recordTx. Two batches that
+// number the same job's first version at once meet on its unique number,
+// and RecordAll tries again, as for single versions.
+func (v *Versions) firstVersions(ctx context.Context, tx *sql.Tx, recs []*Version) ([]bool, error) {
+	first := make([]bool, len(recs))
+	if len(recs) < 2 {
+		return first, nil
+	}
+	type jobKey struct{ group, name string }
+	count := make(map[jobKey]int, len(recs))
+	for _, r := range recs {
+		count[jobKey{r.Group, r.Name}]++
+	}
+	taken := make(map[string]bool)
+	versioned := make(map[jobKey]bool)
+	for chunk := range slices.Chunk(recs, versionsPerStatement) {
+		ids := make([]any, 0, len(chunk)+1)
+		ids = append(ids, v.sched)
+		byGroup := make(map[string][]any)
+		var groups []string
+		for _, r := range chunk {
+			ids = append(ids, r.ID)
+			if _, ok := byGroup[r.Group]; !ok {
+				groups = append(groups, r.Group)
+			}
+			byGroup[r.Group] = append(byGroup[r.Group], r.Name)
+		}
+		rows, err := tx.QueryContext(ctx, v.st.SQL(`SELECT id FROM {p}versions_jobs WHERE sched_name = ? AND id IN (`+
+			placeholders(len(chunk))+`)`), ids...)
+		if err := scanStrings(rows, err, 1, func(s ...string) { taken[s[0]] = true }); err != nil {
+			return nil, err
+		}
+		terms := make([]string, len(groups))
+		args := []any{v.sched}
+		for i, g := range groups {
+			terms[i] = `(job_group = ? AND job_name IN (` + placeholders(len(byGroup[g])) + `))`
+			args = append(append(args, g), byGroup[g]...)
+		}
+		rows, err = tx.QueryContext(ctx, v.st.SQL(`SELECT DISTINCT job_group, job_name FROM {p}versions_jobs WHERE sched_name = ? AND (`+
+			strings.Join(terms, ` OR `)+`)`), args...)
+		if err := scanStrings(rows, err, 2, func(s ...string) { versioned[jobKey{s[0], s[1]}] = true }); err != nil {
+			return nil, err
+		}
+	}
+	for i, r := range recs {
+		k := jobKey{r.Group, r.Name}
+		first[i] = count[k] == 1 && !versioned[k] && !taken[r.ID]
+	}
+	return first, nil
+}
+
+// scanStrings reads the rows of a query of n string columns into each,
+// and closes them.
+func scanStrings(rows *sql.Rows, err error, n int, each func(...string)) error {
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	vals := make([]string, n)
+	dest := make([]any, n)
+	for i := range vals {
+		dest[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		each(vals...)
+	}
+	return rows.Err()
+}
+
+// placeholders returns n bind parameters, comma-separated.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
 // recordTx records one version in tx: the stored one when its ID is
@@ -367,7 +488,7 @@ func (v *Versions) Get(ctx context.Context, group, name string, n int64) (*Versi
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
 
-// scanVersion reads a row of the columns cols.
+// scanVersion reads a row of the columns versionCols.
 func scanVersion(r scanner) (*Version, error) {
 	var (
 		ver          Version

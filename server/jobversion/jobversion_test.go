@@ -262,4 +262,36 @@ func testRecordAll(t *testing.T, open func(*jobversion.Options) *jobversion.Vers
 	if diff := cmp.Diff([]string{"n:1", "other:1", "n:2"}, numbers); diff != "" {
 		t.Errorf("RecordAll numbers (-want +got):\n%s", diff)
 	}
+
+	// A batch of 450 first versions of new jobs (more than one statement
+	// of them), with a version of a job that has versions, a second
+	// record of a stored version (its ID), and two versions of one new
+	// job: each is numbered as recorded alone would be.
+	var batch []*jobversion.Version
+	for i := range 450 {
+		ver := version(jobversion.Created, 10+i)
+		ver.Name = fmt.Sprintf("new-%03d", i)
+		batch = append(batch, ver)
+	}
+	next := version(jobversion.Updated, 5)
+	twiceA, twiceB := version(jobversion.Created, 6), version(jobversion.Updated, 7)
+	twiceA.Name, twiceB.Name = "twice", "twice"
+	batch = append(batch, next, a, twiceA, twiceB)
+	got, err = v.RecordAll(t.Context(), batch)
+	if err != nil {
+		t.Fatalf("RecordAll of %d: %v", len(batch), err)
+	}
+	numbers = numbers[:0]
+	for _, ver := range got[448:] {
+		numbers = append(numbers, fmt.Sprintf("%s:%d:%t", ver.Name, ver.Number, ver.ID == batch[448+len(numbers)].ID))
+	}
+	if diff := cmp.Diff([]string{"new-448:1:true", "new-449:1:true", "n:3:true", "n:1:true", "twice:1:true", "twice:2:true"}, numbers); diff != "" {
+		t.Errorf("RecordAll numbers of the batch's end (-want +got):\n%s", diff)
+	}
+	for i := range 450 {
+		list, err := v.List(t.Context(), "g", fmt.Sprintf("new-%03d", i), 0, 0)
+		if err != nil || len(list) != 1 || list[0].Number != 1 || list[0].ID != batch[i].ID || string(list[0].Spec) != string(batch[i].Spec) {
+			t.Fatalf("versions of new-%03d: %+v, %v; want the one recorded, numbered 1", i, list, err)
+		}
+	}
 }
