@@ -148,6 +148,10 @@ func RunC1(ctx context.Context, opts C1Options) (res *C1Result, err error) {
 			return nil, err
 		}
 	}
+	// Stopped, not killed, so that each node writes its CPU profile.
+	if err := r.stopNodes(NewSQLCounts()); err != nil {
+		return nil, err
+	}
 	r.log.Info("done", "result", res.String())
 	return res, nil
 }
