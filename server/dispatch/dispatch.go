@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/internal/combine"
 	"github.com/chime-scheduler/chime/server/internal/names"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
@@ -158,9 +159,9 @@ type Service struct {
 	// handovers the round robin hand-overs (see commitHandovers),
 	// handedTakes the takes by key of the executors' Takes (see
 	// commitTakes).
-	reports     combiner[*report]
-	handovers   combiner[*handover]
-	handedTakes combiner[*handedTake]
+	reports     combine.Combiner[*report]
+	handovers   combine.Combiner[*handover]
+	handedTakes combine.Combiner[*handedTake]
 
 	// channel is the PostgreSQL channel on which the nodes tell each
 	// other of the runs they hand over and the cancels they request ("" on
@@ -223,7 +224,7 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Service, erro
 		vacuumAfter: vacuumRunsAfter,
 	}
 	if st.SingleWriter() {
-		s.reports.parallel, s.handovers.parallel = 1, 1
+		s.reports.Parallel, s.handovers.Parallel = 1, 1
 	}
 	if st.WritableCTEs() {
 		channel, err := st.NotifyChannel(notifyTopic)

@@ -50,7 +50,7 @@
 //     heartbeat.
 //
 // Round robin hand-overs and results that arrive while others commit are
-// committed together, in one transaction each batch (see combiner): the
+// committed together, in one transaction each batch (see package combine): the
 // turns of a batch's runs take the group's lock once, and each result is
 // fenced on its own. A run that ended with its executor's result is
 // deleted by Watch's next pass (Service.Release), since the fence refuses

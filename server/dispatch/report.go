@@ -28,7 +28,7 @@ type report struct {
 // Report records how a run ended, from the executor it is leased to,
 // under its current token. Anything else is ErrStale, and nothing
 // changes. The results reported to the node while it records others are
-// recorded together, in one transaction (see combiner); each is fenced
+// recorded together, in one transaction (see package combine); each is fenced
 // on its own.
 func (s *Service) Report(ctx context.Context, executor, runID string, r api.ExecutorResult) error {
 	if err := CheckResult(r); err != nil {
@@ -39,7 +39,7 @@ func (s *Service) Report(ctx context.Context, executor, runID string, r api.Exec
 		return err
 	}
 	rep := &report{executor: executor, runID: runID, r: r, logs: logs}
-	s.reports.do(ctx, rep, maxReportBatch, s.commitReports)
+	s.reports.Do(ctx, rep, maxReportBatch, s.commitReports)
 	return rep.err
 }
 

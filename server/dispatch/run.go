@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/server/internal/combine"
 )
 
 // Handover is one run to hand to an executor.
@@ -65,7 +66,7 @@ func (s *Service) Handover(ctx context.Context, h Handover) (*Assignment, error)
 	}
 	if h.Target.Routing == "" || h.Target.Routing == api.RoutingRoundRobin {
 		ho := &handover{h: h, params: params}
-		s.handovers.do(ctx, ho, maxHandoverBatch, s.commitHandovers)
+		s.handovers.Do(ctx, ho, maxHandoverBatch, s.commitHandovers)
 		if ho.err != nil {
 			return nil, ho.err
 		}
@@ -961,7 +962,7 @@ func (s *Service) Watch(ctx context.Context, node string) {
 	for {
 		select {
 		case <-ctx.Done():
-			rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), combineTimeout)
+			rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), combine.Timeout)
 			defer cancel()
 			if err := s.deleteReleased(rec); err != nil {
 				s.log.Warn("cannot delete the runs that ended", "error", err)

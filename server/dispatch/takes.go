@@ -22,7 +22,7 @@ type handedTake struct {
 
 // takeHandedBatched is takeHanded, made together with the takes by key
 // of other executors that this node's Takes make while others commit
-// (see combiner): on PostgreSQL, a batch of them is one statement
+// (see package combine): on PostgreSQL, a batch of them is one statement
 // (see takesSQL), where each executor's runs are started as
 // takeHanded starts them, while its own lease holds.
 func (s *Service) takeHandedBatched(ctx context.Context, executor string, ids []string) (*api.ExecutorWork, error) {
@@ -30,7 +30,7 @@ func (s *Service) takeHandedBatched(ctx context.Context, executor string, ids []
 		return s.takeHanded(ctx, executor, ids)
 	}
 	t := &handedTake{executor: executor, ids: ids}
-	s.handedTakes.do(ctx, t, maxTakeBatch, s.commitTakes)
+	s.handedTakes.Do(ctx, t, maxTakeBatch, s.commitTakes)
 	return t.work, t.err
 }
 

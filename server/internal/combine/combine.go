@@ -1,4 +1,6 @@
-package dispatch
+// Package combine commits concurrent requests in batches, as a
+// database's group commit does.
+package combine
 
 import (
 	"cmp"
@@ -7,41 +9,43 @@ import (
 	"time"
 )
 
-// Bounds of a combiner.
+// Bounds of a Combiner.
 const (
-	// combineTimeout bounds the commit of a batch, which serves several
-	// callers and so outlives the context of the one that runs it.
-	combineTimeout = 30 * time.Second
-	// combineParallel bounds the batches a combiner commits at once: a
-	// request that arrives while fewer commit is committed at once, in a
-	// batch of its own; past that, requests wait and are batched. On
-	// SQLite, which takes one writer at a time, it is 1: parallel
-	// batches would only wait for each other's lock.
-	combineParallel = 4
+	// Timeout bounds the commit of a batch, which serves several callers
+	// and so outlives the context of the one that runs it.
+	Timeout = 30 * time.Second
+	// Parallel bounds the batches a Combiner commits at once, unless its
+	// own Parallel says otherwise: a request that arrives while fewer
+	// commit is committed at once, in a batch of its own; past that,
+	// requests wait and are batched. On SQLite, which takes one writer
+	// at a time, a combiner should commit one: parallel batches would
+	// only wait for each other's lock.
+	Parallel = 4
 )
 
-// combiner commits requests in batches, like a database's group commit:
-// while combineParallel batches commit, the requests that arrive wait,
+// Combiner commits requests in batches, like a database's group commit:
+// while Parallel batches commit, the requests that arrive wait,
 // and the next batch to start commits them together, so that a busy node
 // pays one transaction (one commit, one WAL flush) for many requests
 // instead of one each, and an idle one pays nothing for it. No goroutine
 // of its own runs it: the caller that starts a batch commits it, then
 // hands that turn to the first caller still waiting, whose request heads
 // the next batch. A request so waits for at most one batch before its
-// own. The zero combiner commits up to combineParallel batches at once.
-type combiner[T any] struct {
-	// parallel, when not zero, replaces combineParallel.
-	parallel int
+// own. The zero Combiner commits up to Parallel batches at once.
+type Combiner[T any] struct {
+	// Parallel, when not zero, replaces the package's Parallel. Set it
+	// before the first Do.
+	Parallel int
 
 	mu sync.Mutex
 	// queue holds the requests waiting for a batch, while running (the
 	// batches committing, or whose caller was given the turn) is at
-	// combineParallel.
+	// Parallel.
 	queue   []*combined[T]
 	running int
 }
 
-// combined is one request waiting in a combiner's queue.
+// combined is one request waiting in a Combiner's queue.
 type combined[T any] struct {
 	req T
 	// done receives true for the turn to start the next batch, which
@@ -49,13 +53,13 @@ type combined[T any] struct {
 	done chan bool
 }
 
-// do returns once a batch of at most max requests that held req was
+// Do returns once a batch of at most max requests that held req was
 // committed by commit, which reports to each request (in req itself)
 // what became of it. commit runs with a context that keeps ctx's values
-// but not its cancellation, bounded by combineTimeout.
-func (c *combiner[T]) do(ctx context.Context, req T, max int, commit func(context.Context, []T)) {
+// but not its cancellation, bounded by Timeout.
+func (c *Combiner[T]) Do(ctx context.Context, req T, max int, commit func(context.Context, []T)) {
 	c.mu.Lock()
-	if c.running < cmp.Or(c.parallel, combineParallel) {
+	if c.running < cmp.Or(c.Parallel, Parallel) {
 		c.running++
 		c.mu.Unlock()
 	} else {
@@ -77,7 +81,7 @@ func (c *combiner[T]) do(ctx context.Context, req T, max int, commit func(contex
 		batch = append(batch, p.req)
 	}
 
-	rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), combineTimeout)
+	rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), Timeout)
 	commit(rec, batch)
 	cancel()
 
