@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/chime-scheduler/chime/store/sqlstore"
@@ -134,7 +135,12 @@ type Versions struct {
 	keep  int
 	q     struct {
 		byID, last, insert, prune, list, get, replace string
+		// insertAlone is recordAlone's statement, on the dialects with
+		// RETURNING (PostgreSQL and SQLite); empty on MySQL.
+		insertAlone string
 	}
+	// recordedAlone counts the versions recordAlone stored.
+	recordedAlone atomic.Int64
 }
 
 // New migrates the package's table on the store's database and returns
@@ -168,6 +174,17 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Versions, err
 		WHERE sched_name = ? AND job_group = ? AND job_name = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
 	v.q.get = st.SQL(`SELECT ` + versionCols + ` FROM {p}versions_jobs
 		WHERE sched_name = ? AND job_group = ? AND job_name = ? AND seq = ?`)
+	if st.Dialect() != sqlstore.MySQL {
+		v.q.insertAlone = st.SQL(`INSERT INTO {p}versions_jobs (sched_name, job_group, job_name, seq, id, job_version, kind, actor,
+			recorded_time, rolled_back_from, spec, masked)
+		SELECT ?, ?, ?, COALESCE(l.seq, 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?
+		FROM (SELECT 1 AS one) AS o LEFT JOIN (SELECT seq, job_version, actor FROM {p}versions_jobs
+			WHERE sched_name = ? AND job_group = ? AND job_name = ? ORDER BY seq DESC LIMIT 1) AS l ON 1 = 1
+		WHERE NOT EXISTS (SELECT 1 FROM {p}versions_jobs WHERE sched_name = ? AND id = ?)
+		AND NOT (l.seq IS NOT NULL AND l.actor = ? AND l.job_version = ?)
+		AND COALESCE(l.seq, 0) + 1 <= ?
+		RETURNING seq`)
+	}
 	return v, nil
 }
 
@@ -222,6 +239,18 @@ func (v *Versions) RecordAll(ctx context.Context, vers []*Version) ([]*Version, 
 		what = fmt.Sprintf("%d jobs", len(recs))
 	}
 	for range maxRecordTries {
+		if len(recs) == 1 && v.q.insertAlone != "" {
+			n, err := v.recordAlone(ctx, recs[0], masked[0])
+			if err != nil && v.st.IsUniqueViolation(err) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("jobversion: recording versions of %s: %w", what, err)
+			}
+			if n != nil {
+				return []*Version{n}, nil
+			}
+		}
 		out, err := v.recordOnce(ctx, recs, masked)
 		if err != nil && v.st.IsUniqueViolation(err) {
 			// Another Record of a job took the number, or an ID got
@@ -306,6 +335,34 @@ func (v *Versions) recordOnce(ctx context.Context, recs []*Version, masked []str
 		}
 	}
 	return out, tx.Commit()
+}
+
+// recordAlone records rec with one statement (q.insertAlone), numbered
+// after the job's last version, when that is all recordTx would do: its
+// ID is not stored, the job's last version is not a repair this record
+// takes the place of, and no version needs pruning. It returns nil and no
+// error when it stored nothing, for recordTx to do it.
+func (v *Versions) recordAlone(ctx context.Context, rec *Version, masked string) (*Version, error) {
+	// With an actor other than the repair's, a last version that a repair
+	// recorded for the same job version is left to recordTx, which
+	// replaces it; a repair's own record never replaces one.
+	repairActor := RepairActor
+	if rec.Actor == RepairActor {
+		repairActor = ""
+	}
+	n := *rec
+	err := v.db.QueryRowContext(ctx, v.q.insertAlone,
+		v.sched, n.Group, n.Name, n.ID, n.JobVersion, string(n.Kind), n.Actor, n.Time.UnixNano(), n.RolledBackFrom, string(n.Spec), masked,
+		v.sched, n.Group, n.Name,
+		v.sched, n.ID, repairActor, n.JobVersion, v.keep).Scan(&n.Number)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	v.recordedAlone.Add(1)
+	return &n, nil
 }
 
 // versionsPerStatement bounds the rows of one statement of a batch: 12

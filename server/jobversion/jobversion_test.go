@@ -295,3 +295,41 @@ func testRecordAll(t *testing.T, open func(*jobversion.Options) *jobversion.Vers
 		}
 	}
 }
+
+// TestRecordAloneIsOneStatement records versions of a job one at a time
+// with Keep 3: on PostgreSQL and SQLite the first three are each one
+// statement (recordAlone), the fourth, which prunes the oldest, and a
+// second record of a stored ID take the transaction; MySQL takes the
+// transaction for all. The versions are the same either way.
+func TestRecordAloneIsOneStatement(t *testing.T) {
+	t.Parallel()
+	for _, db := range dbtest.Databases() {
+		t.Run(db.Name, func(t *testing.T) {
+			t.Parallel()
+			v := open(t, db.URL(t), &jobversion.Options{Keep: 3})
+			var last *jobversion.Version
+			for i := 1; i <= 4; i++ {
+				last = record(t, v, version(jobversion.Updated, i))
+				if last.Number != int64(i) {
+					t.Errorf("version %d numbered %d", i, last.Number)
+				}
+			}
+			again := *last
+			again.Spec = []byte(`{"description":"again"}`)
+			if got := record(t, v, &again); got.Number != 4 || string(got.Spec) != string(last.Spec) {
+				t.Errorf("a second record of version 4's ID: %+v, want the stored version 4", got)
+			}
+			list, err := v.List(t.Context(), "g", "n", 0, 0)
+			if err != nil || len(list) != 3 || list[0].Number != 4 || list[2].Number != 2 {
+				t.Errorf("versions kept: %+v, %v; want 4, 3 and 2", list, err)
+			}
+			want := int64(3)
+			if db.Name == "MySQL" {
+				want = 0
+			}
+			if got := v.RecordedAlone(); got != want {
+				t.Errorf("%d versions recorded with one statement, want %d", got, want)
+			}
+		})
+	}
+}
