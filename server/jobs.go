@@ -97,7 +97,7 @@ const (
 // therefore hold fewer than limit jobs, or none, and still have a Next.
 //
 // A page costs a bounded number of reads, whatever the number of jobs:
-// per batch of jobs read, two store reads and two history statements per
+// per batch of jobs read, two store reads and one history statement per
 // 100 jobs of the batch; one batch without filters, at most
 // maxListScan/listScanBatch with them.
 func (s *Server) ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, error) {
@@ -349,10 +349,14 @@ func (s *Server) CreateJob(ctx context.Context, actor string, job api.Job) (*api
 		return nil, err
 	}
 	key := w.detail.Key
-	if err := s.checkTriggerKeys(ctx, key, w.triggers); err != nil {
-		return nil, err
-	}
 	if err := s.sched.ScheduleJob(ctx, w.detail, w.triggers, &chime.ScheduleJobOptions{Pause: w.pauseChange(false)}); err != nil {
+		if errors.Is(err, chime.ErrTriggerExists) {
+			// The store refuses a taken trigger key; which trigger, and
+			// whose, is read only then, not before every create.
+			if err := s.checkTriggerKeys(ctx, key, w.triggers); err != nil {
+				return nil, err
+			}
+		}
 		return nil, jobWriteErr(key, err, nil)
 	}
 	// The version is built from the job read back for the answer, rather
