@@ -32,15 +32,15 @@ type JobSummary struct {
 }
 
 // summaryJobsPerStatement bounds the jobs of one statement of
-// JobSummaries: each job is three terms of a UNION ALL, and SQLite allows
-// at most 500 terms in one.
+// JobSummaries: each job is three terms of a UNION ALL, the running
+// counts one more, and SQLite allows at most 500 terms in one.
 const summaryJobsPerStatement = 100
 
 // JobSummaries returns the summaries of jobs, by job: every job listed has
-// one, the zero JobSummary when no execution of it is recorded. It runs two statements per
-// 100 jobs, whatever the size of the history, each reading a few index
-// entries per job: one for the latest executions, one counting the running
-// ones. The first is one snapshot, so a last success always comes with a
+// one, the zero JobSummary when no execution of it is recorded. It runs one
+// statement per 100 jobs, whatever the size of the history, reading a few
+// index entries per job: the latest executions, and the count of the
+// running ones. It is one snapshot, so a last success always comes with a
 // last finished outcome and a last run.
 func (h *History) JobSummaries(ctx context.Context, jobs []JobRef) (map[JobRef]JobSummary, error) {
 	for i, j := range jobs {
@@ -56,35 +56,39 @@ func (h *History) JobSummaries(ctx context.Context, jobs []JobRef) (map[JobRef]J
 		out[j] = JobSummary{}
 	}
 	for chunk := range slices.Chunk(jobs, summaryJobsPerStatement) {
-		if err := h.latest(ctx, chunk, out); err != nil {
-			return nil, dbErr("reading the latest executions of jobs", err)
-		}
-		if err := h.running(ctx, chunk, out); err != nil {
-			return nil, dbErr("counting the running executions of jobs", err)
+		if err := h.summaries(ctx, chunk, out); err != nil {
+			return nil, dbErr("reading the latest and running executions of jobs", err)
 		}
 	}
 	return out, nil
 }
 
-// Kinds of the rows the statement of latest returns.
+// Kinds of the rows the statement of summaries returns.
 const (
 	latestRun      = "run"
 	latestFinished = "finished"
 	latestSuccess  = "success"
+	runningCount   = "running"
 )
 
-// latest reads the latest execution, latest finished execution and latest
-// success of jobs into out. Each is its own ORDER BY … LIMIT 1 on the
-// job's index, so the statement reads a few entries per job. SQLite takes
-// a LIMIT inside a UNION only in a subquery, hence SELECT * FROM (…).
-func (h *History) latest(ctx context.Context, jobs []JobRef, out map[JobRef]JobSummary) error {
+// summaries reads the latest execution, latest finished execution and
+// latest success of jobs, and counts their running executions, into out,
+// in one statement. Each latest is its own ORDER BY … LIMIT 1 on the job's
+// index, so the statement reads a few entries per job; the count is one
+// term per job group, so that the condition stays shallow, whose count
+// comes in the started time's column (and MIN(finished_time), ignored, in
+// the finished time's: a column of the same type on every dialect). SQLite takes a LIMIT inside a UNION
+// only in a subquery, hence SELECT * FROM (…).
+func (h *History) summaries(ctx context.Context, jobs []JobRef, out map[JobRef]JobSummary) error {
 	const cols = "job_group, job_name, started_time, finished_time, outcome FROM {p}server_executions " +
 		"WHERE job_group = ? AND job_name = ? AND sched_name = ?"
 	finished := fmt.Sprintf(" AND outcome IN ('%s', '%s', '%s', '%s')",
 		OutcomeSucceeded, OutcomeFailed, OutcomeTimedOut, OutcomeNodeLost)
 	var (
-		terms []string
-		args  []any
+		terms  []string
+		args   []any
+		groups []string
+		names  = make(map[string][]any)
 	)
 	for _, j := range jobs {
 		n := len(terms)
@@ -96,7 +100,20 @@ func (h *History) latest(ctx context.Context, jobs []JobRef, out map[JobRef]JobS
 		for range 3 {
 			args = append(args, j.Group, j.Name, h.sched)
 		}
+		if _, ok := names[j.Group]; !ok {
+			groups = append(groups, j.Group)
+		}
+		names[j.Group] = append(names[j.Group], j.Name)
 	}
+	byGroup := make([]string, len(groups))
+	args = append(args, string(OutcomeRunning), h.sched)
+	for i, g := range groups {
+		byGroup[i] = "(job_group = ? AND job_name IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(names[g])), ", ") + "))"
+		args = append(append(args, g), names[g]...)
+	}
+	terms = append(terms, fmt.Sprintf("SELECT * FROM (SELECT '%s' AS kind, job_group, job_name, COUNT(*) AS started_time, "+
+		"MIN(finished_time) AS finished_time, '' AS outcome FROM {p}server_executions WHERE outcome = ? AND sched_name = ? AND (%s) "+
+		"GROUP BY job_group, job_name) r", runningCount, strings.Join(byGroup, " OR ")))
 	rows, err := h.db.QueryContext(ctx, h.st.SQL(strings.Join(terms, " UNION ALL ")), args...)
 	if err != nil {
 		return err
@@ -120,47 +137,9 @@ func (h *History) latest(ctx context.Context, jobs []JobRef, out map[JobRef]JobS
 			s.LastFinished = Outcome(outcome)
 		case latestSuccess:
 			s.LastSuccess = timeOf(finishedAt)
+		case runningCount:
+			s.Running = int(started)
 		}
-		out[j] = s
-	}
-	return rows.Err()
-}
-
-// running counts the running executions of jobs into out. The job keys
-// become one term per job group, so that the condition stays shallow.
-func (h *History) running(ctx context.Context, jobs []JobRef, out map[JobRef]JobSummary) error {
-	var (
-		groups []string
-		names  = make(map[string][]any)
-	)
-	for _, j := range jobs {
-		if _, ok := names[j.Group]; !ok {
-			groups = append(groups, j.Group)
-		}
-		names[j.Group] = append(names[j.Group], j.Name)
-	}
-	terms := make([]string, len(groups))
-	args := []any{string(OutcomeRunning), h.sched}
-	for i, g := range groups {
-		terms[i] = "(job_group = ? AND job_name IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(names[g])), ", ") + "))"
-		args = append(append(args, g), names[g]...)
-	}
-	rows, err := h.db.QueryContext(ctx, h.st.SQL("SELECT job_group, job_name, COUNT(*) FROM {p}server_executions "+
-		"WHERE outcome = ? AND sched_name = ? AND ("+strings.Join(terms, " OR ")+") GROUP BY job_group, job_name"), args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			j JobRef
-			n int
-		)
-		if err := rows.Scan(&j.Group, &j.Name, &n); err != nil {
-			return err
-		}
-		s := out[j]
-		s.Running = n
 		out[j] = s
 	}
 	return rows.Err()
