@@ -33,14 +33,11 @@ func (s *Store) TriggersAcquireFire(ctx context.Context, p *store.TriggersAcquir
 	var res *store.TriggersAcquireFireResult
 	err := s.write(ctx, "claiming and firing triggers", func(tx *txn) error {
 		res = &store.TriggersAcquireFireResult{}
-		if err := tx.lease(p.Lease); err != nil {
+		if err := tx.leaseCustomPlans(p.Lease); err != nil {
 			return err
 		}
 		if p.Limit <= 0 || p.NoLaterThan.IsZero() {
 			return nil
-		}
-		if err := tx.customPlans(); err != nil {
-			return err
 		}
 		return tx.acquireFire(p, res)
 	})

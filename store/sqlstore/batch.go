@@ -53,10 +53,7 @@ func (s *Store) TriggersFire(ctx context.Context, p *store.TriggersFireParams) (
 		for _, i := range todo {
 			out[i], ids[i] = store.TriggerFireOutcome{}, ""
 		}
-		if err := tx.lease(p.Lease); err != nil {
-			return err
-		}
-		if err := tx.customPlans(); err != nil {
+		if err := tx.leaseCustomPlans(p.Lease); err != nil {
 			return err
 		}
 		return tx.fireBatch(p.Lease, p.Firings, todo, out, ids)
@@ -173,18 +170,20 @@ func (tx *txn) fireBatch(l store.Lease, firings []store.TriggerFiring, todo []in
 	return nil
 }
 
-// customPlans makes PostgreSQL plan each statement of the transaction for
-// its arguments. A batch's statements list the keys of the batch, and
-// after five runs of one text PostgreSQL may switch to a generic plan,
-// which cannot tell that a list of a few hundred keys selects a few
-// hundred rows: with 20,000 triggers, batches of 256 took ten times
-// longer under the generic plans.
-func (tx *txn) customPlans() error {
+// leaseCustomPlans checks the lease as lease does and makes PostgreSQL
+// plan each statement of the rest of the transaction for its arguments,
+// in the lease check's statement (sqlNodeLeaseShareCustomPlans: the
+// set_config of SET LOCAL plan_cache_mode = force_custom_plan), which
+// saves a batch a round trip. A batch's statements list the keys of the
+// batch, and after five runs of one text PostgreSQL may switch to a
+// generic plan, which cannot tell that a list of a few hundred keys
+// selects a few hundred rows: with 20,000 triggers, batches of 256 took
+// ten times longer under the generic plans.
+func (tx *txn) leaseCustomPlans(l store.Lease) error {
 	if tx.s.d.name != Postgres {
-		return nil
+		return tx.lease(l)
 	}
-	_, err := tx.ExecContext(tx.ctx, "SET LOCAL plan_cache_mode = force_custom_plan")
-	return err
+	return tx.checkLease(sqlNodeLeaseShareCustomPlans, l)
 }
 
 // claimCols are the columns of a trigger that firing it reads: its keys,
@@ -359,10 +358,7 @@ func (s *Store) ExecutionsComplete(ctx context.Context, p *store.ExecutionsCompl
 		for _, i := range todo {
 			errs[i] = nil
 		}
-		if err := tx.lease(p.Lease); err != nil {
-			return err
-		}
-		if err := tx.customPlans(); err != nil {
+		if err := tx.leaseCustomPlans(p.Lease); err != nil {
 			return err
 		}
 		return tx.completeBatch(p.Lease, p.Completions, todo, errs)
@@ -600,10 +596,7 @@ func (s *Store) TriggersRelease(ctx context.Context, p *store.TriggersReleasePar
 	}
 	var released int64
 	err := s.write(ctx, "releasing triggers", func(tx *txn) error {
-		if err := tx.lease(p.Lease); err != nil {
-			return err
-		}
-		if err := tx.customPlans(); err != nil {
+		if err := tx.leaseCustomPlans(p.Lease); err != nil {
 			return err
 		}
 		where, args := keysWhere("t.trigger_group", "t.trigger_name", p.Keys,

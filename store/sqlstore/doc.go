@@ -142,7 +142,8 @@
 // or an instruction other than deleting the trigger, take the
 // one-at-a-time path inside the same transaction. On PostgreSQL these
 // transactions plan every statement for its arguments (plan_cache_mode =
-// force_custom_plan): generic plans of key lists ran ten times slower.
+// force_custom_plan, set by the lease check's statement): generic plans
+// of key lists ran ten times slower.
 // Custom plans by key need statistics: a PostgreSQL store analyzes the
 // tables PostgreSQL never analyzed once they hold work (analyze.go).
 //

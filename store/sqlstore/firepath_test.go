@@ -161,15 +161,15 @@ func TestStatementsPerFiring(t *testing.T) {
 	const (
 		// begin, lease check, claim, commit
 		wantAcquire = 4
-		// begin, lease check, SET LOCAL, locking read of the triggers,
-		// read of the jobs, INSERT of the executions, UPDATE of the
-		// triggers, commit
-		wantFire = 8
-		// begin, lease check, SET LOCAL, locking read of the executions,
-		// read of the jobs (and whether they have a BLOCKED trigger),
-		// UPDATE of the executions, DELETE of the triggers and the jobs,
-		// commit
-		wantComplete = 8
+		// begin, lease check (which sets plan_cache_mode), locking read
+		// of the triggers, read of the jobs, INSERT of the executions,
+		// UPDATE of the triggers, commit
+		wantFire = 7
+		// begin, lease check (which sets plan_cache_mode), locking read
+		// of the executions, read of the jobs (and whether they have a
+		// BLOCKED trigger), UPDATE of the executions, DELETE of the
+		// triggers and the jobs, commit
+		wantComplete = 7
 	)
 	for _, n := range []int{1, 50} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {

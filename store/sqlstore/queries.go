@@ -77,6 +77,12 @@ const (
 	// check-in queued behind the node's longest write in flight, and every
 	// later write of the node queued behind the check-in.
 	sqlNodeLeaseShare = `SELECT epoch, dead, registered FROM {p}nodes WHERE sched_name = ? AND node_id = ?{leaseshare}`
+	// sqlNodeLeaseShareCustomPlans is sqlNodeLeaseShare that also sets
+	// plan_cache_mode for the rest of the transaction, on PostgreSQL only
+	// (see leaseCustomPlans): set_config(…, true) is SET LOCAL, run on the
+	// node's row, and always true.
+	sqlNodeLeaseShareCustomPlans = `SELECT epoch, dead, registered FROM {p}nodes WHERE sched_name = ? AND node_id = ? ` +
+		`AND set_config('plan_cache_mode', 'force_custom_plan', true) IS NOT NULL{leaseshare}`
 	// sqlNodeLeaseUpdate is sqlNodeLeaseShare for writes to the node row
 	// that fence the node's own writes in flight (unregistering).
 	sqlNodeLeaseUpdate = `SELECT epoch, dead, registered FROM {p}nodes WHERE sched_name = ? AND node_id = ?{update}`
