@@ -196,16 +196,45 @@ func (s *Service) recordUsesTx(ctx context.Context, pending usesPending) error {
 	}
 	defer func() { _ = tx.Rollback() }()
 	ids := slices.Sorted(maps.Keys(pending))
-	for _, id := range ids {
-		p := pending[id]
-		if _, err := tx.ExecContext(ctx, s.q.executorUse, nanos(p.last), p.n, s.sched, id); err != nil {
-			return fmt.Errorf("dispatch: recording the use of executor %s: %w", id, err)
+	for chunk := range slices.Chunk(ids, maxUsesPerStatement) {
+		q, args := s.usesUpdate(chunk, pending)
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("dispatch: recording the uses of %d executors: %w", len(chunk), err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("dispatch: recording the uses of executors: %w", err)
 	}
 	return nil
+}
+
+// maxUsesPerStatement bounds the executors of one UPDATE of usesUpdate:
+// 5 bind parameters each, under every dialect's limit.
+const maxUsesPerStatement = 200
+
+// usesUpdate is the statement that records the pending uses of the
+// executors ids (sorted), one UPDATE whose CASEs give each row its own
+// values, which every dialect takes, rather than one a row: Watch records
+// uses at every poll, and a busy node had one UPDATE an executor each
+// time.
+func (s *Service) usesUpdate(ids []string, pending usesPending) (string, []any) {
+	var last, count strings.Builder
+	args := make([]any, 0, 5*len(ids)+1)
+	for _, id := range ids {
+		last.WriteString(" WHEN ? THEN ?")
+		args = append(args, id, nanos(pending[id].last))
+	}
+	for _, id := range ids {
+		count.WriteString(" WHEN ? THEN ?")
+		args = append(args, id, pending[id].n)
+	}
+	args = append(args, s.sched)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return s.st.SQL(`UPDATE {p}dispatch_executors SET last_used = CASE id` + last.String() + ` ELSE last_used END, ` +
+		`use_count = use_count + CASE id` + count.String() + ` ELSE 0 END ` +
+		`WHERE sched_name = ? AND id IN (` + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + `)`), args
 }
 
 // fit returns, among live (the group's live executors), the candidates
