@@ -174,7 +174,7 @@ func New(ctx context.Context, st *sqlstore.Store, opts *Options) (*Versions, err
 		WHERE sched_name = ? AND job_group = ? AND job_name = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
 	v.q.get = st.SQL(`SELECT ` + versionCols + ` FROM {p}versions_jobs
 		WHERE sched_name = ? AND job_group = ? AND job_name = ? AND seq = ?`)
-	if st.Dialect() != sqlstore.MySQL {
+	if st.Returning() {
 		v.q.insertAlone = st.SQL(`INSERT INTO {p}versions_jobs (sched_name, job_group, job_name, seq, id, job_version, kind, actor,
 			recorded_time, rolled_back_from, spec, masked)
 		SELECT ?, ?, ?, COALESCE(l.seq, 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?

@@ -185,6 +185,12 @@ func (s *Store) SingleWriter() bool { return s.d.name == SQLite }
 // statement what takes a transaction elsewhere.
 func (s *Store) WritableCTEs() bool { return s.d.name == Postgres }
 
+// Returning reports whether the database answers an INSERT, UPDATE or
+// DELETE with the rows it wrote (RETURNING: PostgreSQL and SQLite), so
+// that a component may write and read back what it wrote in one
+// statement.
+func (s *Store) Returning() bool { return s.d.name != MySQL }
+
 // BeginTx starts a transaction on the store's database at READ COMMITTED,
 // as the store's own are, whatever the dialect's default (MySQL's is
 // REPEATABLE READ), so that a component's transactions see what other

@@ -293,6 +293,15 @@ func TestComponentDialectHelpers(t *testing.T) {
 			if ran := err == nil; ran != s.WritableCTEs() {
 				t.Errorf("WritableCTEs() = %v on %s, but the statement's error is %v", s.WritableCTEs(), db.Name, err)
 			}
+			// Returning is true where, and only where, an UPDATE answers
+			// with RETURNING.
+			rows, err := s.DB().QueryContext(ctx, s.SQL("UPDATE {p}notes_items SET title = title WHERE sched_name = ? RETURNING id"), "none")
+			if err == nil {
+				err = rows.Close()
+			}
+			if ran := err == nil; ran != s.Returning() {
+				t.Errorf("Returning() = %v on %s, but the statement's error is %v", s.Returning(), db.Name, err)
+			}
 
 			// InsertIgnore leaves a taken key's row as it was, counting no row.
 			insert := s.SQL("INSERT INTO {p}notes_items (sched_name, id, title, body, done, created) VALUES (?, ?, ?, ?, ?, ?)" +
