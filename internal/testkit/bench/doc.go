@@ -31,6 +31,11 @@
 // upstream task's end) and instances per second come from the instances'
 // recorded times, read back through the API once they ended.
 //
+// C1 fires nothing either, and runs through RunC1: 5,000 one-shot jobs
+// due in an hour created through a server node's API by 8 clients, one a
+// request, then 5,000 more 1,000 a request, measuring each path's rate,
+// the requests' durations and the database server's CPU per job.
+//
 // Every trigger ignores misfires (schedule.MisfireIgnore), so a late
 // firing still runs for its own scheduled time and shows as lag, never as
 // a miss. In W3 every job requests recovery, as in the cluster tests: a
