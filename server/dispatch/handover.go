@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
 // maxHandoverBatch bounds the runs handed over in one batch.
@@ -119,7 +120,7 @@ func (s *Service) insertHandovers(ctx context.Context, now time.Time, batch []*h
 	if rows == 0 {
 		return nil
 	}
-	insert := runInsertHead + strings.Repeat(runInsertRow+", ", rows-1) + runInsertRow
+	insert := runInsertHead + sqlstore.Rows(runInsertRow, rows)
 	if s.channel != "" {
 		// The other nodes hear of the runs in the same statement (see
 		// announce): one notification per executor.
@@ -234,7 +235,7 @@ func (s *Service) usesUpdate(ids []string, pending usesPending) (string, []any) 
 	}
 	return s.st.SQL(`UPDATE {p}dispatch_executors SET last_used = CASE id` + last.String() + ` ELSE last_used END, ` +
 		`use_count = use_count + CASE id` + count.String() + ` ELSE 0 END ` +
-		`WHERE sched_name = ? AND id IN (` + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + `)`), args
+		`WHERE sched_name = ? AND id IN (` + sqlstore.Placeholders(len(ids)) + `)`), args
 }
 
 // fit returns, among live (the group's live executors), the candidates

@@ -5,8 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
+
+	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
 // AuditAction names what was done in an audit entry: a noun, a dot and a
@@ -114,7 +115,7 @@ func (h *History) insertAudits(ctx context.Context, args []any) error {
 	}
 	defer func() { _ = tx.Rollback() }()
 	for chunk := range slices.Chunk(args, row*auditsPerStatement) {
-		q := auditInsertHead + strings.Repeat(auditInsertRow+", ", len(chunk)/row-1) + auditInsertRow
+		q := auditInsertHead + sqlstore.Rows(auditInsertRow, len(chunk)/row)
 		if _, err := tx.ExecContext(ctx, h.st.SQL(q), chunk...); err != nil {
 			return err
 		}

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/chime-scheduler/chime/store"
+	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
 // JobRef names a job for JobSummaries.
@@ -85,12 +88,11 @@ func (h *History) summaries(ctx context.Context, jobs []JobRef, out map[JobRef]J
 	finished := fmt.Sprintf(" AND outcome IN ('%s', '%s', '%s', '%s')",
 		OutcomeSucceeded, OutcomeFailed, OutcomeTimedOut, OutcomeNodeLost)
 	var (
-		terms  []string
-		args   []any
-		groups []string
-		names  = make(map[string][]any)
+		terms []string
+		args  []any
+		keys  = make([]store.Key, len(jobs))
 	)
-	for _, j := range jobs {
+	for i, j := range jobs {
 		n := len(terms)
 		terms = append(terms,
 			fmt.Sprintf("SELECT * FROM (SELECT '%s' AS kind, %s ORDER BY started_time DESC, id DESC LIMIT 1) b%d", latestRun, cols, n),
@@ -100,20 +102,12 @@ func (h *History) summaries(ctx context.Context, jobs []JobRef, out map[JobRef]J
 		for range 3 {
 			args = append(args, j.Group, j.Name, h.sched)
 		}
-		if _, ok := names[j.Group]; !ok {
-			groups = append(groups, j.Group)
-		}
-		names[j.Group] = append(names[j.Group], j.Name)
+		keys[i] = store.Key{Group: j.Group, Name: j.Name}
 	}
-	byGroup := make([]string, len(groups))
-	args = append(args, string(OutcomeRunning), h.sched)
-	for i, g := range groups {
-		byGroup[i] = "(job_group = ? AND job_name IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(names[g])), ", ") + "))"
-		args = append(append(args, g), names[g]...)
-	}
+	where, args := sqlstore.KeysWhere("job_group", "job_name", keys, append(args, string(OutcomeRunning), h.sched))
 	terms = append(terms, fmt.Sprintf("SELECT * FROM (SELECT '%s' AS kind, job_group, job_name, COUNT(*) AS started_time, "+
-		"MIN(finished_time) AS finished_time, '' AS outcome FROM {p}server_executions WHERE outcome = ? AND sched_name = ? AND (%s) "+
-		"GROUP BY job_group, job_name) r", runningCount, strings.Join(byGroup, " OR ")))
+		"MIN(finished_time) AS finished_time, '' AS outcome FROM {p}server_executions WHERE outcome = ? AND sched_name = ? AND %s "+
+		"GROUP BY job_group, job_name) r", runningCount, where))
 	rows, err := h.db.QueryContext(ctx, h.st.SQL(strings.Join(terms, " UNION ALL ")), args...)
 	if err != nil {
 		return err

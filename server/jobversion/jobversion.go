@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/chime-scheduler/chime/store"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
@@ -329,7 +329,7 @@ func (v *Versions) recordOnce(ctx context.Context, recs []*Version, masked []str
 			args = append(args, v.sched, n.Group, n.Name, n.Number, n.ID, n.JobVersion, string(n.Kind),
 				n.Actor, n.Time.UnixNano(), n.RolledBackFrom, string(n.Spec), masked[i])
 		}
-		q := versionInsertHead + strings.Repeat(versionInsertRow+", ", len(chunk)-1) + versionInsertRow
+		q := versionInsertHead + sqlstore.Rows(versionInsertRow, len(chunk))
 		if _, err := tx.ExecContext(ctx, v.st.SQL(q), args...); err != nil {
 			return nil, err
 		}
@@ -383,44 +383,33 @@ func (v *Versions) firstVersions(ctx context.Context, tx *sql.Tx, recs []*Versio
 	if len(recs) < 2 {
 		return first, nil
 	}
-	type jobKey struct{ group, name string }
-	count := make(map[jobKey]int, len(recs))
+	count := make(map[store.Key]int, len(recs))
 	for _, r := range recs {
-		count[jobKey{r.Group, r.Name}]++
+		count[store.Key{Group: r.Group, Name: r.Name}]++
 	}
 	taken := make(map[string]bool)
-	versioned := make(map[jobKey]bool)
+	versioned := make(map[store.Key]bool)
 	for chunk := range slices.Chunk(recs, versionsPerStatement) {
-		ids := make([]any, 0, len(chunk)+1)
-		ids = append(ids, v.sched)
-		byGroup := make(map[string][]any)
-		var groups []string
-		for _, r := range chunk {
+		ids := []any{v.sched}
+		jobs := make([]store.Key, len(chunk))
+		for i, r := range chunk {
 			ids = append(ids, r.ID)
-			if _, ok := byGroup[r.Group]; !ok {
-				groups = append(groups, r.Group)
-			}
-			byGroup[r.Group] = append(byGroup[r.Group], r.Name)
+			jobs[i] = store.Key{Group: r.Group, Name: r.Name}
 		}
 		rows, err := tx.QueryContext(ctx, v.st.SQL(`SELECT id FROM {p}versions_jobs WHERE sched_name = ? AND id IN (`+
-			placeholders(len(chunk))+`)`), ids...)
+			sqlstore.Placeholders(len(chunk))+`)`), ids...)
 		if err := scanStrings(rows, err, 1, func(s ...string) { taken[s[0]] = true }); err != nil {
 			return nil, err
 		}
-		terms := make([]string, len(groups))
-		args := []any{v.sched}
-		for i, g := range groups {
-			terms[i] = `(job_group = ? AND job_name IN (` + placeholders(len(byGroup[g])) + `))`
-			args = append(append(args, g), byGroup[g]...)
-		}
-		rows, err = tx.QueryContext(ctx, v.st.SQL(`SELECT DISTINCT job_group, job_name FROM {p}versions_jobs WHERE sched_name = ? AND (`+
-			strings.Join(terms, ` OR `)+`)`), args...)
-		if err := scanStrings(rows, err, 2, func(s ...string) { versioned[jobKey{s[0], s[1]}] = true }); err != nil {
+		where, args := sqlstore.KeysWhere("job_group", "job_name", jobs, []any{v.sched})
+		rows, err = tx.QueryContext(ctx, v.st.SQL(`SELECT DISTINCT job_group, job_name FROM {p}versions_jobs WHERE sched_name = ? AND `+
+			where), args...)
+		if err := scanStrings(rows, err, 2, func(s ...string) { versioned[store.Key{Group: s[0], Name: s[1]}] = true }); err != nil {
 			return nil, err
 		}
 	}
 	for i, r := range recs {
-		k := jobKey{r.Group, r.Name}
+		k := store.Key{Group: r.Group, Name: r.Name}
 		first[i] = count[k] == 1 && !versioned[k] && !taken[r.ID]
 	}
 	return first, nil
@@ -445,11 +434,6 @@ func scanStrings(rows *sql.Rows, err error, n int, each func(...string)) error {
 		each(vals...)
 	}
 	return rows.Err()
-}
-
-// placeholders returns n bind parameters, comma-separated.
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
 // recordTx records one version in tx: the stored one when its ID is

@@ -175,6 +175,18 @@ func (s *Store) Vacuum(ctx context.Context, name string) error {
 	return nil
 }
 
+// Placeholders returns n comma-separated bind parameters, "?, ?, ?", for
+// an IN list of a component's statement.
+func Placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// Rows returns row, a parenthesized list of bind parameters, n times,
+// comma-separated, for the VALUES of a multi-row INSERT.
+func Rows(row string, n int) string {
+	return strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+}
+
 // SingleWriter reports whether the database takes one writing transaction
 // at a time (SQLite, whose write lock is the database's), so that a
 // component sends its writes one after the other rather than at once.

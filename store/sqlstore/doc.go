@@ -56,7 +56,7 @@
 // Every statement is written once (queries.go, one named constant per
 // step) with tokens each dialect renders: {p} the prefix, {now} the
 // database clock, {share}/{update}/{skip} row locks, {wake} a PostgreSQL
-// RETURNING clause, {use:NAME} a MySQL index hint, and ? placeholders ($n
+// RETURNING clause, {use:NAME} a MySQL index hint, and ? Placeholders ($n
 // on PostgreSQL). What differs:
 //
 //	                    PostgreSQL               MySQL / MariaDB            SQLite

@@ -53,12 +53,21 @@ func (l *statementLog) take() []string {
 // openCounted opens a PostgreSQL store whose statements log records.
 func openCounted(t *testing.T) (*sqlstore.Store, *statementLog) {
 	t.Helper()
+	log := &statementLog{}
+	s := openTraced(t, log)
+	log.take()
+	return s, log
+}
+
+// openTraced opens a PostgreSQL store, in a schema of the test's own,
+// whose connections report their statements to tracer.
+func openTraced(t *testing.T, tracer pgx.QueryTracer) *sqlstore.Store {
+	t.Helper()
 	cfg, err := pgx.ParseConfig(dbtest.PostgresURL(t))
 	if err != nil {
 		t.Fatalf("parsing the PostgreSQL URL: %v", err)
 	}
-	log := &statementLog{}
-	cfg.Tracer = log
+	cfg.Tracer = tracer
 	db := stdlib.OpenDB(*cfg)
 	t.Cleanup(func() { _ = db.Close() })
 	s, err := sqlstore.OpenDB(t.Context(), db, sqlstore.Postgres, &sqlstore.Options{
@@ -69,8 +78,7 @@ func openCounted(t *testing.T) (*sqlstore.Store, *statementLog) {
 		t.Fatalf("OpenDB: %v", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	log.take()
-	return s, log
+	return s
 }
 
 // dueOneShots stores n one-shot triggers, each with its own job that is

@@ -145,11 +145,11 @@ func TestNotifyChannel(t *testing.T) {
 func TestKeysWhere(t *testing.T) {
 	t.Parallel()
 	keys := []store.Key{{Group: "a", Name: "1"}, {Group: "b", Name: "2"}, {Group: "a", Name: "3"}}
-	where, args := keysWhere("g", "n", keys, []any{"first"})
+	where, args := KeysWhere("g", "n", keys, []any{"first"})
 	if want := "((g = ? AND n IN (?, ?)) OR (g = ? AND n IN (?)))"; where != want {
-		t.Errorf("keysWhere = %s, want %s", where, want)
+		t.Errorf("KeysWhere = %s, want %s", where, want)
 	}
 	if got := fmt.Sprintln(args...); got != "first a 1 3 b 2\n" {
-		t.Errorf("keysWhere args = %q, want first a 1 3 b 2", got)
+		t.Errorf("KeysWhere args = %q, want first a 1 3 b 2", got)
 	}
 }

@@ -3,7 +3,6 @@ package sqlstore_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -11,11 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/chime-scheduler/chime/internal/testkit/dbtest"
 	"github.com/chime-scheduler/chime/store"
-	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
 // lastStatement keeps the last statement a pgx connection sent, with its
@@ -55,19 +51,9 @@ func (l *lastStatement) get() (string, []any) {
 func TestJobTriggersReadByIndexWithoutStatistics(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	cfg, err := pgx.ParseConfig(dbtest.PostgresURL(t))
-	if err != nil {
-		t.Fatalf("parsing the PostgreSQL URL: %v", err)
-	}
 	last := &lastStatement{}
-	cfg.Tracer = last
-	db := stdlib.OpenDB(*cfg)
-	t.Cleanup(func() { _ = db.Close() })
-	s, err := sqlstore.OpenDB(ctx, db, sqlstore.Postgres, &sqlstore.Options{SchedulerName: schedName(), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatalf("OpenDB: %v", err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := openTraced(t, last)
+	db := s.DB()
 	// The test's own schema holds the tables; autovacuum must not
 	// analyze them during the test.
 	if _, err := db.ExecContext(ctx, s.SQL(`ALTER TABLE {p}triggers SET (autovacuum_enabled = off)`)); err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
-// exec runs raw SQL on the store's database, with ? placeholders.
+// exec runs raw SQL on the store's database, with ? Placeholders.
 func exec(t *testing.T, s *sqlstore.Store, q string, args ...any) {
 	t.Helper()
 	if s.Dialect() == sqlstore.Postgres {

@@ -192,10 +192,11 @@ func dueOrder(a, b store.TriggerRecord) int {
 	return keyCompare(a.Key, b.Key)
 }
 
-// keysWhere renders "(group = ? AND name IN (?, …)) OR …" for keys, grouping
-// names by group so that every dialect uses the primary key, and appends
-// the arguments to args.
-func keysWhere(groupCol, nameCol string, keys []store.Key, args []any) (string, []any) {
+// KeysWhere renders "(group = ? AND name IN (?, …)) OR …" for keys, grouping
+// names by group so that every dialect uses an index that starts with the
+// two columns (the store's primary keys, a component's job indexes), and
+// appends the arguments to args.
+func KeysWhere(groupCol, nameCol string, keys []store.Key, args []any) (string, []any) {
 	byGroup := make(map[string][]string)
 	var groups []string
 	for _, k := range keys {

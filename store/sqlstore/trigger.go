@@ -327,7 +327,7 @@ func (s *Store) TriggerList(ctx context.Context, p *store.TriggerListParams) ([]
 		terms := make([]string, len(chunk))
 		cargs := slices.Clone(args)
 		for i, g := range chunk {
-			terms[i] = `(job_group = ? AND job_name IN (` + placeholders(len(names[g])) + `))`
+			terms[i] = `(job_group = ? AND job_name IN (` + Placeholders(len(names[g])) + `))`
 			cargs = append(append(cargs, g), names[g]...)
 		}
 		// Sorted below, as for one job.
@@ -622,7 +622,7 @@ func (s *Store) TriggersAcquire(ctx context.Context, p *store.TriggersAcquirePar
 		for i := range out {
 			keys[i] = out[i].Key
 		}
-		where, args := keysWhere("trigger_group", "trigger_name", keys,
+		where, args := KeysWhere("trigger_group", "trigger_name", keys,
 			[]any{p.Lease.NodeID, p.Lease.Epoch, s.sched})
 		n, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, acquireClaimSQL+where), args...)
 		if err != nil {

@@ -186,8 +186,7 @@ func measureC1(jobs int, dbNames []string, create func() ([]time.Duration, error
 		p.DBCPU, p.DBCPUMeasured = cpuAfter-cpuBefore, true
 	}
 	slices.Sort(took)
-	pct := func(q float64) time.Duration { return took[min(len(took)-1, int(q*float64(len(took))))] }
-	p.P50, p.P99 = pct(0.50), pct(0.99)
+	p.P50, p.P99 = percentile(took, 0.50), percentile(took, 0.99)
 	return p, nil
 }
 

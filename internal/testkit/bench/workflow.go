@@ -361,13 +361,16 @@ func measureD1(res *D1Result, instances []*api.WorkflowInstance, records []firel
 		res.Span = last.Sub(first)
 	}
 	slices.Sort(lags)
-	pct := func(p float64) time.Duration {
-		if len(lags) == 0 {
-			return 0
-		}
-		return lags[min(len(lags)-1, int(float64(len(lags))*p))]
+	res.P50, res.P99, res.Max = percentile(lags, 0.50), percentile(lags, 0.99), percentile(lags, 1)
+}
+
+// percentile returns the p-th fraction (0 to 1) of sorted; zero when it
+// is empty.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
 	}
-	res.P50, res.P99, res.Max = pct(0.50), pct(0.99), pct(1)
+	return sorted[min(len(sorted)-1, int(float64(len(sorted))*p))]
 }
 
 // startServerRun starts o.Nodes server processes for the workload o
