@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/chime-scheduler/chime/store"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
@@ -90,9 +89,8 @@ func (h *History) summaries(ctx context.Context, jobs []JobRef, out map[JobRef]J
 	var (
 		terms []string
 		args  []any
-		keys  = make([]store.Key, len(jobs))
 	)
-	for i, j := range jobs {
+	for _, j := range jobs {
 		n := len(terms)
 		terms = append(terms,
 			fmt.Sprintf("SELECT * FROM (SELECT '%s' AS kind, %s ORDER BY started_time DESC, id DESC LIMIT 1) b%d", latestRun, cols, n),
@@ -102,9 +100,9 @@ func (h *History) summaries(ctx context.Context, jobs []JobRef, out map[JobRef]J
 		for range 3 {
 			args = append(args, j.Group, j.Name, h.sched)
 		}
-		keys[i] = store.Key{Group: j.Group, Name: j.Name}
 	}
-	where, args := sqlstore.KeysWhere("job_group", "job_name", keys, append(args, string(OutcomeRunning), h.sched))
+	where, args := sqlstore.KeysWhere("job_group", "job_name", len(jobs), func(i int) (string, string) { return jobs[i].Group, jobs[i].Name },
+		append(args, string(OutcomeRunning), h.sched))
 	terms = append(terms, fmt.Sprintf("SELECT * FROM (SELECT '%s' AS kind, job_group, job_name, COUNT(*) AS started_time, "+
 		"MIN(finished_time) AS finished_time, '' AS outcome FROM {p}server_executions WHERE outcome = ? AND sched_name = ? AND %s "+
 		"GROUP BY job_group, job_name) r", runningCount, where))

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/chime-scheduler/chime/store"
 	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
@@ -383,33 +382,33 @@ func (v *Versions) firstVersions(ctx context.Context, tx *sql.Tx, recs []*Versio
 	if len(recs) < 2 {
 		return first, nil
 	}
-	count := make(map[store.Key]int, len(recs))
+	type jobKey struct{ group, name string }
+	count := make(map[jobKey]int, len(recs))
 	for _, r := range recs {
-		count[store.Key{Group: r.Group, Name: r.Name}]++
+		count[jobKey{r.Group, r.Name}]++
 	}
 	taken := make(map[string]bool)
-	versioned := make(map[store.Key]bool)
+	versioned := make(map[jobKey]bool)
 	for chunk := range slices.Chunk(recs, versionsPerStatement) {
 		ids := []any{v.sched}
-		jobs := make([]store.Key, len(chunk))
-		for i, r := range chunk {
+		for _, r := range chunk {
 			ids = append(ids, r.ID)
-			jobs[i] = store.Key{Group: r.Group, Name: r.Name}
 		}
 		rows, err := tx.QueryContext(ctx, v.st.SQL(`SELECT id FROM {p}versions_jobs WHERE sched_name = ? AND id IN (`+
 			sqlstore.Placeholders(len(chunk))+`)`), ids...)
 		if err := scanStrings(rows, err, 1, func(s ...string) { taken[s[0]] = true }); err != nil {
 			return nil, err
 		}
-		where, args := sqlstore.KeysWhere("job_group", "job_name", jobs, []any{v.sched})
+		where, args := sqlstore.KeysWhere("job_group", "job_name", len(chunk),
+			func(i int) (string, string) { return chunk[i].Group, chunk[i].Name }, []any{v.sched})
 		rows, err = tx.QueryContext(ctx, v.st.SQL(`SELECT DISTINCT job_group, job_name FROM {p}versions_jobs WHERE sched_name = ? AND `+
 			where), args...)
-		if err := scanStrings(rows, err, 2, func(s ...string) { versioned[store.Key{Group: s[0], Name: s[1]}] = true }); err != nil {
+		if err := scanStrings(rows, err, 2, func(s ...string) { versioned[jobKey{s[0], s[1]}] = true }); err != nil {
 			return nil, err
 		}
 	}
 	for i, r := range recs {
-		k := store.Key{Group: r.Group, Name: r.Name}
+		k := jobKey{r.Group, r.Name}
 		first[i] = count[k] == 1 && !versioned[k] && !taken[r.ID]
 	}
 	return first, nil

@@ -145,7 +145,7 @@ func TestNotifyChannel(t *testing.T) {
 func TestKeysWhere(t *testing.T) {
 	t.Parallel()
 	keys := []store.Key{{Group: "a", Name: "1"}, {Group: "b", Name: "2"}, {Group: "a", Name: "3"}}
-	where, args := KeysWhere("g", "n", keys, []any{"first"})
+	where, args := keysWhere("g", "n", keys, []any{"first"})
 	if want := "((g = ? AND n IN (?, ?)) OR (g = ? AND n IN (?)))"; where != want {
 		t.Errorf("KeysWhere = %s, want %s", where, want)
 	}

@@ -192,18 +192,25 @@ func dueOrder(a, b store.TriggerRecord) int {
 	return keyCompare(a.Key, b.Key)
 }
 
-// KeysWhere renders "(group = ? AND name IN (?, …)) OR …" for keys, grouping
-// names by group so that every dialect uses an index that starts with the
-// two columns (the store's primary keys, a component's job indexes), and
+// keysWhere is KeysWhere for the store's own keys.
+func keysWhere(groupCol, nameCol string, keys []store.Key, args []any) (string, []any) {
+	return KeysWhere(groupCol, nameCol, len(keys), func(i int) (string, string) { return keys[i].Group, keys[i].Name }, args)
+}
+
+// KeysWhere renders "((group = ? AND name IN (?, …)) OR …)" for the n
+// keys key(0) to key(n-1), a group and a name each, grouping names by
+// group so that every dialect uses an index that starts with the two
+// columns (the store's primary keys, a component's job indexes), and
 // appends the arguments to args.
-func KeysWhere(groupCol, nameCol string, keys []store.Key, args []any) (string, []any) {
+func KeysWhere(groupCol, nameCol string, n int, key func(i int) (group, name string), args []any) (string, []any) {
 	byGroup := make(map[string][]string)
 	var groups []string
-	for _, k := range keys {
-		if _, ok := byGroup[k.Group]; !ok {
-			groups = append(groups, k.Group)
+	for i := range n {
+		g, name := key(i)
+		if _, ok := byGroup[g]; !ok {
+			groups = append(groups, g)
 		}
-		byGroup[k.Group] = append(byGroup[k.Group], k.Name)
+		byGroup[g] = append(byGroup[g], name)
 	}
 	var b strings.Builder
 	b.WriteString("(")
