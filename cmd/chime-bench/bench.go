@@ -193,7 +193,7 @@ docs/performance.md.`,
 // printDiagnostics writes what the run observed besides its result line.
 func printDiagnostics(w io.Writer, rep *bench.Report) {
 	fires := max(rep.Result.Fires, 1)
-	fmt.Fprintf(w, "seeded in %s; nodes ready %s before the first fire; load average %s before, %s after\n",
+	fmt.Fprintf(w, "seeded in %s; triggers moved %s before the first fire, all nodes ready; load average %s before, %s after\n",
 		rep.Seeded.Round(time.Millisecond), rep.Gap.Round(time.Millisecond), rep.LoadBefore, rep.LoadAfter)
 	if rep.Result.Killed != "" {
 		fmt.Fprintf(w, "killed %s with %d long jobs running; %d recovery re-runs\n", rep.Result.Killed, rep.Result.Interrupted, rep.Result.Reruns)

@@ -47,9 +47,11 @@
 // Run creates the run's tables in the given database under a table prefix
 // of its own (bench_<random>_), and drops them at the end. It seeds the
 // triggers through a chime.Scheduler that never starts, before any node
-// runs, for a first fire time a day away, and once all are stored moves
-// every trigger's times by one UPDATE so that the first fire time (T0) is
-// about WarmUp (5 s) after the nodes are ready.
+// runs, for a first fire time a day away. Once all are stored and every
+// node (and executor) is ready, it moves every trigger's times by one
+// UPDATE so that the first fire time (T0) is about WarmUp (5 s) after
+// that; a node looks at the store at least every second, so it sees them
+// in time.
 //
 // Each node is a separate process (`chime-bench node`, see RunNode): a
 // chime.Scheduler with 10 workers on sqlstore.Open, whose jobs append one

@@ -54,8 +54,9 @@ type Options struct {
 	// takes the scheduler's defaults (2 s and 3 × CheckIn).
 	CheckIn   time.Duration
 	DeadAfter time.Duration
-	// WarmUp is the time from all nodes being ready to the first fire
-	// time. Defaults to 5 s.
+	// WarmUp is the time from all nodes being ready (when the seeded
+	// triggers are moved to their fire times) to the first fire time.
+	// Defaults to 5 s.
 	WarmUp time.Duration
 	// Dir receives the nodes' fire logs, logs and profiles, and is kept.
 	// Defaults to a temporary directory removed at the end.
@@ -85,8 +86,9 @@ type Options struct {
 // Report is a run's Result with what else was observed.
 type Report struct {
 	Result *Result
-	// Seeded is how long seeding took; Gap the time from all nodes being
-	// ready to the first fire time.
+	// Seeded is how long seeding took; Gap the time from the triggers
+	// being moved to their fire times, once all nodes were ready, to the
+	// first fire time.
 	Seeded, Gap time.Duration
 	// LoadBefore and LoadAfter are the machine's load averages (1, 5 and
 	// 15 minutes) when the nodes started and when they stopped.
@@ -284,8 +286,11 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 	dbNames := dbServerNames(r.url)
 
 	// The triggers are seeded for a T0 a day away, and moved to their T0
-	// once they are all stored: how long seeding takes on a busy machine
-	// cannot be told in advance.
+	// once they are all stored and every node and executor is ready: how
+	// long seeding and starting take on a busy machine cannot be told in
+	// advance. A started node looks at the store at least every second
+	// (the engine's IdleWait), so it sees the moved triggers well before
+	// T0.
 	total := w.Triggers()
 	seedT0 := time.Now().Add(24 * time.Hour).Truncate(time.Millisecond)
 	r.log.Info("seeding", "workload", w.Name, "triggers", total)
@@ -301,16 +306,8 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 	if r.o.Dir != "" {
 		rep.Dir = r.dir
 	}
-	t0 := time.Now().Add(time.Second + r.startAllowance() + r.o.WarmUp).Truncate(time.Millisecond)
-	if err := moveTriggers(ctx, r.st.DB(), r.st.Dialect(), r.st.TablePrefix(), t0.Sub(seedT0)); err != nil {
-		return nil, err
-	}
-	r.log.Info("seeded", "triggers", total, "took", rep.Seeded.Round(time.Millisecond), "first_fire_in", time.Until(t0).Round(time.Millisecond))
+	r.log.Info("seeded", "triggers", total, "took", rep.Seeded.Round(time.Millisecond))
 
-	// Start the nodes so that they are ready about WarmUp before T0.
-	if err := sleepUntil(ctx, t0.Add(-r.o.WarmUp-r.startAllowance())); err != nil {
-		return nil, err
-	}
 	rep.LoadBefore = loadAverage()
 	defer r.killAll()
 	if err := r.startNodes(ctx); err != nil {
@@ -321,10 +318,16 @@ func (r *run) run(ctx context.Context) (rep *Report, err error) {
 			return nil, err
 		}
 	}
+	// moveAllowance is the time planned for moving the triggers.
+	const moveAllowance = time.Second
+	t0 := time.Now().Add(moveAllowance + r.o.WarmUp).Truncate(time.Millisecond)
+	if err := moveTriggers(ctx, r.st.DB(), r.st.Dialect(), r.st.TablePrefix(), t0.Sub(seedT0)); err != nil {
+		return nil, err
+	}
 	rep.Gap = time.Until(t0)
-	r.log.Info("nodes ready", "nodes", len(r.nodes), "first_fire_in", rep.Gap.Round(time.Millisecond), "load", rep.LoadBefore)
+	r.log.Info("nodes ready, triggers moved", "nodes", len(r.nodes), "first_fire_in", rep.Gap.Round(time.Millisecond), "load", rep.LoadBefore)
 	if rep.Gap < r.o.WarmUp/2 {
-		return nil, fmt.Errorf("bench: the nodes were ready only %s before the first fire time (seeding or starting took longer than planned); want %s", rep.Gap.Round(time.Millisecond), r.o.WarmUp)
+		return nil, fmt.Errorf("bench: moving the triggers to their fire times left only %s before the first fire time; want %s", rep.Gap.Round(time.Millisecond), r.o.WarmUp)
 	}
 
 	sampleCtx, stopSampling := context.WithCancel(ctx)
@@ -382,21 +385,6 @@ func (r *run) poolSize() int {
 		return 8
 	}
 	return 1
-}
-
-// startAllowance is how long the nodes are given to start: they are
-// started that long before T0 - WarmUp. A chime server node does more at
-// its first start (its history and user tables, the first admin's
-// password hash) than a library node.
-func (r *run) startAllowance() time.Duration {
-	switch {
-	case r.o.Workload.Executors > 0:
-		// The executor processes start once the nodes are ready.
-		return 5*time.Second + time.Duration(r.o.Workload.Executors)*250*time.Millisecond
-	case r.o.Via == ViaServer:
-		return 5 * time.Second
-	}
-	return time.Second
 }
 
 // readyTimeout bounds how long a node may take to start.
