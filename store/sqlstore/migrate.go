@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the latest schema version: the number of the last
 // migration. Open and OpenDB migrate every database to it.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // Migration is one versioned step of a schema: the store's own, or a
 // component's (see [Store.MigrateComponent]). A migration is never edited
@@ -81,6 +81,16 @@ func migrations() []Migration {
 			// 0 is every other trigger's: the rows stored before are.
 			"ALTER TABLE {p}triggers ADD COLUMN rearm_delay_ms BIGINT NOT NULL DEFAULT 0",
 		}},
+		{Version: 7, Description: "jobs by type, for the claims of a node that leaves some types alone", Reindex: []Reindex{{
+			Table: "jobs",
+			// A node with Config.ExcludeJobTypes (a chime server without
+			// shell jobs, the default) claims triggers and recoverable
+			// executions whose job has none of those types. Without this
+			// index PostgreSQL read the whole jobs table at every claim
+			// to find the (usually no) jobs of those types: 3.7 ms
+			// instead of 0.3 ms for a claim of 500 among 50,000 jobs.
+			Add: []Index{{Name: "jobs_type", Cols: "job_type, sched_name"}},
+		}}},
 	}
 }
 
