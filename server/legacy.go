@@ -48,20 +48,31 @@ const maxMigrateAttempts = 5
 // job is rewritten only at the version read, and a trigger rewritten
 // twice is rewritten alike. A data map value that does not decode as
 // what the server stored is left alone, as the user's data.
-func (s *Server) migrateLegacyForms(ctx context.Context) error {
-	jobs, err := s.sched.Jobs(ctx, "")
-	if err != nil {
-		return fmt.Errorf("server: migrating legacy job settings: %w", err)
-	}
+//
+// The jobs are read a page of pageSize at a time, so that a start holds
+// no more than a page of them in memory however many are stored.
+func (s *Server) migrateLegacyForms(ctx context.Context, pageSize int) error {
 	moved := 0
-	for i := range jobs {
-		ok, err := s.migrateLegacyJob(ctx, &jobs[i])
+	q := chime.JobPageQuery{Limit: pageSize}
+	for {
+		page, err := s.sched.JobsPage(ctx, q)
 		if err != nil {
-			return fmt.Errorf("server: migrating the legacy settings of job %s: %w", jobs[i].Key, err)
+			return fmt.Errorf("server: migrating legacy job settings: %w", err)
 		}
-		if ok {
-			moved++
+		for i := range page.Jobs {
+			d := &page.Jobs[i].Job
+			ok, err := s.migrateLegacyJob(ctx, d)
+			if err != nil {
+				return fmt.Errorf("server: migrating the legacy settings of job %s: %w", d.Key, err)
+			}
+			if ok {
+				moved++
+			}
 		}
+		if page.Next == nil {
+			break
+		}
+		q.After = *page.Next
 	}
 	retagged := 0
 	for _, group := range []string{chime.ManualTriggerGroup, retryGroup, backfillGroup} {

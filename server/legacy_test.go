@@ -110,12 +110,30 @@ func TestLegacyFormsAreMigratedAtStart(t *testing.T) {
 			t.Errorf("library job = data %v metadata %s, want its data as it was and no metadata", p.Data, p.Metadata)
 		}
 
-		// A second start changes nothing.
-		if err := s.migrateLegacyForms(ctx); err != nil {
+		// A second start changes nothing, and reads the jobs a page at a
+		// time: with pages of one job, legacy jobs stored before and after
+		// the migrated one (by key) are migrated too.
+		for _, k := range []chime.JobKey{chime.NewJobKey("a", "first"), chime.NewJobKey("z", "last")} {
+			legacy := job
+			legacy.Key = k
+			if err := lib.AddJob(ctx, legacy, nil); err != nil {
+				t.Fatalf("AddJob %s: %v", k, err)
+			}
+		}
+		if err := s.migrateLegacyForms(ctx, 1); err != nil {
 			t.Fatalf("migrateLegacyForms again: %v", err)
 		}
 		if d, err := s.sched.Job(ctx, job.Key); err != nil || d.Version != version {
 			t.Errorf("job after a second migration = %+v, %v; want version %d unchanged", d, err, version)
+		}
+		for _, k := range []chime.JobKey{chime.NewJobKey("a", "first"), chime.NewJobKey("z", "last")} {
+			d, err := s.sched.Job(ctx, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Metadata) == 0 || d.Data[legacySettingsKey] != nil {
+				t.Errorf("legacy job %s after the paged migration = data %v metadata %s, want its settings in its metadata", k, d.Data, d.Metadata)
+			}
 		}
 
 		start(t, s)

@@ -275,7 +275,7 @@ func (s *Server) initScheduler(ctx context.Context) error {
 	s.log = cfg.Logger.With("node_id", sched.NodeID())
 	s.recorder = newHistoryWriter(s.history, s.log, s.writes, s.metrics.historyWritten)
 	s.metrics.watchScheduler(sched)
-	if err := s.migrateLegacyForms(ctx); err != nil {
+	if err := s.migrateLegacyForms(ctx, chime.MaxJobPageLimit); err != nil {
 		return err
 	}
 	for _, typ := range []string{typeHTTP, typeShell, typeExecutor} {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -212,7 +213,9 @@ func (j *jobs) long(ctx context.Context, jc *chime.JobContext) error {
 }
 
 // startCPUProfile starts a CPU profile written to path, and returns the
-// function that stops it; an empty path profiles nothing.
+// function that stops it and writes the process's allocation profile
+// beside it (path with ".allocs" for its extension); an empty path
+// profiles nothing.
 func startCPUProfile(path string) (stop func() error, err error) {
 	if path == "" {
 		return func() error { return nil }, nil
@@ -227,6 +230,11 @@ func startCPUProfile(path string) (stop func() error, err error) {
 	}
 	return func() error {
 		pprof.StopCPUProfile()
-		return f.Close()
+		err := f.Close()
+		a, aerr := os.Create(strings.TrimSuffix(path, filepath.Ext(path)) + ".allocs")
+		if aerr != nil {
+			return errors.Join(err, aerr)
+		}
+		return errors.Join(err, pprof.Lookup("allocs").WriteTo(a, 0), a.Close())
 	}, nil
 }
