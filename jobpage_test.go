@@ -138,6 +138,32 @@ func TestJobsPageWalksEveryJobWithItsTriggersInTwoReadsAPage(t *testing.T) {
 		t.Errorf("walked %d pages; want 13 (12 full ones and one of 10)", pages)
 	}
 
+	// Without their triggers, a page is one read of the store.
+	got = nil
+	q = chime.JobPageQuery{Limit: 100, WithoutTriggers: true}
+	for pages = 1; ; pages++ {
+		page, err := s.JobsPage(ctx, q)
+		if err != nil {
+			t.Fatalf("JobsPage(%+v): %v", q, err)
+		}
+		if reads, wantReads := st.take(), map[string]int{"JobList": 1}; !maps.Equal(reads, wantReads) {
+			t.Fatalf("page %d without triggers read the store %v; want %v", pages, reads, wantReads)
+		}
+		for _, j := range page.Jobs {
+			got = append(got, j.Job.Key)
+			if j.Triggers != nil {
+				t.Errorf("job %s has triggers %v on a page without triggers", j.Job.Key, j.Triggers)
+			}
+		}
+		if page.Next == nil || pages > 5 {
+			break
+		}
+		q.After = *page.Next
+	}
+	if !slices.Equal(got, want) || pages != 3 {
+		t.Errorf("%d pages without triggers hold %d jobs; want 3 pages of the %d jobs, in key order", pages, len(got), len(want))
+	}
+
 	t.Run("Group", func(t *testing.T) {
 		tests := []struct {
 			name     string

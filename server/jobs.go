@@ -927,3 +927,26 @@ func scheduleLocation(sc schedule.Schedule) *time.Location {
 	}
 	return time.UTC
 }
+
+// eachJob calls fn with every stored job of group ("" for every group),
+// in key order, read pageSize at a time without their triggers, so that
+// a pass over the jobs holds no more than a page of them in memory
+// however many are stored. It stops at fn's first error.
+func (s *Server) eachJob(ctx context.Context, group string, pageSize int, fn func(*chime.JobDetail) error) error {
+	q := chime.JobPageQuery{Group: group, Limit: pageSize, WithoutTriggers: true}
+	for {
+		page, err := s.sched.JobsPage(ctx, q)
+		if err != nil {
+			return err
+		}
+		for i := range page.Jobs {
+			if err := fn(&page.Jobs[i].Job); err != nil {
+				return err
+			}
+		}
+		if page.Next == nil {
+			return nil
+		}
+		q.After = *page.Next
+	}
+}

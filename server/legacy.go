@@ -53,26 +53,18 @@ const maxMigrateAttempts = 5
 // no more than a page of them in memory however many are stored.
 func (s *Server) migrateLegacyForms(ctx context.Context, pageSize int) error {
 	moved := 0
-	q := chime.JobPageQuery{Limit: pageSize}
-	for {
-		page, err := s.sched.JobsPage(ctx, q)
+	err := s.eachJob(ctx, "", pageSize, func(d *chime.JobDetail) error {
+		ok, err := s.migrateLegacyJob(ctx, d)
 		if err != nil {
-			return fmt.Errorf("server: migrating legacy job settings: %w", err)
+			return fmt.Errorf("of job %s: %w", d.Key, err)
 		}
-		for i := range page.Jobs {
-			d := &page.Jobs[i].Job
-			ok, err := s.migrateLegacyJob(ctx, d)
-			if err != nil {
-				return fmt.Errorf("server: migrating the legacy settings of job %s: %w", d.Key, err)
-			}
-			if ok {
-				moved++
-			}
+		if ok {
+			moved++
 		}
-		if page.Next == nil {
-			break
-		}
-		q.After = *page.Next
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("server: migrating legacy job settings: %w", err)
 	}
 	retagged := 0
 	for _, group := range []string{chime.ManualTriggerGroup, retryGroup, backfillGroup} {

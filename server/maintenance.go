@@ -172,28 +172,21 @@ func (s *Server) EndMaintenance(ctx context.Context, actor string) error {
 // whose settings say paused, and returns their keys.
 func (s *Server) repauseJobs(ctx context.Context, group string) ([]string, error) {
 	var kept []string
-	q := chime.JobPageQuery{Group: group, Limit: chime.MaxJobPageLimit}
-	for {
-		page, err := s.sched.JobsPage(ctx, q)
-		if err != nil {
-			return kept, fmt.Errorf("server: listing jobs to keep paused: %w", err)
+	err := s.eachJob(ctx, group, chime.MaxJobPageLimit, func(d *chime.JobDetail) error {
+		// A job whose settings do not decode was not paused by the server.
+		if st, err := settingsOf(d); err != nil || !st.Paused {
+			return nil //nolint:nilerr // not an error of the pass
 		}
-		for i := range page.Jobs {
-			d := &page.Jobs[i].Job
-			st, err := settingsOf(d)
-			if err != nil || !st.Paused {
-				continue
-			}
-			if err := s.sched.PauseJob(ctx, d.Key); err != nil {
-				return kept, fmt.Errorf("server: keeping job %s paused: %w", d.Key, err)
-			}
-			kept = append(kept, d.Key.Group+"/"+d.Key.Name)
+		if err := s.sched.PauseJob(ctx, d.Key); err != nil {
+			return fmt.Errorf("server: keeping job %s paused: %w", d.Key, err)
 		}
-		if page.Next == nil {
-			return kept, nil
-		}
-		q.After = *page.Next
+		kept = append(kept, d.Key.Group+"/"+d.Key.Name)
+		return nil
+	})
+	if err != nil {
+		return kept, fmt.Errorf("server: listing jobs to keep paused: %w", err)
 	}
+	return kept, nil
 }
 
 // vetoPaused stops a schedule's firing of a job paused by hand, and

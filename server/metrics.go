@@ -254,13 +254,19 @@ func (s *Server) sweepJobMetrics(ctx context.Context) error {
 	if len(tracked) == 0 {
 		return nil
 	}
-	details, err := s.sched.Jobs(ctx, "")
+	// Only the tracked jobs' keys are kept, however many jobs there are.
+	exists := make(map[chime.JobKey]bool, len(tracked))
+	for _, job := range tracked {
+		exists[job] = false
+	}
+	err := s.eachJob(ctx, "", chime.MaxJobPageLimit, func(d *chime.JobDetail) error {
+		if _, ok := exists[d.Key]; ok {
+			exists[d.Key] = true
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("server: listing jobs: %w", err)
-	}
-	exists := make(map[chime.JobKey]bool, len(details))
-	for _, d := range details {
-		exists[d.Key] = true
 	}
 	for _, job := range tracked {
 		if !exists[job] {

@@ -388,25 +388,21 @@ const claimRetention = 30 * 24 * time.Hour
 // then the executions running longer than their job allows.
 func (s *Server) checkDeadMenOnce(ctx context.Context) error {
 	now := s.now()
-	details, err := s.sched.Jobs(ctx, "")
-	if err != nil {
-		return fmt.Errorf("server: listing jobs: %w", err)
-	}
 	var (
 		watches []alert.DeadManWatch
 		long    []alertedJob
 		errs    []error
 	)
 	plans := make(map[alert.JobKey]*plan)
-	for i := range details {
-		d := &details[i]
+	err := s.eachJob(ctx, "", chime.MaxJobPageLimit, func(d *chime.JobDetail) error {
+		// A job whose settings do not decode or compile alerts nothing.
 		st, err := settingsOf(d)
 		if err != nil || st.Paused || st.Alerts == nil {
-			continue
+			return nil //nolint:nilerr // not an error of the pass
 		}
 		p, perr := compilePlan(d.Type, st, true, true)
 		if perr != nil || p.alertsOff {
-			continue
+			return nil //nolint:nilerr // not an error of the pass
 		}
 		key := alert.JobKey{Group: d.Key.Group, Name: d.Key.Name}
 		plans[key] = p
@@ -416,6 +412,10 @@ func (s *Server) checkDeadMenOnce(ctx context.Context) error {
 		if p.runningLong > 0 {
 			long = append(long, alertedJob{key: key, plan: p})
 		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("server: listing jobs: %w", err)
 	}
 	events, err := s.deadMan.Check(ctx, now, watches)
 	errs = append(errs, err)

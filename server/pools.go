@@ -198,17 +198,15 @@ func (s *Server) takePool(ctx context.Context, jc *chime.JobContext, a *attempt,
 
 // poolUsers returns the jobs ("group/name") that name each pool.
 func (s *Server) poolUsers(ctx context.Context) (map[string][]string, error) {
-	all, err := s.sched.Jobs(ctx, "")
+	out := make(map[string][]string)
+	err := s.eachJob(ctx, "", chime.MaxJobPageLimit, func(d *chime.JobDetail) error {
+		if st, err := settingsOf(d); err == nil && st.Pool != "" {
+			out[st.Pool] = append(out[st.Pool], d.Key.Group+"/"+d.Key.Name)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	out := make(map[string][]string)
-	for _, d := range all {
-		st, err := settingsOf(&d)
-		if err != nil || st.Pool == "" {
-			continue
-		}
-		out[st.Pool] = append(out[st.Pool], d.Key.Group+"/"+d.Key.Name)
 	}
 	for _, jobs := range out {
 		slices.Sort(jobs)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/jobs"
 	"github.com/chime-scheduler/chime/jobs/httpjob"
@@ -88,21 +89,20 @@ const alertsSecretUser = "alert settings"
 // secretUsers returns, by secret name, the jobs ("group/name") and alert
 // settings that refer to it, sorted.
 func (s *Server) secretUsers(ctx context.Context) (map[string][]string, error) {
-	details, err := s.sched.Jobs(ctx, "")
-	if err != nil {
-		return nil, err
-	}
 	out := make(map[string][]string)
-	for i := range details {
-		d := &details[i]
+	err := s.eachJob(ctx, "", chime.MaxJobPageLimit, func(d *chime.JobDetail) error {
 		st, err := settingsOf(d)
 		if err != nil {
-			continue // a job the server cannot read refers to nothing it can tell
+			return nil //nolint:nilerr // a job the server cannot read refers to nothing it can tell
 		}
 		refs, _ := secretRefs(st)
 		for name := range refs {
 			out[name] = append(out[name], d.Key.Group+"/"+d.Key.Name)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if st, err := s.alerts.settings(ctx); err == nil {
 		texts := slices.Concat(st.DefaultWebhooks, st.DefaultSlack, st.DefaultTeams)
