@@ -156,7 +156,23 @@ func (m *metrics) fired(scheduled, fired time.Time) {
 func (m *metrics) executed(job chime.JobKey, o history.Outcome, finished time.Time) {
 	m.executions.WithLabelValues(string(o)).Inc()
 	if m.jobs != nil {
-		m.jobs.executed(job, o, finished)
+		m.jobs.executed(job, o, finished, true)
+	}
+}
+
+// attemptEnded counts the execution of attempt a, which ended at
+// finished, as executed does, except that the last run of a job that
+// goes with it (see attempt.passing) gets no per-job series when the
+// job has none yet: a one-shot job created through the library, run by
+// server nodes, would leave series that are stale at once and that the
+// node holds until its next sweep (in W1b through the server, 50,000
+// jobs' series tripled the node's garbage collection). The totals by
+// outcome count it, and a new series' first count is not seen by
+// Prometheus's rate or increase anyway.
+func (m *metrics) attemptEnded(a *attempt, o history.Outcome, finished time.Time) {
+	m.executions.WithLabelValues(string(o)).Inc()
+	if m.jobs != nil {
+		m.jobs.executed(a.job, o, finished, !a.passing)
 	}
 }
 
@@ -206,9 +222,13 @@ func newJobMetrics() *jobMetrics {
 }
 
 // executed counts an execution of job, and records a success's time.
-func (j *jobMetrics) executed(job chime.JobKey, o history.Outcome, finished time.Time) {
+// Without create, a job that has no series yet gets none.
+func (j *jobMetrics) executed(job chime.JobKey, o history.Outcome, finished time.Time, create bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if _, ok := j.seen[job]; !ok && !create {
+		return
+	}
 	j.executions.WithLabelValues(job.Group, job.Name, string(o)).Inc()
 	last := j.seen[job]
 	// Executions may finish out of order: the last success only moves

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chime-scheduler/chime"
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/schedule"
 )
 
 // scrape returns the text of s's /metrics.
@@ -213,4 +216,55 @@ func TestServerFiresTriggersDueTogetherInBatches(t *testing.T) {
 			t.Errorf("%v fire calls timed, want all %v", got, calls)
 		}
 	})
+}
+
+// TestPassingJobsGetNoSeriesOfTheirOwn runs, on a server node, one-shot
+// jobs created through the library (not durable: each goes with its
+// trigger's only firing) and a library job that repeats: the one-shot
+// jobs count in the totals by outcome but leave no per-job series, which
+// would be stale at once; the repeating job, and the last run of a job
+// that already has series, keep theirs.
+func TestPassingJobsGetNoSeriesOfTheirOwn(t *testing.T) {
+	t.Parallel()
+	a := newServer(t, "sqlite:"+t.TempDir()+"/chime.db")
+	ran := make(chan string, 16)
+	if err := a.RegisterJobType("noop", chime.JobFunc(func(_ context.Context, jc *chime.JobContext) error {
+		ran <- jc.Job.Key.Name
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	start(t, a)
+	ctx := t.Context()
+	now := time.Now()
+	for i := range 3 {
+		name := fmt.Sprintf("once-%d", i)
+		job := chime.JobDetail{Key: chime.NewJobKey("lib", name), Type: "noop"}
+		tr := chime.Trigger{Key: chime.NewTriggerKey("lib", name), Schedule: &schedule.Simple{}, StartTime: now}
+		if err := a.sched.ScheduleJob(ctx, job, []chime.Trigger{tr}, nil); err != nil {
+			t.Fatalf("ScheduleJob(%s): %v", name, err)
+		}
+	}
+	// Fires three times: its first two runs create its series, its last
+	// one counts in them.
+	thrice := chime.JobDetail{Key: chime.NewJobKey("lib", "thrice"), Type: "noop"}
+	tr := chime.Trigger{Key: chime.NewTriggerKey("lib", "thrice"), StartTime: now,
+		Schedule: &schedule.Simple{RepeatCount: 2, RepeatInterval: 100 * time.Millisecond}}
+	if err := a.sched.ScheduleJob(ctx, thrice, []chime.Trigger{tr}, nil); err != nil {
+		t.Fatalf("ScheduleJob(thrice): %v", err)
+	}
+
+	var m string
+	waitFor(t, "the six runs counted", func() bool {
+		m = scrape(t, a)
+		return strings.Contains(m, `chime_executions_total{outcome="succeeded"} 6`+"\n")
+	})
+	for i := range 3 {
+		if s := jobSeries(m, "lib", fmt.Sprintf("once-%d", i)); len(s) != 0 {
+			t.Errorf("one-shot library job once-%d has series %q, want none", i, s)
+		}
+	}
+	if !strings.Contains(m, `chime_job_executions_total{job_group="lib",job_name="thrice",outcome="succeeded"} 3`+"\n") {
+		t.Errorf("the repeating job's series lack its three runs: %q", jobSeries(m, "lib", "thrice"))
+	}
 }

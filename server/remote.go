@@ -132,7 +132,7 @@ func (s *Server) endRemoteLive(ctx context.Context, a *attempt) {
 // attempt, registered for kills under its own ID until the run ends.
 func (s *Server) recoverRemote(ctx, runCtx context.Context, cancel context.CancelCauseFunc, a *attempt, lost error) *attempt {
 	f := history.Finish{Outcome: history.OutcomeExecutorLost, FinishedTime: s.now(), Error: lost.Error()}
-	s.metrics.executed(a.job, f.Outcome, f.FinishedTime)
+	s.metrics.attemptEnded(a, f.Outcome, f.FinishedTime)
 	// Recorded before the re-run starts, as recordEnd records a failure.
 	_ = s.recorder.record(a, history.Record{ID: a.id, End: &f})
 	next := *a

@@ -82,6 +82,11 @@ type attempt struct {
 	succeeded *history.Execution
 	// started is when the run started.
 	started time.Time
+	// passing is true when the job goes with this run: it is not durable
+	// and its trigger fires no more, so the job is deleted with the
+	// trigger unless another trigger holds it (a one-shot job created
+	// through the library). See metrics.attemptEnded.
+	passing bool
 	// executorID and executorInstance name the executor an executor job's
 	// attempt was handed to.
 	executorID, executorInstance string
@@ -260,7 +265,7 @@ func (s *Server) recordEnd(ctx context.Context, jc *chime.JobContext, a *attempt
 	// children.go.
 	defer s.endWorkflowTask(ctx, a, p, f)
 	defer s.runChildren(ctx, a, p, f)
-	s.metrics.executed(a.job, f.Outcome, f.FinishedTime)
+	s.metrics.attemptEnded(a, f.Outcome, f.FinishedTime)
 	end := history.Record{ID: a.id, End: &f}
 	// A workflow task's success decides what runs next (endWorkflowTask):
 	// its end is in the history before the instance records it, so that a
@@ -314,6 +319,7 @@ func (s *Server) newAttempt(ctx context.Context, jc *chime.JobContext) (*attempt
 		scheduled:  jc.ScheduledFireTime,
 		recovering: jc.Recovering,
 		params:     map[string]any(jc.MergedData.Clone()),
+		passing:    jc.Trigger != nil && !jc.Job.Durable && jc.NextFireTime.IsZero(),
 	}
 	if jc.Trigger != nil {
 		a.triggerGroup, a.triggerName = jc.Trigger.Key.Group, jc.Trigger.Key.Name
@@ -751,7 +757,7 @@ func (s *Server) recordDecision(ctx context.Context, a *attempt, id string, kind
 // execution and the decision.
 func (s *Server) recordSkipped(ctx context.Context, a *attempt, reason string) {
 	a.started = s.now()
-	s.metrics.executed(a.job, history.OutcomeSkipped, a.started)
+	s.metrics.attemptEnded(a, history.OutcomeSkipped, a.started)
 	err := s.recorder.record(a, history.Record{
 		Start: a.execution(s.NodeID()),
 		End:   &history.Finish{Outcome: history.OutcomeSkipped, FinishedTime: a.started, Error: reason},
