@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -258,4 +259,46 @@ func TestPausedJobFiringIsVetoed(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestVetoPausedReadsThePausedSetting asks the veto of paused jobs about
+// firings of a schedule: it stops the firing of a job whose settings say
+// paused (whatever their other fields and their order), and lets run a
+// job whose settings do not, or that has none, and a run someone asked
+// for.
+func TestVetoPausedReadsThePausedSetting(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, "sqlite:"+t.TempDir()+"/chime.db")
+	meta := func(st jobSettings) json.RawMessage {
+		b, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	tests := []struct {
+		name   string
+		meta   json.RawMessage
+		origin chime.TriggerOrigin
+		want   bool
+	}{
+		{"Paused", meta(jobSettings{Paused: true, Retry: &api.RetryPolicy{MaxAttempts: 2}}), chime.OriginSchedule, true},
+		{"PausedLast", json.RawMessage(`{"overlap":"skip","pool":"p","paused":true}`), chime.OriginSchedule, true},
+		{"NotPaused", meta(jobSettings{Retry: &api.RetryPolicy{MaxAttempts: 2}}), chime.OriginSchedule, false},
+		{"PausedFalse", json.RawMessage(`{"paused":false}`), chime.OriginSchedule, false},
+		{"NoSettings", nil, chime.OriginSchedule, false},
+		{"AskedFor", meta(jobSettings{Paused: true}), chime.OriginManual, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			jc := &chime.JobContext{
+				Job:     &chime.JobDetail{Key: chime.NewJobKey("g", tc.name), Type: typeHTTP, Durable: true, Metadata: tc.meta},
+				Trigger: &chime.Trigger{Key: chime.NewTriggerKey("g", tc.name), Origin: tc.origin},
+				Logger:  quietLogger,
+			}
+			if got := s.vetoPaused(t.Context(), jc); got != tc.want {
+				t.Errorf("vetoPaused(settings %s, origin %s) = %v, want %v", tc.meta, tc.origin, got, tc.want)
+			}
+		})
+	}
 }
