@@ -272,6 +272,9 @@ func (e extraScan) Scan(dest ...any) error {
 // recorded already fails it with errBatchConflict.
 func (tx *txn) insertExecutions(l store.Lease, firings []store.TriggerFiring, batch []int, triggers map[store.Key]store.TriggerRecord, jobs map[store.Key]store.JobRecord, ids []string) error {
 	s := tx.s
+	if s.d.name == Postgres {
+		return tx.insertExecutionsArrays(l, firings, batch, triggers, jobs, ids)
+	}
 	const row = `(?, ?, ?, ?, ?, ?, ?, COALESCE(?, {now}), NULL, ?, ?, 'EXECUTING', FALSE, ?, ?, '')`
 	var b strings.Builder
 	b.WriteString(`INSERT INTO {p}executions (sched_name, ` + execCols + `) VALUES `)
@@ -295,6 +298,44 @@ func (tx *txn) insertExecutions(l store.Lease, firings []store.TriggerFiring, ba
 	return err
 }
 
+// executionRows are the columns of the executions a fire inserts that
+// differ from one execution to the next (see insertExecutionsArrays).
+var executionRows = []rowCol{
+	{"id", colText}, {"tg", colText}, {"tn", colText}, {"jg", colText}, {"jn", colText},
+	{"st", colInt}, {"ft", colInt}, {"rr", colBool}, {"pr", colInt},
+}
+
+// sqlInsertExecutionsArrays inserts the executions of a fire on
+// PostgreSQL from one array a column: the scheduler, node and epoch are
+// the same for all.
+var sqlInsertExecutionsArrays = `INSERT INTO {p}executions (sched_name, ` + execCols + `) ` +
+	`SELECT ?, v.id, v.tg, v.tn, v.jg, v.jn, v.st, COALESCE(v.ft, {now}), NULL, ?, ?, 'EXECUTING', FALSE, ` +
+	`v.rr, v.pr, '' FROM ` + unnestFrom(executionRows)
+
+// insertExecutionsArrays is insertExecutions on PostgreSQL: one statement
+// whose text is the same for every batch (see arrays.go).
+func (tx *txn) insertExecutionsArrays(l store.Lease, firings []store.TriggerFiring, batch []int, triggers map[store.Key]store.TriggerRecord, jobs map[store.Key]store.JobRecord, ids []string) error {
+	s := tx.s
+	rows := make([][]any, len(batch))
+	for n, i := range batch {
+		f := &firings[i]
+		t := triggers[f.Trigger.Key]
+		job := jobs[t.JobKey]
+		rows[n] = []any{ids[i], t.Key.Group, t.Key.Name, job.Key.Group, job.Key.Name,
+			f.Execution.ScheduledTime.UnixNano(), nanos(f.Execution.FiredTime), job.RequestsRecovery, t.Priority}
+	}
+	arrays, err := columnArrays(executionRows, rows)
+	if err != nil {
+		return fmt.Errorf("inserting executions: %w", err)
+	}
+	args := append([]any{s.sched, l.NodeID, l.Epoch}, arrays...)
+	_, err = tx.ExecContext(tx.ctx, s.d.render(s.prefix, sqlInsertExecutionsArrays), args...)
+	if s.d.classify(err).unique {
+		return errBatchConflict
+	}
+	return err
+}
+
 // setTimings stores the advanced timing of the firings batch in one
 // UPDATE, each trigger COMPLETE when it will not fire again and WAITING
 // otherwise (their jobs allow concurrency).
@@ -308,7 +349,10 @@ func (tx *txn) setTimings(firings []store.TriggerFiring, batch []int, jobs map[s
 			int64(tm.TimesTriggered), nanos(tm.StartTime), nanos(tm.EndTime), jsonArg(tm.Schedule),
 			tm.MisfireInstruction, string(firedState(tm, triggers[tm.Key].RearmDelay, &job))}
 	}
-	q, args := s.d.updateFromRows(timingRows, rows, s.sched)
+	q, args, err := s.d.updateFromRows(timingRows, rows, s.sched)
+	if err != nil {
+		return err
+	}
 	n, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, q), args...)
 	if err != nil {
 		return err
@@ -445,7 +489,10 @@ func (tx *txn) completeBatch(l store.Lease, completions []store.ExecutionComplet
 			jobsOf = append(jobsOf, e.JobKey)
 		}
 	}
-	q, args := s.d.updateFromRows(finishRows, finished, s.sched)
+	q, args, err := s.d.updateFromRows(finishRows, finished, s.sched)
+	if err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, q), args...); err != nil {
 		return err
 	}

@@ -273,6 +273,7 @@ const (
 	colText rowType = iota
 	colInt          // BIGINT
 	colJSON         // JSON text: TEXT in the rows, cast by {json:…}
+	colBool         // BOOLEAN
 )
 
 // rowCol is a column of those rows.
@@ -295,15 +296,10 @@ type rowsUpdate struct {
 // updateFromRows renders u for rows of values, one per element of u.cols,
 // for the scheduler sched, and returns its text (with the tokens render
 // replaces) and arguments. It is one statement whatever the number of
-// rows: a WITH of VALUES and UPDATE … FROM on PostgreSQL and SQLite, a
+// rows: an UPDATE … FROM unnest of one array a column on PostgreSQL (see
+// arrays.go), a WITH of VALUES and UPDATE … FROM on SQLite, a
 // multiple-table UPDATE joined to a UNION ALL on MySQL.
-func (d *dialect) updateFromRows(u rowsUpdate, rows [][]any, sched string) (string, []any) {
-	args := make([]any, 0, len(rows)*len(u.cols)+1)
-	for _, r := range rows {
-		args = append(args, r...)
-	}
-	args = append(args, sched)
-	var b strings.Builder
+func (d *dialect) updateFromRows(u rowsUpdate, rows [][]any, sched string) (string, []any, error) {
 	set := u.set
 	for _, c := range u.cols {
 		if c.typ == colJSON {
@@ -314,6 +310,21 @@ func (d *dialect) updateFromRows(u rowsUpdate, rows [][]any, sched string) (stri
 			set = strings.ReplaceAll(set, "{json:v."+c.name+"}", json)
 		}
 	}
+	if d.name == Postgres {
+		// One array a column (see arrays.go).
+		arrays, err := columnArrays(u.cols, rows)
+		if err != nil {
+			return "", nil, fmt.Errorf("updating %s: %w", u.table, err)
+		}
+		return "UPDATE {p}" + u.table + " AS t SET " + set + " FROM " + unnestFrom(u.cols) +
+			" WHERE t.sched_name = ? AND " + u.match, append(arrays, sched), nil
+	}
+	args := make([]any, 0, len(rows)*len(u.cols)+1)
+	for _, r := range rows {
+		args = append(args, r...)
+	}
+	args = append(args, sched)
+	var b strings.Builder
 	if d.name == MySQL {
 		b.WriteString("UPDATE {p}" + u.table + " AS t JOIN (")
 		for i := range rows {
@@ -332,7 +343,7 @@ func (d *dialect) updateFromRows(u rowsUpdate, rows [][]any, sched string) (stri
 			}
 		}
 		b.WriteString(") AS v ON " + u.match + " SET " + set + " WHERE t.sched_name = ?")
-		return b.String(), args
+		return b.String(), args, nil
 	}
 	b.WriteString("WITH v (")
 	for j, c := range u.cols {
@@ -346,25 +357,10 @@ func (d *dialect) updateFromRows(u rowsUpdate, rows [][]any, sched string) (stri
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(")
-		for j, c := range u.cols {
-			if j > 0 {
-				b.WriteString(", ")
-			}
-			// PostgreSQL types the columns of VALUES by its first row.
-			switch {
-			case i > 0 || d.name != Postgres:
-				b.WriteString("?")
-			case c.typ == colInt:
-				b.WriteString("CAST(? AS BIGINT)")
-			default:
-				b.WriteString("CAST(? AS TEXT)")
-			}
-		}
-		b.WriteString(")")
+		b.WriteString("(?" + strings.Repeat(", ?", len(u.cols)-1) + ")")
 	}
 	b.WriteString(") UPDATE {p}" + u.table + " AS t SET " + set + " FROM v WHERE t.sched_name = ? AND " + u.match)
-	return b.String(), args
+	return b.String(), args, nil
 }
 
 // classifyPostgres reads PostgreSQL's SQLSTATE.
