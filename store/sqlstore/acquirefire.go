@@ -95,7 +95,7 @@ func (tx *txn) acquireFire(p *store.TriggersAcquireFireParams, res *store.Trigge
 		res.Claimed = append(res.Claimed, t)
 	}
 	if len(claim) > 0 {
-		where, args := keysWhere("trigger_group", "trigger_name", claim, []any{l.NodeID, l.Epoch, s.sched})
+		where, args := s.d.keysWhere("trigger_group", "trigger_name", claim, []any{l.NodeID, l.Epoch, s.sched})
 		n, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, acquireClaimSQL+where), args...)
 		if err != nil {
 			return err

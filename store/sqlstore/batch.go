@@ -94,7 +94,7 @@ func (tx *txn) fireBatch(l store.Lease, firings []store.TriggerFiring, todo []in
 	for n, i := range todo {
 		keys[n] = firings[i].Trigger.Key
 	}
-	where, args := keysWhere("trigger_group", "trigger_name", keys, []any{s.sched})
+	where, args := s.d.keysWhere("trigger_group", "trigger_name", keys, []any{s.sched})
 	rows, err := tx.QueryContext(tx.ctx, s.d.render(s.prefix, `SELECT `+claimCols+` FROM {p}triggers WHERE sched_name = ? AND `+
 		where+` ORDER BY trigger_group, trigger_name{update}`), args...)
 	locked, err := collect(rows, err, scanClaim)
@@ -210,7 +210,7 @@ func (tx *txn) jobs(keys []store.Key) (map[store.Key]store.JobRecord, error) {
 		return out, nil
 	}
 	s := tx.s
-	where, args := keysWhere("job_group", "job_name", keys, []any{s.sched})
+	where, args := s.d.keysWhere("job_group", "job_name", keys, []any{s.sched})
 	rows, err := tx.QueryContext(tx.ctx, s.d.render(s.prefix, `SELECT `+jobCols+` FROM {p}jobs WHERE sched_name = ? AND `+where), args...)
 	list, err := collect(rows, err, scanJob)
 	if err != nil {
@@ -231,7 +231,7 @@ func (tx *txn) jobsBlocked(keys []store.Key) (map[store.Key]store.JobRecord, map
 		return out, blocked, nil
 	}
 	s := tx.s
-	where, args := keysWhere("job_group", "job_name", keys, []any{s.sched})
+	where, args := s.d.keysWhere("job_group", "job_name", keys, []any{s.sched})
 	rows, err := tx.QueryContext(tx.ctx, s.d.render(s.prefix, `SELECT `+jobCols+`, EXISTS (SELECT 1 FROM {p}triggers t{use:triggers_job} `+
 		`WHERE t.job_group = j.job_group AND t.job_name = j.job_name AND t.sched_name = j.sched_name `+
 		`AND t.state IN ('BLOCKED', 'PAUSED_BLOCKED') AND NOT (t.rearm_delay_ms > 0 AND t.next_fire_time IS NULL)) `+
@@ -417,13 +417,13 @@ func (s *Store) ExecutionsComplete(ctx context.Context, p *store.ExecutionsCompl
 // errs.
 func (tx *txn) completeBatch(l store.Lease, completions []store.ExecutionCompletion, todo []int, errs []error) error {
 	s := tx.s
-	ids := make([]any, 0, len(todo)+1)
-	ids = append(ids, s.sched)
-	for _, i := range todo {
-		ids = append(ids, completions[i].ID)
+	ids := make([]string, len(todo))
+	for n, i := range todo {
+		ids[n] = completions[i].ID
 	}
+	idsIn, args := s.d.in("id", ids, []any{s.sched})
 	rows, err := tx.QueryContext(tx.ctx, s.d.render(s.prefix, `SELECT `+execCols+` FROM {p}executions `+
-		`WHERE sched_name = ? AND id IN (`+Placeholders(len(todo))+`) ORDER BY id{update}`), ids...)
+		`WHERE sched_name = ? AND `+idsIn+` ORDER BY id{update}`), args...)
 	locked, err := collect(rows, err, scanExecution)
 	if err != nil {
 		return err
@@ -506,7 +506,7 @@ func (tx *txn) completeBatch(l store.Lease, completions []store.ExecutionComplet
 		}
 	}
 	if len(unblock) > 0 {
-		where, args := keysWhere("job_group", "job_name", unblock, []any{s.sched})
+		where, args := s.d.keysWhere("job_group", "job_name", unblock, []any{s.sched})
 		if err := tx.execWakeRendered(s.d.render(s.prefix, sqlJobsUnblock+where+`{wake}`), args...); err != nil {
 			return err
 		}
@@ -542,7 +542,7 @@ func (tx *txn) deleteFinished(triggers, jobs []store.Key) error {
 	var args []any
 	if len(triggers) > 0 {
 		var where string
-		where, args = keysWhere("trigger_group", "trigger_name", triggers, []any{s.sched})
+		where, args = s.d.keysWhere("trigger_group", "trigger_name", triggers, []any{s.sched})
 		dropTriggers = `DELETE FROM {p}triggers WHERE sched_name = ? AND ` + where
 	}
 	if len(jobs) == 0 {
@@ -552,7 +552,7 @@ func (tx *txn) deleteFinished(triggers, jobs []store.Key) error {
 		_, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, dropTriggers), args...)
 		return err
 	}
-	where, jargs := keysWhere("job_group", "job_name", jobs, []any{s.sched})
+	where, jargs := s.d.keysWhere("job_group", "job_name", jobs, []any{s.sched})
 	left := `SELECT job_group, job_name FROM {p}triggers{use:triggers_job} WHERE sched_name = ? AND ` + where
 	jargs = append(jargs, jargs...)
 	// Only PostgreSQL's WITH leaves the deleted triggers visible to the
@@ -563,7 +563,7 @@ func (tx *txn) deleteFinished(triggers, jobs []store.Key) error {
 	// through the job index, which deadlocks with concurrent firings.
 	if len(triggers) > 0 && s.d.name == Postgres {
 		var keep string
-		keep, jargs = keysWhere("trigger_group", "trigger_name", triggers, jargs)
+		keep, jargs = s.d.keysWhere("trigger_group", "trigger_name", triggers, jargs)
 		left += ` AND NOT ` + keep
 	}
 	orphans := `DELETE FROM {p}jobs WHERE sched_name = ? AND durable = FALSE AND ` + where +
@@ -646,7 +646,7 @@ func (s *Store) TriggersRelease(ctx context.Context, p *store.TriggersReleasePar
 		if err := tx.leaseCustomPlans(p.Lease); err != nil {
 			return err
 		}
-		where, args := keysWhere("t.trigger_group", "t.trigger_name", p.Keys,
+		where, args := s.d.keysWhere("t.trigger_group", "t.trigger_name", p.Keys,
 			[]any{s.sched, p.Lease.NodeID, p.Lease.Epoch})
 		var err error
 		released, err = tx.execWakeRenderedCount(s.d.render(s.prefix, sqlTriggersRelease+where+`{wake}`), args...)

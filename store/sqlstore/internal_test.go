@@ -145,11 +145,26 @@ func TestNotifyChannel(t *testing.T) {
 func TestKeysWhere(t *testing.T) {
 	t.Parallel()
 	keys := []store.Key{{Group: "a", Name: "1"}, {Group: "b", Name: "2"}, {Group: "a", Name: "3"}}
-	where, args := keysWhere("g", "n", keys, []any{"first"})
-	if want := "((g = ? AND n IN (?, ?)) OR (g = ? AND n IN (?)))"; where != want {
-		t.Errorf("KeysWhere = %s, want %s", where, want)
-	}
-	if got := fmt.Sprintln(args...); got != "first a 1 3 b 2\n" {
-		t.Errorf("KeysWhere args = %q, want first a 1 3 b 2", got)
+	for _, tc := range []struct {
+		dialect   Dialect
+		wantWhere string
+		wantArgs  string
+	}{
+		{dialect: MySQL, wantWhere: "((g = ? AND n IN (?, ?)) OR (g = ? AND n IN (?)))", wantArgs: "first a 1 3 b 2\n"},
+		{dialect: SQLite, wantWhere: "((g = ? AND n IN (?, ?)) OR (g = ? AND n IN (?)))", wantArgs: "first a 1 3 b 2\n"},
+		// One array of names a group.
+		{dialect: Postgres, wantWhere: "((g = ? AND n = ANY(CAST(? AS TEXT[]))) OR (g = ? AND n = ANY(CAST(? AS TEXT[]))))", wantArgs: "first a [1 3] b [2]\n"},
+	} {
+		d, err := dialectFor(tc.dialect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		where, args := d.keysWhere("g", "n", keys, []any{"first"})
+		if where != tc.wantWhere {
+			t.Errorf("%s: keysWhere = %s, want %s", tc.dialect, where, tc.wantWhere)
+		}
+		if got := fmt.Sprintln(args...); got != tc.wantArgs {
+			t.Errorf("%s: keysWhere args = %q, want %q", tc.dialect, got, tc.wantArgs)
+		}
 	}
 }

@@ -104,7 +104,7 @@ func (e *takenError) Unwrap() error { return e.sentinel }
 // collided is gone again).
 func (s *Store) nameTaken(ctx context.Context, te *takenError) error {
 	for chunk := range slices.Chunk(te.keys, keysPerQuery) {
-		where, args := keysWhere(te.cols[0], te.cols[1], chunk, []any{s.sched})
+		where, args := s.d.keysWhere(te.cols[0], te.cols[1], chunk, []any{s.sched})
 		q := s.d.render(s.prefix, `SELECT `+te.cols[0]+`, `+te.cols[1]+` FROM {p}`+te.table+
 			` WHERE sched_name = ? AND `+where+` ORDER BY `+te.cols[0]+`, `+te.cols[1]+` LIMIT 1`)
 		rows, err := s.db.QueryContext(ctx, q, args...)
@@ -385,7 +385,7 @@ func (tx *txn) runningJobs(jobs []store.JobInsert) (map[store.Key]bool, error) {
 		return busy, err
 	}
 	for chunk := range slices.Chunk(keys, keysPerQuery) {
-		where, args := keysWhere("job_group", "job_name", chunk, []any{tx.s.sched})
+		where, args := tx.s.d.keysWhere("job_group", "job_name", chunk, []any{tx.s.sched})
 		rows, err := tx.QueryContext(tx.ctx, tx.s.d.render(tx.s.prefix, `SELECT DISTINCT job_group, job_name FROM {p}executions `+
 			`WHERE sched_name = ? AND state IN ('EXECUTING', 'RECOVERABLE') AND `+where), args...)
 		running, err := collect(rows, err, scanKey)

@@ -192,9 +192,40 @@ func dueOrder(a, b store.TriggerRecord) int {
 	return keyCompare(a.Key, b.Key)
 }
 
-// keysWhere is KeysWhere for the store's own keys.
-func keysWhere(groupCol, nameCol string, keys []store.Key, args []any) (string, []any) {
-	return KeysWhere(groupCol, nameCol, len(keys), func(i int) (string, string) { return keys[i].Group, keys[i].Name }, args)
+// keysWhere is KeysWhere for the store's own keys; on PostgreSQL the
+// names of a group are one array (name = ANY(…)), so that the
+// statement's text depends on the number of groups only (see arrays.go).
+func (d *dialect) keysWhere(groupCol, nameCol string, keys []store.Key, args []any) (string, []any) {
+	if d.name != Postgres {
+		return KeysWhere(groupCol, nameCol, len(keys), func(i int) (string, string) { return keys[i].Group, keys[i].Name }, args)
+	}
+	byGroup := make(map[string][]string)
+	var groups []string
+	for _, k := range keys {
+		if _, ok := byGroup[k.Group]; !ok {
+			groups = append(groups, k.Group)
+		}
+		byGroup[k.Group] = append(byGroup[k.Group], k.Name)
+	}
+	terms := make([]string, len(groups))
+	for i, g := range groups {
+		terms[i] = "(" + groupCol + " = ? AND " + nameCol + " = ANY(CAST(? AS TEXT[])))"
+		args = append(args, g, byGroup[g])
+	}
+	return "(" + strings.Join(terms, " OR ") + ")", args
+}
+
+// in renders "col IN (?, …)" for n values, or on PostgreSQL
+// "col = ANY(CAST(? AS TEXT[]))" for one array of them, and appends the
+// values to args as its arguments.
+func (d *dialect) in(col string, values []string, args []any) (string, []any) {
+	if d.name == Postgres {
+		return col + " = ANY(CAST(? AS TEXT[]))", append(args, values)
+	}
+	for _, v := range values {
+		args = append(args, v)
+	}
+	return col + " IN (" + Placeholders(len(values)) + ")", args
 }
 
 // KeysWhere renders "((group = ? AND name IN (?, …)) OR …)" for the n

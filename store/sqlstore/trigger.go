@@ -622,7 +622,7 @@ func (s *Store) TriggersAcquire(ctx context.Context, p *store.TriggersAcquirePar
 		for i := range out {
 			keys[i] = out[i].Key
 		}
-		where, args := keysWhere("trigger_group", "trigger_name", keys,
+		where, args := s.d.keysWhere("trigger_group", "trigger_name", keys,
 			[]any{p.Lease.NodeID, p.Lease.Epoch, s.sched})
 		n, err := tx.ExecContext(tx.ctx, s.d.render(s.prefix, acquireClaimSQL+where), args...)
 		if err != nil {
