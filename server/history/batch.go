@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -68,6 +69,13 @@ type batchRow struct {
 // startArgs appends the parameters of r's row in insertCols order: its
 // final state when it has an end, running otherwise.
 func (r *batchRow) startArgs(args []any, sched string) []any {
+	return r.appendValues(append(args, sched))
+}
+
+// appendValues appends the values of r's row in insertCols order but the
+// scheduler's name: its final state when it has an end, running
+// otherwise.
+func (r *batchRow) appendValues(args []any) []any {
 	x := r.start
 	var (
 		outcome      = OutcomeRunning
@@ -79,9 +87,66 @@ func (r *batchRow) startArgs(args []any, sched string) []any {
 	if r.end != nil {
 		outcome, finished, errText, out, logs, truncated = r.end.outcome, r.end.finished, r.end.errText, r.end.output, r.end.logs, r.end.truncated
 	}
-	return append(args, sched, x.ID, x.FirstID, x.Attempt, x.JobGroup, x.JobName, x.TriggerGroup, x.TriggerName, x.NodeID,
+	return append(args, x.ID, x.FirstID, x.Attempt, x.JobGroup, x.JobName, x.TriggerGroup, x.TriggerName, x.NodeID,
 		timeArg(x.ScheduledTime), x.StartedTime.UnixNano(), finished, string(outcome), errText, out, logs, truncated,
 		x.Recovering, x.Manual, r.params, x.ExecutorID, x.ExecutorInstance, x.CauseID)
+}
+
+// insertColumns are insertCols but sched_name, as the arrays of
+// executionsInsertArrays.
+var insertColumns = []sqlstore.Column{
+	{Name: "id", Type: sqlstore.ColumnText}, {Name: "first_id", Type: sqlstore.ColumnText},
+	{Name: "attempt", Type: sqlstore.ColumnBigInt}, {Name: "job_group", Type: sqlstore.ColumnText},
+	{Name: "job_name", Type: sqlstore.ColumnText}, {Name: "trigger_group", Type: sqlstore.ColumnText},
+	{Name: "trigger_name", Type: sqlstore.ColumnText}, {Name: "node_id", Type: sqlstore.ColumnText},
+	{Name: "scheduled_time", Type: sqlstore.ColumnBigInt}, {Name: "started_time", Type: sqlstore.ColumnBigInt},
+	{Name: "finished_time", Type: sqlstore.ColumnBigInt}, {Name: "outcome", Type: sqlstore.ColumnText},
+	{Name: "error_message", Type: sqlstore.ColumnText}, {Name: "output", Type: sqlstore.ColumnText},
+	{Name: "logs", Type: sqlstore.ColumnJSON}, {Name: "output_truncated", Type: sqlstore.ColumnBool},
+	{Name: "recovering", Type: sqlstore.ColumnBool}, {Name: "manual", Type: sqlstore.ColumnBool},
+	{Name: "params", Type: sqlstore.ColumnJSON}, {Name: "executor_id", Type: sqlstore.ColumnText},
+	{Name: "executor_instance", Type: sqlstore.ColumnText}, {Name: "cause_id", Type: sqlstore.ColumnText},
+}
+
+// executionsInsertArrays returns the INSERT of any number of executions
+// from one array a column (see sqlstore.Store.Arrays), rendered for st,
+// with ignore as executionsInsert.
+func executionsInsertArrays(st *sqlstore.Store, ignore bool) string {
+	sel := make([]string, len(insertColumns))
+	for i, c := range insertColumns {
+		sel[i] = "v." + c.Name
+		if c.Type == sqlstore.ColumnJSON {
+			sel[i] = "CAST(v." + c.Name + " AS JSON)"
+		}
+	}
+	stmt := "INSERT INTO {p}server_executions (" + insertCols + ") SELECT ?, " + strings.Join(sel, ", ") +
+		" FROM " + sqlstore.Unnest(insertColumns)
+	if ignore {
+		stmt += st.InsertIgnore("sched_name, id", "id")
+	}
+	return st.SQL(stmt)
+}
+
+// insertArrays inserts the starts of rows in one statement of arrays (see
+// sqlstore.Store.Arrays), and returns how many rows it inserted.
+func (h *History) insertArrays(ctx context.Context, tx *sql.Tx, rows []*batchRow, ignore bool) (int64, error) {
+	values := make([][]any, len(rows))
+	for i, r := range rows {
+		values[i] = r.appendValues(make([]any, 0, len(insertColumns)))
+	}
+	arrays, err := sqlstore.ColumnArrays(insertColumns, values)
+	if err != nil {
+		return 0, fmt.Errorf("history: %w", err)
+	}
+	stmt := h.q.executionsInsertArrays
+	if ignore {
+		stmt = h.q.executionsInsertArraysIgnore
+	}
+	res, err := tx.ExecContext(ctx, stmt, append([]any{h.sched}, arrays...)...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // RecordBatch writes recs in one transaction: the starts (one multi-row
@@ -153,7 +218,25 @@ func (h *History) recordBatchTx(ctx context.Context, inserts, ends []*batchRow, 
 	// Finished executions whose INSERT met a row already there: their end
 	// applies to that row.
 	var conflicted []*batchRow
-	for chunk := range slices.Chunk(inserts, batchChunk) {
+	chunkSize := batchChunk
+	if h.st.Arrays() {
+		chunkSize = max(len(inserts), 1)
+	}
+	for chunk := range slices.Chunk(inserts, chunkSize) {
+		if h.st.Arrays() {
+			n, err := h.insertArrays(ctx, tx, chunk, ignore)
+			if err != nil {
+				return dbErr("recording a batch of executions", err)
+			}
+			if int(n) != len(chunk) {
+				for _, r := range chunk {
+					if r.end != nil {
+						conflicted = append(conflicted, r)
+					}
+				}
+			}
+			continue
+		}
 		stmt := h.q.executionsInsert
 		if ignore {
 			stmt = h.q.executionsInsertIgnore

@@ -157,12 +157,17 @@ type queries struct {
 	// executionsInsert inserts batchChunk executions (see RecordBatch);
 	// executionsInsertIgnore leaves alone those already recorded.
 	executionsInsert, executionsInsertIgnore string
+	// executionsInsertArrays and executionsInsertArraysIgnore are the
+	// same for any number of executions, from arrays (on PostgreSQL).
+	executionsInsertArrays, executionsInsertArraysIgnore string
 }
 
 func renderQueries(st *sqlstore.Store) queries {
 	return queries{
-		executionsInsert:       executionsInsert(st, batchChunk, false),
-		executionsInsertIgnore: executionsInsert(st, batchChunk, true),
+		executionsInsert:             executionsInsert(st, batchChunk, false),
+		executionsInsertIgnore:       executionsInsert(st, batchChunk, true),
+		executionsInsertArrays:       executionsInsertArrays(st, false),
+		executionsInsertArraysIgnore: executionsInsertArrays(st, true),
 		executionInsert: st.SQL(`INSERT INTO {p}server_executions (sched_name, ` + executionCols + `)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?, ?, ?, ?, '', ?, ?, ?)`),
 		executionFinish: st.SQL(`UPDATE {p}server_executions

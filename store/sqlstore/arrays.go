@@ -19,41 +19,43 @@ import (
 // parameters).
 
 // pgArrayType is the array type a column of rows is cast to.
-func pgArrayType(t rowType) string {
+func pgArrayType(t ColumnType) string {
 	switch t {
-	case colInt:
+	case ColumnBigInt:
 		return "BIGINT[]"
-	case colBool:
+	case ColumnBool:
 		return "BOOLEAN[]"
 	}
 	return "TEXT[]"
 }
 
-// columnArrays returns the rows' values as one array a column, of the
-// element type of each column: pgtype.Text for text and JSON, pgtype.Int8
-// for BIGINT, bool for BOOLEAN, a nil value being NULL (but in a BOOLEAN
-// column).
-func columnArrays(cols []rowCol, rows [][]any) ([]any, error) {
+// ColumnArrays returns rows of values (one per column of cols, a nil value
+// being NULL, but in a BOOLEAN column) as one array a column, the
+// arguments of the PostgreSQL statement that reads them back with
+// [Unnest]: pgtype.Text for text and JSON, pgtype.Int8 for BIGINT, bool
+// for BOOLEAN. Text takes a string or []byte or a value of a string type;
+// BIGINT an int64, int or int32.
+func ColumnArrays(cols []Column, rows [][]any) ([]any, error) {
 	out := make([]any, len(cols))
 	for j, c := range cols {
-		if c.typ == colBool {
+		if c.Type == ColumnBool {
 			a := make([]bool, len(rows))
 			for i, r := range rows {
 				b, ok := r[j].(bool)
 				if !ok {
-					return nil, fmt.Errorf("column %s: %T is not a bool", c.name, r[j])
+					return nil, fmt.Errorf("column %s: %T is not a bool", c.Name, r[j])
 				}
 				a[i] = b
 			}
 			out[j] = a
 			continue
 		}
-		if c.typ == colInt {
+		if c.Type == ColumnBigInt {
 			a := make([]pgtype.Int8, len(rows))
 			for i, r := range rows {
 				v, err := int8Of(r[j])
 				if err != nil {
-					return nil, fmt.Errorf("column %s: %w", c.name, err)
+					return nil, fmt.Errorf("column %s: %w", c.Name, err)
 				}
 				a[i] = v
 			}
@@ -64,7 +66,7 @@ func columnArrays(cols []rowCol, rows [][]any) ([]any, error) {
 		for i, r := range rows {
 			v, err := textOf(r[j])
 			if err != nil {
-				return nil, fmt.Errorf("column %s: %w", c.name, err)
+				return nil, fmt.Errorf("column %s: %w", c.Name, err)
 			}
 			a[i] = v
 		}
@@ -104,23 +106,26 @@ func int8Of(v any) (pgtype.Int8, error) {
 	return pgtype.Int8{}, fmt.Errorf("%T is not an integer", v)
 }
 
-// unnestFrom renders the FROM item that reads cols back from their
-// arrays, aliased v: unnest(CAST(? AS TEXT[]), …) AS v (name, …).
-func unnestFrom(cols []rowCol) string {
+// Unnest renders, for PostgreSQL, the FROM item that reads the columns
+// cols back from their arrays (see [ColumnArrays]), aliased v:
+// "unnest(CAST(? AS TEXT[]), …) AS v (name, …)". A statement built with it
+// has the same text whatever the number of rows, so each connection
+// prepares it once.
+func Unnest(cols []Column) string {
 	var b strings.Builder
 	b.WriteString("unnest(")
 	for j, c := range cols {
 		if j > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("CAST(? AS " + pgArrayType(c.typ) + ")")
+		b.WriteString("CAST(? AS " + pgArrayType(c.Type) + ")")
 	}
 	b.WriteString(") AS v (")
 	for j, c := range cols {
 		if j > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(c.name)
+		b.WriteString(c.Name)
 	}
 	b.WriteString(")")
 	return b.String()

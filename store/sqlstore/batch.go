@@ -300,9 +300,9 @@ func (tx *txn) insertExecutions(l store.Lease, firings []store.TriggerFiring, ba
 
 // executionRows are the columns of the executions a fire inserts that
 // differ from one execution to the next (see insertExecutionsArrays).
-var executionRows = []rowCol{
-	{"id", colText}, {"tg", colText}, {"tn", colText}, {"jg", colText}, {"jn", colText},
-	{"st", colInt}, {"ft", colInt}, {"rr", colBool}, {"pr", colInt},
+var executionRows = []Column{
+	{"id", ColumnText}, {"tg", ColumnText}, {"tn", ColumnText}, {"jg", ColumnText}, {"jn", ColumnText},
+	{"st", ColumnBigInt}, {"ft", ColumnBigInt}, {"rr", ColumnBool}, {"pr", ColumnBigInt},
 }
 
 // sqlInsertExecutionsArrays inserts the executions of a fire on
@@ -310,7 +310,7 @@ var executionRows = []rowCol{
 // the same for all.
 var sqlInsertExecutionsArrays = `INSERT INTO {p}executions (sched_name, ` + execCols + `) ` +
 	`SELECT ?, v.id, v.tg, v.tn, v.jg, v.jn, v.st, COALESCE(v.ft, {now}), NULL, ?, ?, 'EXECUTING', FALSE, ` +
-	`v.rr, v.pr, '' FROM ` + unnestFrom(executionRows)
+	`v.rr, v.pr, '' FROM ` + Unnest(executionRows)
 
 // insertExecutionsArrays is insertExecutions on PostgreSQL: one statement
 // whose text is the same for every batch (see arrays.go).
@@ -324,7 +324,7 @@ func (tx *txn) insertExecutionsArrays(l store.Lease, firings []store.TriggerFiri
 		rows[n] = []any{ids[i], t.Key.Group, t.Key.Name, job.Key.Group, job.Key.Name,
 			f.Execution.ScheduledTime.UnixNano(), nanos(f.Execution.FiredTime), job.RequestsRecovery, t.Priority}
 	}
-	arrays, err := columnArrays(executionRows, rows)
+	arrays, err := ColumnArrays(executionRows, rows)
 	if err != nil {
 		return fmt.Errorf("inserting executions: %w", err)
 	}
@@ -366,9 +366,9 @@ func (tx *txn) setTimings(firings []store.TriggerFiring, batch []int, jobs map[s
 // timingRows updates the timing of fired triggers.
 var timingRows = rowsUpdate{
 	table: "triggers",
-	cols: []rowCol{
-		{"g", colText}, {"n", colText}, {"next_fire", colInt}, {"prev_fire", colInt}, {"times", colInt},
-		{"start_t", colInt}, {"end_t", colInt}, {"sched", colJSON}, {"misfire", colText}, {"st", colText},
+	cols: []Column{
+		{"g", ColumnText}, {"n", ColumnText}, {"next_fire", ColumnBigInt}, {"prev_fire", ColumnBigInt}, {"times", ColumnBigInt},
+		{"start_t", ColumnBigInt}, {"end_t", ColumnBigInt}, {"sched", ColumnJSON}, {"misfire", ColumnText}, {"st", ColumnText},
 	},
 	match: "t.trigger_group = v.g AND t.trigger_name = v.n",
 	set: "next_fire_time = v.next_fire, prev_fire_time = v.prev_fire, times_triggered = v.times, " +
@@ -585,7 +585,7 @@ func (tx *txn) deleteFinished(triggers, jobs []store.Key) error {
 // finishRows records the end of executions.
 var finishRows = rowsUpdate{
 	table: "executions",
-	cols:  []rowCol{{"id", colText}, {"st", colText}, {"err", colText}, {"fin", colInt}},
+	cols:  []Column{{"id", ColumnText}, {"st", ColumnText}, {"err", ColumnText}, {"fin", ColumnBigInt}},
 	match: "t.id = v.id",
 	set:   "state = v.st, error_message = v.err, finished_time = COALESCE(v.fin, {now})",
 }

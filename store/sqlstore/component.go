@@ -197,6 +197,12 @@ func (s *Store) SingleWriter() bool { return s.d.name == SQLite }
 // statement what takes a transaction elsewhere.
 func (s *Store) WritableCTEs() bool { return s.d.name == Postgres }
 
+// Arrays reports whether statements pass rows of values as one array a
+// column, read back with [Unnest] (PostgreSQL): a statement whose text is
+// the same whatever the number of rows, with a few arguments instead of
+// one a value.
+func (s *Store) Arrays() bool { return s.d.name == Postgres }
+
 // Returning reports whether the database answers an INSERT, UPDATE or
 // DELETE with the rows it wrote (RETURNING: PostgreSQL and SQLite), so
 // that a component may write and read back what it wrote in one

@@ -265,28 +265,35 @@ func (d *dialect) upsert(table, keyCols string, cols []string) string {
 	return b.String()
 }
 
-// rowType is the type of a column of the rows an UPDATE reads its values
-// from.
-type rowType int
+// ColumnType is the type of a [Column].
+type ColumnType int
 
+// Types of a [Column].
 const (
-	colText rowType = iota
-	colInt          // BIGINT
-	colJSON         // JSON text: TEXT in the rows, cast by {json:…}
-	colBool         // BOOLEAN
+	// ColumnText is text: TEXT, VARCHAR or a {key}.
+	ColumnText ColumnType = iota
+	// ColumnBigInt is a BIGINT (or an INTEGER column's value).
+	ColumnBigInt
+	// ColumnJSON is JSON text, passed as text; a statement casts it to
+	// its JSON column on PostgreSQL.
+	ColumnJSON
+	// ColumnBool is a BOOLEAN.
+	ColumnBool
 )
 
-// rowCol is a column of those rows.
-type rowCol struct {
-	name string
-	typ  rowType
+// Column is a column of rows of values that a statement passes as bind
+// parameters: one parameter a value in a VALUES list, or on PostgreSQL one
+// array a column (see [Unnest]).
+type Column struct {
+	Name string
+	Type ColumnType
 }
 
 // rowsUpdate is an UPDATE of one table from rows of values given as bind
 // parameters: each row names the row to update and gives its new values.
 type rowsUpdate struct {
 	table string   // the table, without prefix; aliased t
-	cols  []rowCol // the columns of the rows; aliased v
+	cols  []Column // the columns of the rows; aliased v
 	match string   // the condition that joins t and v
 	// set assigns the updated columns (unqualified); {json:v.x} stores
 	// v.x in a JSON column.
@@ -302,21 +309,21 @@ type rowsUpdate struct {
 func (d *dialect) updateFromRows(u rowsUpdate, rows [][]any, sched string) (string, []any, error) {
 	set := u.set
 	for _, c := range u.cols {
-		if c.typ == colJSON {
-			json := "v." + c.name
+		if c.Type == ColumnJSON {
+			json := "v." + c.Name
 			if d.name == Postgres {
-				json = "CAST(v." + c.name + " AS JSON)"
+				json = "CAST(v." + c.Name + " AS JSON)"
 			}
-			set = strings.ReplaceAll(set, "{json:v."+c.name+"}", json)
+			set = strings.ReplaceAll(set, "{json:v."+c.Name+"}", json)
 		}
 	}
 	if d.name == Postgres {
 		// One array a column (see arrays.go).
-		arrays, err := columnArrays(u.cols, rows)
+		arrays, err := ColumnArrays(u.cols, rows)
 		if err != nil {
 			return "", nil, fmt.Errorf("updating %s: %w", u.table, err)
 		}
-		return "UPDATE {p}" + u.table + " AS t SET " + set + " FROM " + unnestFrom(u.cols) +
+		return "UPDATE {p}" + u.table + " AS t SET " + set + " FROM " + Unnest(u.cols) +
 			" WHERE t.sched_name = ? AND " + u.match, append(arrays, sched), nil
 	}
 	args := make([]any, 0, len(rows)*len(u.cols)+1)
@@ -338,7 +345,7 @@ func (d *dialect) updateFromRows(u rowsUpdate, rows [][]any, sched string) (stri
 				}
 				b.WriteString("?")
 				if i == 0 {
-					b.WriteString(" AS " + c.name)
+					b.WriteString(" AS " + c.Name)
 				}
 			}
 		}
@@ -350,7 +357,7 @@ func (d *dialect) updateFromRows(u rowsUpdate, rows [][]any, sched string) (stri
 		if j > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(c.name)
+		b.WriteString(c.Name)
 	}
 	b.WriteString(") AS (VALUES ")
 	for i := range rows {
