@@ -121,6 +121,12 @@ func (s *Service) insertHandovers(ctx context.Context, now time.Time, batch []*h
 		return nil
 	}
 	insert := runInsertHead + sqlstore.Rows(runInsertRow, rows)
+	if s.st.Arrays() {
+		var err error
+		if insert, args, err = handoverArrays(now, batch, s.sched); err != nil {
+			return fmt.Errorf("dispatch: inserting %d runs: %w", rows, err)
+		}
+	}
 	if s.channel != "" {
 		// The other nodes hear of the runs in the same statement (see
 		// announce): one notification per executor.
@@ -139,6 +145,49 @@ func (s *Service) insertHandovers(ctx context.Context, now time.Time, batch []*h
 	}
 	s.mu.Unlock()
 	return nil
+}
+
+// runColumns are the columns of the runs a batch of hand-overs inserts
+// that differ from one run to the next, as arrays (see handoverArrays).
+var runColumns = []sqlstore.Column{
+	{Name: "id", Type: sqlstore.ColumnText}, {Name: "execution_id", Type: sqlstore.ColumnText},
+	{Name: "attempt", Type: sqlstore.ColumnBigInt}, {Name: "grp", Type: sqlstore.ColumnText},
+	{Name: "handler", Type: sqlstore.ColumnText}, {Name: "job_group", Type: sqlstore.ColumnText},
+	{Name: "job_name", Type: sqlstore.ColumnText}, {Name: "scheduled_time", Type: sqlstore.ColumnBigInt},
+	{Name: "params", Type: sqlstore.ColumnJSON}, {Name: "recovering", Type: sqlstore.ColumnBool},
+	{Name: "timeout_ns", Type: sqlstore.ColumnBigInt}, {Name: "executor_id", Type: sqlstore.ColumnText},
+	{Name: "node_id", Type: sqlstore.ColumnText}, {Name: "shard_index", Type: sqlstore.ColumnBigInt},
+	{Name: "shard_total", Type: sqlstore.ColumnBigInt},
+}
+
+// runInsertArrays is the INSERT of a batch of assigned runs, with token
+// 1, from one array a column (see sqlstore.Store.Arrays), whatever the
+// batch's size: its arguments are the scheduler's name, the assigned
+// time, then the arrays of runColumns.
+var runInsertArrays = `INSERT INTO {p}dispatch_runs (sched_name, ` + runCols + `, cancel_told, outcome, error_message, output, logs,
+			assigned, started, finished)
+		SELECT ?, v.id, v.execution_id, v.attempt, v.grp, v.handler, v.job_group, v.job_name, v.scheduled_time,
+			CAST(v.params AS JSON), v.recovering, v.timeout_ns, v.executor_id, 1, v.node_id, 'assigned', v.shard_index,
+			v.shard_total, FALSE, '', '', '', NULL, ?, NULL, NULL FROM ` + sqlstore.Unnest(runColumns)
+
+// handoverArrays returns runInsertArrays and its arguments for the
+// hand-overs of batch that picked an executor, assigned at now.
+func handoverArrays(now time.Time, batch []*handover, sched string) (string, []any, error) {
+	var rows [][]any
+	for _, ho := range batch {
+		if ho.e == nil {
+			continue
+		}
+		h := ho.h
+		rows = append(rows, []any{h.RunID, h.ExecutionID, h.Attempt, h.Target.Group, h.Target.Handler, h.JobGroup,
+			h.JobName, nanos(h.ScheduledTime), ho.params, h.Recovering, int64(h.Timeout), ho.e.ID, h.NodeID,
+			h.ShardIndex, h.ShardTotal})
+	}
+	arrays, err := sqlstore.ColumnArrays(runColumns, rows)
+	if err != nil {
+		return "", nil, err
+	}
+	return runInsertArrays, append([]any{sched, nanos(now)}, arrays...), nil
 }
 
 // usesPending are the uses of executors that round robin hand-overs made
