@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/chime-scheduler/chime/api"
+	"github.com/chime-scheduler/chime/store/sqlstore"
 )
 
 // Bounds of the batches of results and of released runs.
@@ -131,44 +132,39 @@ type reportKey struct {
 	token           int64
 }
 
-// reportsParams is the number of arguments of a result in reportsSQL's
-// statement.
-const reportsParams = 7
-
-// reportsSQL is the UPDATE of recordReports for n results (n > 1), on
-// PostgreSQL, before rendering: its arguments are reportsParams for each
-// result (run, executor, token, outcome, error, output, log lines), the
-// clock's (NULL for the database's, as runReport's), then the
-// scheduler's name. Each row of VALUES starts with its result's index in
-// the batch, a literal that RETURNING gives back, so that the text
-// depends only on n. PostgreSQL types the columns of VALUES by their
-// first row, whose parameters are cast: the log lines to JSON, the
-// schema's {json} there.
+// reportsSQL is the UPDATE of recordReports, on PostgreSQL, before
+// rendering: its arguments are one array a column of the results (their
+// index in the batch, run, executor, token, outcome, error, output, log
+// lines as JSON text), the clock's (NULL for the database's, as
+// runReport's), then the scheduler's name. RETURNING gives back each
+// recorded result's index. Its text is the same for any number of
+// results.
 //
 // The runs are found by their key: r.id = ANY (…) repeats the join's
 // run IDs as a condition of the runs alone, which PostgreSQL reads with
 // the primary key whatever the batch's size, once it has statistics of
-// the runs' table (recordReports makes sure it has). Joined to VALUES
+// the runs' table (recordReports makes sure it has). Joined to the rows
 // only, a batch of 64 results on a table of 2,000 runs was planned as a
 // hash join with a sequential scan of the table (see
 // TestReportsFindTheRunsByKey).
-func reportsSQL(n int) string {
-	var b strings.Builder
-	b.WriteString(`WITH v (n, id, executor, token, outcome, err, output, logs) AS (VALUES
-		(0, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS JSON))`)
-	for i := 1; i < n; i++ {
-		fmt.Fprintf(&b, ", (%d, ?, ?, ?, ?, ?, ?, ?)", i)
-	}
-	b.WriteString(`)
+const reportsSQL = `WITH v (n, id, executor, token, outcome, err, output, logs) AS (SELECT * FROM unnest(
+		CAST(? AS BIGINT[]), CAST(? AS TEXT[]), CAST(? AS TEXT[]), CAST(? AS BIGINT[]), CAST(? AS TEXT[]),
+		CAST(? AS TEXT[]), CAST(? AS TEXT[]), CAST(? AS TEXT[])))
 		UPDATE {p}dispatch_runs AS r SET state = 'done', outcome = v.outcome, error_message = v.err,
-		output = v.output, logs = v.logs, finished = COALESCE(CAST(? AS BIGINT), {now})
+		output = v.output, logs = CAST(v.logs AS JSON), finished = COALESCE(CAST(? AS BIGINT), {now})
 		FROM v WHERE r.sched_name = ? AND r.id = ANY (ARRAY (SELECT id FROM v)) AND r.id = v.id
-		AND COALESCE(r.executor_id, '') = v.executor AND r.token = v.token AND r.state IN ` + active + ` RETURNING v.n`)
-	return b.String()
+		AND COALESCE(r.executor_id, '') = v.executor AND r.token = v.token AND r.state IN ` + active + ` RETURNING v.n`
+
+// reportColumns are the arrays of reportsSQL.
+var reportColumns = []sqlstore.Column{
+	{Name: "n", Type: sqlstore.ColumnBigInt}, {Name: "id", Type: sqlstore.ColumnText},
+	{Name: "executor", Type: sqlstore.ColumnText}, {Name: "token", Type: sqlstore.ColumnBigInt},
+	{Name: "outcome", Type: sqlstore.ColumnText}, {Name: "err", Type: sqlstore.ColumnText},
+	{Name: "output", Type: sqlstore.ColumnText}, {Name: "logs", Type: sqlstore.ColumnJSON},
 }
 
 // recordReports records the results of batch, on PostgreSQL, with one
-// UPDATE … FROM (VALUES …) (see reportsSQL) that returns the results it
+// UPDATE … FROM unnest(…) (see reportsSQL) that returns the results it
 // recorded: one statement and one round trip whatever the batch's size,
 // instead of one a result in a transaction. Each result is fenced as
 // runReport fences it, by the run's key (COALESCE keeps the executor's
@@ -207,12 +203,16 @@ func (s *Service) recordReports(ctx context.Context, batch []*report) error {
 		return s.recordReport(ctx, s.db, sent[0])
 	}
 	s.st.AnalyzeOnce("dispatch_runs")
-	args := make([]any, 0, len(sent)*reportsParams+2)
-	for _, rep := range sent {
-		args = append(args, rep.runID, rep.executor, rep.r.Token, rep.r.Outcome, rep.r.Error, rep.r.Output, rep.logs)
+	values := make([][]any, len(sent))
+	for i, rep := range sent {
+		values[i] = []any{i, rep.runID, rep.executor, rep.r.Token, rep.r.Outcome, rep.r.Error, rep.r.Output, rep.logs}
+	}
+	args, err := sqlstore.ColumnArrays(reportColumns, values)
+	if err != nil {
+		return fmt.Errorf("dispatch: recording %d results: %w", len(sent), err)
 	}
 	args = append(args, s.clockArg(), s.sched)
-	rows, err := s.db.QueryContext(ctx, s.st.SQL(reportsSQL(len(sent))), args...)
+	rows, err := s.db.QueryContext(ctx, s.st.SQL(reportsSQL), args...)
 	if err != nil {
 		return fmt.Errorf("dispatch: recording %d results: %w", len(sent), err)
 	}

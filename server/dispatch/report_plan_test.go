@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ import (
 // once for every call (a generic plan), for batches of 2, 8 and 64
 // results: the first batch had the table analyzed, and each plan reads
 // its runs by the primary key, on both of its columns, and never scans
-// the table. Joined to its VALUES only, a batch of 64 was planned as a
+// the table. Joined to its rows only, a batch of 64 was planned as a
 // hash join with a sequential scan of the runs, which a busy node would
 // pay for every batch; without statistics, every batch read all the
 // scheduler's runs.
@@ -89,11 +90,26 @@ func TestReportsFindTheRunsByKey(t *testing.T) {
 	}
 	byKey := regexp.MustCompile(`Index Cond: .*sched_name.* AND .*\bid\b`)
 	for _, n := range []int{2, 8, 64} {
-		args := make([]string, n)
-		for i := range args {
-			args[i] = fmt.Sprintf("'r%d', 'e%d', 1, 'succeeded', '', '', NULL", 7*i+1, (7*i+1)%10)
+		// One array a column: index, run, executor, token, outcome,
+		// error, output, log lines.
+		cols := make([][]string, 8)
+		for i := range n {
+			for c, v := range []string{strconv.Itoa(i), fmt.Sprintf("r%d", 7*i+1), fmt.Sprintf("e%d", (7*i+1)%10), "1", "succeeded", "", "", "NULL"} {
+				if v != "NULL" && c != 0 && c != 3 {
+					v = quote(v)
+				}
+				cols[c] = append(cols[c], v)
+			}
 		}
-		plan := explain(t, conn, st.SQL(reportsSQL(n)), strings.Join(args, ", ")+", NULL, "+quote(st.SchedulerName()))
+		args := make([]string, len(cols))
+		for c, vs := range cols {
+			typ := "TEXT[]"
+			if c == 0 || c == 3 {
+				typ = "BIGINT[]"
+			}
+			args[c] = "CAST(ARRAY[" + strings.Join(vs, ", ") + "] AS " + typ + ")"
+		}
+		plan := explain(t, conn, st.SQL(reportsSQL), strings.Join(args, ", ")+", NULL, "+quote(st.SchedulerName()))
 		if !strings.Contains(plan, "dispatch_runs_pkey") || !byKey.MatchString(plan) || strings.Contains(plan, "Seq Scan") {
 			t.Errorf("%d results: the runs are not read by their key:\n%s", n, plan)
 		}

@@ -3,7 +3,6 @@ package dispatch
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/chime-scheduler/chime/api"
 )
@@ -48,37 +47,25 @@ func (s *Service) commitTakes(ctx context.Context, batch []*handedTake) {
 	}
 }
 
-// takesSQL is the UPDATE of takeBatch for the runs of takes (the index
-// in the batch of each run's take), on PostgreSQL,
-// before rendering: its arguments are two for each run (its ID and the
-// executor that takes it), then the clock's (NULL for the
+// takesSQL is the UPDATE of takeBatch, on PostgreSQL, before rendering:
+// its arguments are one array a column of the runs to take (the index in
+// the batch of each run's take, which RETURNING gives back, the run's ID
+// and the executor that takes it), then the clock's (NULL for the
 // database's), the scheduler's name, the scheduler's name again and the
-// clock's again, for the lease. Each row of VALUES starts with the index
-// of its take in the batch, which RETURNING gives back.
+// clock's again, for the lease. Its text is the same for any number of
+// runs.
 //
 // As in reportsSQL, the runs are found by their key (r.id = ANY (…)),
 // and the executor is compared in a form no index serves (executorIs).
-// VALUES names its columns apart from the runs' (vid, vexec), so that
+// The rows name their columns apart from the runs' (vid, vexec), so that
 // RETURNING's runCols name the run's.
-func takesSQL(takes []int) string {
-	var b strings.Builder
-	b.WriteString(`WITH v (vn, vid, vexec) AS (VALUES `)
-	for i, n := range takes {
-		if i == 0 {
-			fmt.Fprintf(&b, "(%d, CAST(? AS TEXT), CAST(? AS TEXT))", n)
-			continue
-		}
-		fmt.Fprintf(&b, ", (%d, ?, ?)", n)
-	}
-	b.WriteString(`)
+const takesSQL = `WITH v (vn, vid, vexec) AS (SELECT * FROM unnest(CAST(? AS BIGINT[]), CAST(? AS TEXT[]), CAST(? AS TEXT[])))
 		UPDATE {p}dispatch_runs AS r SET state = 'running', started = COALESCE(CAST(? AS BIGINT), {now})
 		FROM v WHERE r.sched_name = ? AND r.id = ANY (ARRAY (SELECT vid FROM v)) AND r.id = v.vid
 		AND COALESCE(r.executor_id, '') = v.vexec AND r.state = 'assigned'
 		AND EXISTS (SELECT 1 FROM {p}dispatch_executors AS e
 			WHERE e.sched_name = ? AND e.id = v.vexec AND e.lease_until > COALESCE(CAST(? AS BIGINT), {now}))
-		RETURNING v.vn, ` + runCols)
-	return b.String()
-}
+		RETURNING v.vn, ` + runCols
 
 // takeBatch makes the takes of batch in one statement (see takesSQL).
 // Each take gets the runs it started, in the order of their scheduled
@@ -87,17 +74,18 @@ func takesSQL(takes []int) string {
 func (s *Service) takeBatch(ctx context.Context, batch []*handedTake) error {
 	s.st.AnalyzeOnce("dispatch_runs")
 	var (
-		index []int
-		args  []any
+		index     []int64
+		ids, exec []string
 	)
 	for n, t := range batch {
 		for _, id := range t.ids {
-			index = append(index, n)
-			args = append(args, id, t.executor)
+			index = append(index, int64(n))
+			ids = append(ids, id)
+			exec = append(exec, t.executor)
 		}
 	}
-	args = append(args, s.clockArg(), s.sched, s.sched, s.clockArg())
-	rows, err := s.db.QueryContext(ctx, s.st.SQL(takesSQL(index)), args...)
+	args := []any{index, ids, exec, s.clockArg(), s.sched, s.sched, s.clockArg()}
+	rows, err := s.db.QueryContext(ctx, s.st.SQL(takesSQL), args...)
 	if err != nil {
 		return fmt.Errorf("dispatch: taking the runs of %d executors: %w", len(batch), err)
 	}
