@@ -3,7 +3,6 @@ package dispatch
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/chime-scheduler/chime/api"
 	"github.com/chime-scheduler/chime/store/sqlstore"
@@ -257,12 +256,8 @@ func (s *Service) deleteReleased(ctx context.Context) error {
 	s.mu.Unlock()
 	for len(ids) > 0 {
 		n := min(len(ids), maxReleaseBatch)
-		args := make([]any, 0, n+1)
-		args = append(args, s.sched)
-		for _, id := range ids[:n] {
-			args = append(args, id)
-		}
-		del := s.st.SQL("DELETE FROM {p}dispatch_runs WHERE sched_name = ? AND id IN (" + strings.Repeat(", ?", n)[2:] + ")")
+		in, args := s.st.In("id", ids[:n], []any{s.sched})
+		del := s.st.SQL("DELETE FROM {p}dispatch_runs WHERE sched_name = ? AND " + in)
 		if _, err := s.db.ExecContext(ctx, del, args...); err != nil {
 			s.mu.Lock()
 			s.released = append(s.released, ids...)

@@ -203,6 +203,13 @@ func (s *Store) WritableCTEs() bool { return s.d.name == Postgres }
 // one a value.
 func (s *Store) Arrays() bool { return s.d.name == Postgres }
 
+// In renders "col IN (?, …)" for the values, or on PostgreSQL
+// "col = ANY(CAST(? AS TEXT[]))" with one array of them (see [Store.Arrays]),
+// and appends its arguments to args.
+func (s *Store) In(col string, values []string, args []any) (string, []any) {
+	return s.d.in(col, values, args)
+}
+
 // Returning reports whether the database answers an INSERT, UPDATE or
 // DELETE with the rows it wrote (RETURNING: PostgreSQL and SQLite), so
 // that a component may write and read back what it wrote in one
