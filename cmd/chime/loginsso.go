@@ -79,7 +79,14 @@ func loginSSO(ctx context.Context, stderr io.Writer, c *apiclient.Client) (*api.
 		_ = srv.Serve(ln) // http.ErrServerClosed once Close below runs
 	}()
 	defer func() {
-		_ = srv.Close()
+		// Shutdown lets the callback's page reach the browser first:
+		// Close cut the connection of a handler that had signalled the
+		// code but not yet sent its answer, and the browser saw an EOF.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if srv.Shutdown(sctx) != nil {
+			_ = srv.Close()
+		}
 		<-served
 	}()
 
