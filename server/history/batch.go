@@ -127,30 +127,51 @@ func executionsInsertArrays(st *sqlstore.Store, ignore bool) string {
 	return st.SQL(stmt)
 }
 
-// insertArrays inserts the starts of rows in one statement of arrays (see
-// sqlstore.Store.Arrays), and returns how many rows it inserted.
-func (h *History) insertArrays(ctx context.Context, tx *sql.Tx, rows []*batchRow, ignore bool) (int64, error) {
-	values := make([][]any, len(rows))
-	for i, r := range rows {
-		values[i] = r.appendValues(make([]any, 0, len(insertColumns)))
+// insertChunk inserts the starts of rows in one statement, and returns
+// how many rows it inserted: from one array a column where the store
+// takes arrays (see sqlstore.Store.Arrays), otherwise as a multi-row
+// VALUES of at most batchChunk rows.
+func (h *History) insertChunk(ctx context.Context, tx *sql.Tx, rows []*batchRow, ignore bool) (int64, error) {
+	var (
+		stmt string
+		args []any
+	)
+	if h.st.Arrays() {
+		values := make([][]any, len(rows))
+		for i, r := range rows {
+			values[i] = r.appendValues(make([]any, 0, len(insertColumns)))
+		}
+		arrays, err := sqlstore.ColumnArrays(insertColumns, values)
+		if err != nil {
+			return 0, fmt.Errorf("history: %w", err)
+		}
+		stmt, args = h.q.executionsInsertArrays, append([]any{h.sched}, arrays...)
+		if ignore {
+			stmt = h.q.executionsInsertArraysIgnore
+		}
+	} else {
+		stmt = h.q.executionsInsert
+		if ignore {
+			stmt = h.q.executionsInsertIgnore
+		}
+		if len(rows) < batchChunk {
+			stmt = executionsInsert(h.st, len(rows), ignore)
+		}
+		args = make([]any, 0, 23*len(rows))
+		for _, r := range rows {
+			args = r.startArgs(args, h.sched)
+		}
 	}
-	arrays, err := sqlstore.ColumnArrays(insertColumns, values)
-	if err != nil {
-		return 0, fmt.Errorf("history: %w", err)
-	}
-	stmt := h.q.executionsInsertArrays
-	if ignore {
-		stmt = h.q.executionsInsertArraysIgnore
-	}
-	res, err := tx.ExecContext(ctx, stmt, append([]any{h.sched}, arrays...)...)
+	res, err := tx.ExecContext(ctx, stmt, args...)
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
 }
 
-// RecordBatch writes recs in one transaction: the starts (one multi-row
-// INSERT per 50), then the ends. It is what a node that records many
+// RecordBatch writes recs in one transaction: the starts (one INSERT from
+// arrays on PostgreSQL, elsewhere one multi-row INSERT per 50), then the
+// ends. It is what a node that records many
 // executions at once uses instead of one Start and one Finish each, so
 // that they cost one commit between them.
 //
@@ -220,39 +241,10 @@ func (h *History) recordBatchTx(ctx context.Context, inserts, ends []*batchRow, 
 	var conflicted []*batchRow
 	chunkSize := batchChunk
 	if h.st.Arrays() {
-		chunkSize = max(len(inserts), 1)
+		chunkSize = max(len(inserts), 1) // one statement whatever the batch
 	}
 	for chunk := range slices.Chunk(inserts, chunkSize) {
-		if h.st.Arrays() {
-			n, err := h.insertArrays(ctx, tx, chunk, ignore)
-			if err != nil {
-				return dbErr("recording a batch of executions", err)
-			}
-			if int(n) != len(chunk) {
-				for _, r := range chunk {
-					if r.end != nil {
-						conflicted = append(conflicted, r)
-					}
-				}
-			}
-			continue
-		}
-		stmt := h.q.executionsInsert
-		if ignore {
-			stmt = h.q.executionsInsertIgnore
-		}
-		if len(chunk) < batchChunk {
-			stmt = executionsInsert(h.st, len(chunk), ignore)
-		}
-		args := make([]any, 0, 23*len(chunk))
-		for _, r := range chunk {
-			args = r.startArgs(args, h.sched)
-		}
-		res, err := tx.ExecContext(ctx, stmt, args...)
-		if err != nil {
-			return dbErr("recording a batch of executions", err)
-		}
-		n, err := res.RowsAffected()
+		n, err := h.insertChunk(ctx, tx, chunk, ignore)
 		if err != nil {
 			return dbErr("recording a batch of executions", err)
 		}

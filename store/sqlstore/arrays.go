@@ -38,41 +38,42 @@ func pgArrayType(t ColumnType) string {
 func ColumnArrays(cols []Column, rows [][]any) ([]any, error) {
 	out := make([]any, len(cols))
 	for j, c := range cols {
-		if c.Type == ColumnBool {
-			a := make([]bool, len(rows))
-			for i, r := range rows {
-				b, ok := r[j].(bool)
-				if !ok {
-					return nil, fmt.Errorf("column %s: %T is not a bool", c.Name, r[j])
-				}
-				a[i] = b
-			}
-			out[j] = a
-			continue
+		var err error
+		switch c.Type {
+		case ColumnBool:
+			out[j], err = columnArray(rows, j, boolOf)
+		case ColumnBigInt:
+			out[j], err = columnArray(rows, j, int8Of)
+		default:
+			out[j], err = columnArray(rows, j, textOf)
 		}
-		if c.Type == ColumnBigInt {
-			a := make([]pgtype.Int8, len(rows))
-			for i, r := range rows {
-				v, err := int8Of(r[j])
-				if err != nil {
-					return nil, fmt.Errorf("column %s: %w", c.Name, err)
-				}
-				a[i] = v
-			}
-			out[j] = a
-			continue
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", c.Name, err)
 		}
-		a := make([]pgtype.Text, len(rows))
-		for i, r := range rows {
-			v, err := textOf(r[j])
-			if err != nil {
-				return nil, fmt.Errorf("column %s: %w", c.Name, err)
-			}
-			a[i] = v
-		}
-		out[j] = a
 	}
 	return out, nil
+}
+
+// columnArray converts the values of column j of rows with conv.
+func columnArray[T any](rows [][]any, j int, conv func(any) (T, error)) ([]T, error) {
+	a := make([]T, len(rows))
+	for i, r := range rows {
+		v, err := conv(r[j])
+		if err != nil {
+			return nil, err
+		}
+		a[i] = v
+	}
+	return a, nil
+}
+
+// boolOf converts a value of a BOOLEAN column, which has no NULL.
+func boolOf(v any) (bool, error) {
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("%T is not a bool", v)
+	}
+	return b, nil
 }
 
 // textOf converts a value of a text column; nil is NULL.

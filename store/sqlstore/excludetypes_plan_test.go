@@ -1,38 +1,12 @@
 package sqlstore_test
 
 import (
-	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/chime-scheduler/chime/store"
 )
-
-// statementWith keeps the last statement a pgx connection sent that
-// contains a given text, with its arguments, to plan it again.
-type statementWith struct {
-	text string
-	mu   sync.Mutex
-	sql  string
-	args []any
-}
-
-// TraceQueryStart keeps the statement when it contains the text.
-func (l *statementWith) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if strings.Contains(d.SQL, l.text) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.sql, l.args = d.SQL, d.Args
-	}
-	return ctx
-}
-
-// TraceQueryEnd does nothing.
-func (l *statementWith) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // TestClaimLeavingTypesAloneFindsThemByIndex claims triggers among 20,000
 // one-shot jobs, analyzed, for a node that leaves the shell type alone
@@ -43,7 +17,7 @@ func (l *statementWith) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQuery
 func TestClaimLeavingTypesAloneFindsThemByIndex(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	claim := &statementWith{text: "NOT EXISTS"}
+	claim := &lastStatement{contains: "NOT EXISTS"}
 	s := openTraced(t, claim)
 	lease := dueOneShots(t, s, 20000)
 	for _, table := range []string{"jobs", "triggers"} {
@@ -58,29 +32,11 @@ func TestClaimLeavingTypesAloneFindsThemByIndex(t *testing.T) {
 	if err != nil || len(got) != 500 {
 		t.Fatalf("TriggersAcquire = %d triggers, %v; want 500", len(got), err)
 	}
-	claim.mu.Lock()
-	q, args := claim.sql, claim.args
-	claim.mu.Unlock()
+	q, args := claim.get()
 	if q == "" {
 		t.Fatal("no statement of the claim left out the shell type's jobs")
 	}
-	rows, err := s.DB().QueryContext(ctx, "EXPLAIN "+q, args...)
-	if err != nil {
-		t.Fatalf("planning %s: %v", q, err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatalf("reading the plan: %v", err)
-		}
-		plan = append(plan, line)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("reading the plan: %v", err)
-	}
-	text := strings.Join(plan, "\n")
+	text := explain(t, s.DB(), q, args)
 	if !strings.Contains(text, "jobs_type") || strings.Contains(text, "Seq Scan on "+s.SQL("{p}jobs")) {
 		t.Errorf("the claim does not find the shell type's jobs through jobs_type:\n%s\n%s", q, text)
 	}

@@ -192,27 +192,12 @@ func dueOrder(a, b store.TriggerRecord) int {
 	return keyCompare(a.Key, b.Key)
 }
 
-// keysWhere is KeysWhere for the store's own keys; on PostgreSQL the
-// names of a group are one array (name = ANY(…)), so that the
-// statement's text depends on the number of groups only (see arrays.go).
+// keysWhere is KeysWhere for the store's own keys, with each group's
+// names as d.in renders them: on PostgreSQL one array (name = ANY(…)), so
+// that the statement's text depends on the number of groups only (see
+// arrays.go).
 func (d *dialect) keysWhere(groupCol, nameCol string, keys []store.Key, args []any) (string, []any) {
-	if d.name != Postgres {
-		return KeysWhere(groupCol, nameCol, len(keys), func(i int) (string, string) { return keys[i].Group, keys[i].Name }, args)
-	}
-	byGroup := make(map[string][]string)
-	var groups []string
-	for _, k := range keys {
-		if _, ok := byGroup[k.Group]; !ok {
-			groups = append(groups, k.Group)
-		}
-		byGroup[k.Group] = append(byGroup[k.Group], k.Name)
-	}
-	terms := make([]string, len(groups))
-	for i, g := range groups {
-		terms[i] = "(" + groupCol + " = ? AND " + nameCol + " = ANY(CAST(? AS TEXT[])))"
-		args = append(args, g, byGroup[g])
-	}
-	return "(" + strings.Join(terms, " OR ") + ")", args
+	return keysWhereWith(groupCol, nameCol, len(keys), func(i int) (string, string) { return keys[i].Group, keys[i].Name }, args, d.in)
 }
 
 // in renders "col IN (?, …)" for n values, or on PostgreSQL
@@ -222,6 +207,11 @@ func (d *dialect) in(col string, values []string, args []any) (string, []any) {
 	if d.name == Postgres {
 		return col + " = ANY(CAST(? AS TEXT[]))", append(args, values)
 	}
+	return inList(col, values, args)
+}
+
+// inList renders "col IN (?, …)" for the values and appends them to args.
+func inList(col string, values []string, args []any) (string, []any) {
 	for _, v := range values {
 		args = append(args, v)
 	}
@@ -234,6 +224,12 @@ func (d *dialect) in(col string, values []string, args []any) (string, []any) {
 // columns (the store's primary keys, a component's job indexes), and
 // appends the arguments to args.
 func KeysWhere(groupCol, nameCol string, n int, key func(i int) (group, name string), args []any) (string, []any) {
+	return keysWhereWith(groupCol, nameCol, n, key, args, inList)
+}
+
+// keysWhereWith is KeysWhere with each group's names rendered by in.
+func keysWhereWith(groupCol, nameCol string, n int, key func(i int) (group, name string), args []any,
+	in func(col string, values []string, args []any) (string, []any)) (string, []any) {
 	byGroup := make(map[string][]string)
 	var groups []string
 	for i := range n {
@@ -243,24 +239,11 @@ func KeysWhere(groupCol, nameCol string, n int, key func(i int) (group, name str
 		}
 		byGroup[g] = append(byGroup[g], name)
 	}
-	var b strings.Builder
-	b.WriteString("(")
+	terms := make([]string, len(groups))
 	for i, g := range groups {
-		if i > 0 {
-			b.WriteString(" OR ")
-		}
-		names := byGroup[g]
-		b.WriteString("(" + groupCol + " = ? AND " + nameCol + " IN (")
-		args = append(args, g)
-		for j, n := range names {
-			if j > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("?")
-			args = append(args, n)
-		}
-		b.WriteString("))")
+		var names string
+		names, args = in(nameCol, byGroup[g], append(args, g))
+		terms[i] = "(" + groupCol + " = ? AND " + names + ")"
 	}
-	b.WriteString(")")
-	return b.String(), args
+	return "(" + strings.Join(terms, " OR ") + ")", args
 }
