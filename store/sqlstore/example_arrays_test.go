@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"fmt"
+	"testing"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -30,4 +31,29 @@ func ExampleUnnest() {
 	// Output:
 	// INSERT INTO {p}notes (sched_name, id, attempt, manual) SELECT ?, v.id, v.attempt, v.manual FROM unnest(CAST(? AS TEXT[]), CAST(? AS BIGINT[]), CAST(? AS BOOLEAN[])) AS v (id, attempt, manual)
 	// 3 arrays of 2 rows; attempt of b is NULL: true
+}
+
+// TestColumnArraysNamesTheColumnOfABadValue converts rows whose value
+// does not fit its column's type: the error names the column and the
+// value's type, and no arrays come back.
+func TestColumnArraysNamesTheColumnOfABadValue(t *testing.T) {
+	t.Parallel()
+	cols := []sqlstore.Column{
+		{Name: "id", Type: sqlstore.ColumnText},
+		{Name: "attempt", Type: sqlstore.ColumnBigInt},
+		{Name: "manual", Type: sqlstore.ColumnBool},
+	}
+	for _, tc := range []struct {
+		row  []any
+		want string
+	}{
+		{[]any{1.5, 1, true}, "column id: float64 is not text"},
+		{[]any{"a", "1", true}, "column attempt: string is not an integer"},
+		{[]any{"a", 1, nil}, "column manual: <nil> is not a bool"},
+	} {
+		arrays, err := sqlstore.ColumnArrays(cols, [][]any{{"ok", 2, false}, tc.row})
+		if err == nil || err.Error() != tc.want || arrays != nil {
+			t.Errorf("ColumnArrays(%v) = %v, %v; want no arrays and %q", tc.row, arrays, err, tc.want)
+		}
+	}
 }
